@@ -1,0 +1,3 @@
+from mxlint.cli import main
+
+raise SystemExit(main())

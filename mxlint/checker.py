@@ -1,0 +1,188 @@
+"""The base class of analyses, and the per-file context they work in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import libcst as cst
+
+from mxlint.names import ImportMap
+from mxlint.rule import Applicability, Rule
+
+if TYPE_CHECKING:
+    from mxlint.config import Settings
+    from mxlint.project import ProjectIndex
+    from mxlint.rule import Finding
+
+EditMode = Literal["replace", "insert_before", "insert_after"]
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """A fix edit expressed on the tree: replace a node, or insert text before/after it."""
+
+    node: cst.CSTNode
+    text: str
+    mode: EditMode = "replace"
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    applicability: Applicability
+    message: str
+    edits: tuple[NodeEdit, ...]
+
+
+@dataclass
+class Report:
+    """A finding before positions are computed (positions are paid only for reports)."""
+
+    node: cst.CSTNode
+    rule: type[Rule]
+    message: str
+    fix: FixSpec | None = None
+    symbol: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    #: ("hybridblock", "pkg.mod.Class"): keep only if the project proves it.
+    requires: tuple[str, str] | None = None
+
+
+@dataclass
+class FileFacts:
+    """What one file contributes to cross-file analysis; picklable and cacheable."""
+
+    module: str
+    #: class qualname -> resolved base names
+    classes: dict[str, list[str]] = field(default_factory=dict)
+    #: checker name -> its own facts
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class FileContext:
+    """Everything a checker may ask about the file being read."""
+
+    def __init__(
+        self,
+        path: str,
+        source: str,
+        module: cst.Module,
+        imports: ImportMap,
+        settings: Settings,
+        mxnet_line: str,
+        is_entry: bool,
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.module = module
+        self.imports = imports
+        self.settings = settings
+        self.mxnet_line = mxnet_line
+        self.is_entry = is_entry
+        self.facts = FileFacts(module=imports.module)
+        self.reports: list[Report] = []
+        #: Enclosing structural nodes, outermost first (ClassDef, FunctionDef, For, With...).
+        self.stack: list[cst.CSTNode] = []
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        rule: type[Rule],
+        message: str | None = None,
+        *,
+        fix: FixSpec | None = None,
+        symbol: str | None = None,
+        data: dict[str, Any] | None = None,
+        requires: tuple[str, str] | None = None,
+    ) -> None:
+        if not self.settings.enabled(rule, self.path):
+            return
+        self.reports.append(
+            Report(node, rule, message or rule.message, fix,
+                   symbol if symbol is not None else self.symbol(), data or {}, requires)
+        )
+
+    # -- where am I ----------------------------------------------------------------------
+
+    def symbol(self) -> str | None:
+        parts = [n.name.value for n in self.stack if isinstance(n, (cst.ClassDef, cst.FunctionDef))]
+        return ".".join(parts) or None
+
+    def enclosing(self, *types: type[cst.CSTNode]) -> cst.CSTNode | None:
+        for node in reversed(self.stack):
+            if isinstance(node, types):
+                return node
+        return None
+
+    def enclosing_class(self) -> cst.ClassDef | None:
+        node = self.enclosing(cst.ClassDef)
+        return node if isinstance(node, cst.ClassDef) else None
+
+    def enclosing_function(self) -> cst.FunctionDef | None:
+        node = self.enclosing(cst.FunctionDef)
+        return node if isinstance(node, cst.FunctionDef) else None
+
+    def loops(self) -> Iterator[cst.For | cst.While]:
+        for node in reversed(self.stack):
+            if isinstance(node, (cst.For, cst.While)):
+                yield node
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return
+
+    def qualname(self, name: str) -> str:
+        """Project-qualified name of a class/function defined in this file."""
+        mod = self.imports.module
+        return f"{mod}.{name}" if mod else name
+
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.resolve(node)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+class Checker:
+    """An analysis that reports one or more rules.
+
+    Subclasses list their `rules` and implement `visit_<Node>`/`leave_<Node>` methods; the engine
+    walks each file once and calls every enabled checker's methods for each node. `begin` and
+    `end` bracket a file; `finalize` runs once per run over every file's facts (cross-file).
+    """
+
+    rules: ClassVar[tuple[type[Rule], ...]] = ()
+    #: Short stable name, used as the key of this checker's facts.
+    name: ClassVar[str] = ""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+
+    def begin(self) -> None:
+        """Called before the walk."""
+
+    def end(self) -> None:
+        """Called after the walk."""
+
+    @classmethod
+    def finalize(cls, project: ProjectIndex) -> list[Finding]:
+        """Cross-file findings once every file's facts are known."""
+        return []
+
+
+class TextChecker:
+    """An analysis of a non-Python file (requirements, pyproject, Dockerfile...)."""
+
+    rules: ClassVar[tuple[type[Rule], ...]] = ()
+    name: ClassVar[str] = ""
+
+    @classmethod
+    def matches(cls, filename: str) -> bool:
+        """Whether this checker reads a file of this name (basename)."""
+        raise NotImplementedError
+
+    def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
+        """All matching files of the run at once, so that e.g. a Dockerfile and the
+        requirements file it installs can be read together."""
+        raise NotImplementedError

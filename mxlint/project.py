@@ -1,0 +1,80 @@
+"""Cross-file facts: class ancestry across the files of one run, and checker facts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mxlint import knowledge
+from mxlint.checker import FileFacts
+
+
+class ProjectIndex:
+    """All files' facts, queried after every file has been read once."""
+
+    def __init__(self, facts: Iterable[FileFacts]) -> None:
+        self.files: list[FileFacts] = list(facts)
+        self.classes: dict[str, list[str]] = {}
+        for f in self.files:
+            self.classes.update(f.classes)
+        self._hybrid: dict[str, bool | None] = {}
+        self._block: dict[str, bool | None] = {}
+
+    def extra(self, checker: str) -> list[tuple[str, object]]:
+        """(module, facts) of one checker, for every file that has some."""
+        return [(f.module, f.extra[checker]) for f in self.files if checker in f.extra]
+
+    def _lookup(self, name: str) -> str | None:
+        """The project class a (possibly re-exported) name refers to."""
+        if name in self.classes:
+            return name
+        # `pkg.Net` re-exported from `pkg.models.Net`: match on the last component
+        # among classes of modules under that package.
+        pkg, _, leaf = name.rpartition(".")
+        if pkg:
+            candidates = [q for q in self.classes if q.endswith("." + leaf) and q.startswith(pkg + ".")]
+            if len(candidates) == 1:
+                return candidates[0]
+        return None
+
+    def _classify(self, name: str, targets: frozenset[str], negatives: frozenset[str],
+                  memo: dict[str, bool | None], seen: frozenset[str] = frozenset()) -> bool | None:
+        """True if `name` derives from `targets`, False if only from known non-targets,
+        None if some base is outside what this run can see."""
+        if name in memo:
+            return memo[name]
+        canon = knowledge.canonical(name)
+        if canon in targets:
+            return True
+        if canon in negatives or canon in ("object", "builtins.object"):
+            return False
+        found = self._lookup(name)
+        if found is None or found in seen:
+            return None
+        answer: bool | None = False
+        for base in self.classes[found]:
+            verdict = self._classify(base, targets, negatives, memo, seen | {found})
+            if verdict:
+                answer = True
+                break
+            if verdict is None:
+                answer = None
+        memo[name] = answer
+        return answer
+
+    def is_hybrid_block(self, name: str) -> bool | None:
+        return self._classify(name, knowledge.HYBRID_BLOCK_CLASSES,
+                              knowledge.PLAIN_BLOCK_CLASSES, self._hybrid)
+
+    def is_block(self, name: str) -> bool | None:
+        return self._classify(name, knowledge.HYBRID_BLOCK_CLASSES | knowledge.PLAIN_BLOCK_CLASSES,
+                              frozenset(), self._block)
+
+    def satisfies(self, requirement: tuple[str, str]) -> bool:
+        kind, name = requirement
+        if kind == "hybridblock":
+            return self.is_hybrid_block(name) is True
+        if kind == "hybridblock-or-unknown":
+            return self.is_hybrid_block(name) is not False
+        if kind == "block":
+            return self.is_block(name) is True
+        raise ValueError(f"unknown requirement {kind!r}")

@@ -1,0 +1,63 @@
+"""The single source of truth for rules: every rule module under `mxlint.rules`, loaded once."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+
+from mxlint.checker import Checker, TextChecker
+from mxlint.rule import CODE_RE, Rule
+
+
+class RegistryError(Exception):
+    pass
+
+
+@lru_cache(maxsize=1)
+def _load() -> tuple[dict[str, type[Rule]], tuple[type[Checker], ...], tuple[type[TextChecker], ...]]:
+    import mxlint.rules as pkg
+
+    rules: dict[str, type[Rule]] = {}
+    checkers: list[type[Checker]] = []
+    text_checkers: list[type[TextChecker]] = []
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for obj in vars(module).values():
+            if not isinstance(obj, type) or obj.__module__ != module.__name__:
+                continue
+            if issubclass(obj, Rule) and obj is not Rule and "code" in vars(obj):
+                if not CODE_RE.match(obj.code):
+                    raise RegistryError(f"{obj.__name__}: bad code {obj.code!r}")
+                if obj.code in rules and rules[obj.code] is not obj:
+                    raise RegistryError(f"duplicate code {obj.code}: {rules[obj.code].__name__} "
+                                        f"and {obj.__name__}")
+                rules[obj.code] = obj
+            elif issubclass(obj, Checker) and obj is not Checker and obj.rules:
+                checkers.append(obj)
+            elif issubclass(obj, TextChecker) and obj is not TextChecker and obj.rules:
+                text_checkers.append(obj)
+    for checker in (*checkers, *text_checkers):
+        for rule in checker.rules:
+            if rules.get(rule.code) is not rule:
+                raise RegistryError(f"{checker.__name__} reports {rule.code}, which is not "
+                                    "defined in a rule module")
+    return dict(sorted(rules.items())), tuple(checkers), tuple(text_checkers)
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    return _load()[0]
+
+
+def get_rule(code: str) -> type[Rule] | None:
+    return _load()[0].get(code)
+
+
+def python_checkers() -> tuple[type[Checker], ...]:
+    return _load()[1]
+
+
+def text_checkers() -> tuple[type[TextChecker], ...]:
+    return _load()[2]

@@ -1,0 +1,175 @@
+"""Rules, findings and fixes: the data every part of mxlint exchanges.
+
+A *rule* is one class that carries everything about one code: its name, message, documentation
+(Ruff's layout) and the valid/invalid examples that double as its tests. A *checker* is the
+analysis that reports one or more rules; rules of one family share a checker so that, e.g., the
+hybridization taint analysis runs once per function however many codes it can report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+Applicability = Literal["safe", "unsafe", "display"]
+
+CODE_RE = re.compile(r"^MXL\d{3}$")
+DOCS_URL = "https://github.com/mxlint/mxlint/blob/main/docs/rules/{code}.md"
+
+FAMILIES: dict[str, str] = {
+    "0": "engine",
+    "1": "hybridization",
+    "2": "contexts",
+    "3": "reproducibility",
+    "4": "autograd and memory",
+    "5": "versions and environment",
+    "6": "sync and timing",
+    "7": "lifecycle and AMP",
+    "8": "distributed",
+    "9": "ONNX",
+}
+
+
+@dataclass(frozen=True)
+class Location:
+    row: int  # 1-based
+    column: int  # 1-based, as in Ruff's JSON
+
+
+@dataclass(frozen=True)
+class Edit:
+    content: str
+    location: Location
+    end_location: Location
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass
+class Finding:
+    """One reported problem. Rows and columns are 1-based (Ruff's JSON convention)."""
+
+    code: str
+    message: str
+    filename: str
+    location: Location
+    end_location: Location
+    fix: Fix | None = None
+    #: The enclosing class/function (`Net.hybrid_forward`), for --verify and reports.
+    symbol: str | None = None
+    #: Rule-specific facts for the verify stage (e.g. the class a finding belongs to).
+    data: dict[str, object] = field(default_factory=dict)
+    #: Notebook cell (1-based) when the file is a notebook.
+    cell: int | None = None
+
+    @property
+    def url(self) -> str:
+        return DOCS_URL.format(code=self.code)
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.filename, self.location.row, self.location.column, self.code)
+
+
+@dataclass(frozen=True)
+class Example:
+    """An invalid example: the code, the 1-based line the finding is on, and the fixed code."""
+
+    code: str
+    line: int | None = None
+    expected_fix: str | None = None
+    #: Target MXNet line the example is written for ("1" or "2").
+    mxnet: str = "1"
+    #: Extra files of the same project (module name -> source) for cross-file examples.
+    project: tuple[tuple[str, str], ...] = ()
+    #: The file name the example is checked as (entry-script rules care).
+    filename: str = "example.py"
+
+
+@dataclass(frozen=True)
+class Valid:
+    code: str
+    mxnet: str = "1"
+    project: tuple[tuple[str, str], ...] = ()
+    filename: str = "example.py"
+
+
+class Rule:
+    """Metadata for one code. Subclasses are registered with `@register`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, stable
+    message: ClassVar[str]  # what is wrong and what to do; may hold {placeholders}
+    #: Documentation in Ruff's layout.
+    what: ClassVar[str]
+    why: ClassVar[str]
+    example: ClassVar[str]
+    use_instead: ClassVar[str]
+    fix_safety: ClassVar[str] = "This rule has no automatic fix."
+    fixable: ClassVar[Applicability | None] = None
+    #: Off unless selected (noisy or advisory rules).
+    default_enabled: ClassVar[bool] = True
+    #: Which MXNet line the rule applies to: "1", "2" or "any".
+    mxnet: ClassVar[str] = "any"
+    #: "python" rules read .py files; other kinds name the file types they read.
+    kind: ClassVar[str] = "python"
+    valid: ClassVar[tuple[Valid | str, ...]] = ()
+    invalid: ClassVar[tuple[Example | str, ...]] = ()
+
+    @classmethod
+    def family(cls) -> str:
+        return FAMILIES[cls.code[3]]
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first sentence of `what`, on one line."""
+        text = " ".join(_dedent(cls.what).split())
+        head, sep, _ = text.partition(". ")
+        return head + "." if sep else text
+
+    @classmethod
+    def format(cls, **kwargs: object) -> str:
+        return cls.message.format(**kwargs) if kwargs else cls.message
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The rule's page (Markdown), the source for `mxlint rule`, SARIF and docs/rules."""
+        parts = [
+            f"# {cls.code} {cls.name}",
+            "",
+            f"Family: {cls.family()} · Default: {'on' if cls.default_enabled else 'off'}"
+            + (f" · MXNet {cls.mxnet}.x only" if cls.mxnet != "any" else "")
+            + (f" · Fix: {cls.fixable}" if cls.fixable else ""),
+            "",
+            "## What it does",
+            _dedent(cls.what),
+            "",
+            "## Why is this bad?",
+            _dedent(cls.why),
+            "",
+            "## Example",
+            "```python" if cls.kind == "python" else "```",
+            _dedent(cls.example),
+            "```",
+            "",
+            "## Use instead",
+            "```python" if cls.kind == "python" else "```",
+            _dedent(cls.use_instead),
+            "```",
+            "",
+            "## Fix safety",
+            _dedent(cls.fix_safety),
+            "",
+        ]
+        return "\n".join(parts)
+
+
+def _dedent(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text).strip("\n")

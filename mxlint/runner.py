@@ -1,0 +1,145 @@
+"""A run over paths: discover files, lint each once, then resolve cross-file facts."""
+
+from __future__ import annotations
+
+import io
+import os
+import tokenize
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mxlint import registry
+from mxlint.config import Settings
+from mxlint.engine import FileResult, lint_source
+from mxlint.project import ProjectIndex
+from mxlint.rule import Finding, Location
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding] = field(default_factory=list)
+    files_checked: int = 0
+    error: bool = False
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source as the interpreter would (PEP 263 cookie, BOM); raises on bad bytes."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def discover(paths: Sequence[Path], settings: Settings) -> tuple[list[Path], list[Path]]:
+    """Python files and the non-Python files a text checker reads, in a stable order."""
+    text_types = registry.text_checkers()
+    python: list[Path] = []
+    text: list[Path] = []
+    seen: set[Path] = set()
+
+    def consider(path: Path, explicit: bool) -> None:
+        if path in seen:
+            return
+        if settings.is_excluded(path):
+            return
+        if path.suffix == ".py" or (explicit and path.suffix == ".pyi"):
+            if not path.is_dir():
+                seen.add(path)
+                python.append(path)
+        elif any(t.matches(path.name) for t in text_types):
+            seen.add(path)
+            text.append(path)
+
+    for root in paths:
+        if root.is_dir():
+            for path in _walk(root, settings):
+                consider(path, explicit=False)
+        else:
+            consider(root, explicit=True)
+    return python, text
+
+
+def _walk(root: Path, settings: Settings) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        base = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not settings.is_excluded(base / d))
+        for name in sorted(filenames):
+            yield base / name
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def lint_file(path: Path, settings: Settings) -> FileResult:
+    shown = _display(path)
+    try:
+        data = path.read_bytes()
+        source = decode_source(data)
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        rule = registry.all_rules()["MXL003"]
+        result = FileResult(shown)
+        if settings.enabled(rule, shown):
+            loc = Location(1, 1)
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            result.findings.append(Finding(rule.code, rule.format(detail=detail), shown, loc, loc))
+        return result
+    return lint_source(shown, source, settings)
+
+
+def resolve_project(results: Iterable[FileResult], settings: Settings) -> list[Finding]:
+    """Findings that need the whole run: conditional ones and checkers' cross-file reports."""
+    results = list(results)
+    index = ProjectIndex(r.facts for r in results if r.facts is not None)
+    findings: list[Finding] = []
+    for result in results:
+        for finding, requirement in result.conditional:
+            if index.satisfies(requirement):
+                findings.append(finding)
+    from mxlint.engine import enabled_checkers
+
+    for checker in enabled_checkers(settings):
+        for finding in checker.finalize(index):
+            rule = registry.get_rule(finding.code)
+            if rule is not None and settings.enabled(rule, finding.filename):
+                findings.append(finding)
+    return findings
+
+
+def check_text_files(paths: Sequence[Path], settings: Settings) -> list[Finding]:
+    findings: list[Finding] = []
+    for checker_type in registry.text_checkers():
+        if not any(settings.code_enabled(r) for r in checker_type.rules):
+            continue
+        files: list[tuple[str, str]] = []
+        for path in paths:
+            if not checker_type.matches(path.name):
+                continue
+            try:
+                files.append((_display(path), path.read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                continue
+        if files:
+            for finding in checker_type().check_files(files, settings):
+                rule = registry.get_rule(finding.code)
+                if rule is not None and settings.enabled(rule, finding.filename):
+                    findings.append(finding)
+    return findings
+
+
+def run(paths: Sequence[Path], settings: Settings) -> RunResult:
+    python, text = discover(paths, settings)
+    out = RunResult(files_checked=len(python) + len(text))
+    results = [lint_file(p, settings) for p in python]
+    for r in results:
+        out.findings.extend(r.findings)
+        out.error = out.error or r.error
+    out.findings.extend(resolve_project(results, settings))
+    out.findings.extend(check_text_files(text, settings))
+    out.findings.sort(key=Finding.sort_key)
+    return out

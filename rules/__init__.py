@@ -1,0 +1,1 @@
+"""Rule families, one module each; installed as `mxlint.rules`."""
