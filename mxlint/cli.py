@@ -1,117 +1,297 @@
-"""Command line: `mxlint check`, `mxlint rule`. Exit codes: 0 clean, 1 findings, 2 error."""
+"""Command line: `mxlint check`, `mxlint rule`. Exit codes: 0 clean, 1 findings, 2 error.
+
+`mxlint PATH` is short for `mxlint check PATH`. Machine formats (json, sarif, github) put only
+their document on stdout; summaries and warnings go to stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mxlint import __version__, registry
-from mxlint.config import ConfigError, Settings, find_config, load_settings, parse_mxnet_version
-from mxlint.output import render_concise, render_json
+from mxlint.config import (
+    ConfigError,
+    Settings,
+    find_config,
+    load_settings,
+    parse_mxnet_version,
+    validate_codes,
+)
+from mxlint.output import ENV_VAR, FORMATS, MACHINE_FORMATS, render, render_statistics
+from mxlint.rule import DOCS_URL, Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule")
 
 
 def _codes(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def _globs(value: str) -> list[str]:
     return [c.strip() for c in value.split(",") if c.strip()]
 
 
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("rule selection (override the configuration)")
+    group.add_argument("--select", type=_codes, default=None,
+                       help="comma-separated codes or prefixes to enable (replaces config)")
+    group.add_argument("--extend-select", type=_codes, default=None,
+                       help="codes or prefixes to enable in addition")
+    group.add_argument("--ignore", type=_codes, default=None,
+                       help="codes or prefixes to disable")
+    group.add_argument("--exclude", type=_globs, default=None,
+                       help="glob patterns to skip (replaces config and defaults)")
+    group.add_argument("--extend-exclude", type=_globs, default=None,
+                       help="glob patterns to skip in addition")
+    group.add_argument("--mxnet-version", default=None, help="target MXNet line: 1.9 or 2.0")
+    group.add_argument("--entry-point", action="append", default=None, dest="entry_points",
+                       help="script treated as a program by reproducibility rules (repeatable)")
+    group.add_argument("--config", type=Path, default=None,
+                       help="explicit mxlint.toml or pyproject.toml")
+    group.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("output")
+    group.add_argument("--output-format", choices=FORMATS, default=None,
+                       help=f"default: concise, or ${ENV_VAR}")
+    group.add_argument("-o", "--output-file", type=Path, default=None,
+                       help="write the report to this file instead of stdout")
+    group.add_argument("--statistics", action="store_true",
+                       help="print the number of findings per rule instead of the findings")
+    group.add_argument("--exit-zero", action="store_true",
+                       help="exit 0 even if there are findings")
+
+
+def add_fix_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("fixes")
+    group.add_argument("--fix", action="store_true", help="apply safe fixes")
+    group.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff, also apply unsafe fixes")
+    group.add_argument("--diff", action="store_true",
+                       help="print the diff the fixes would make and write nothing")
+    group.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` to every line with a finding")
+    group.add_argument("--pre-commit", action="store_true", help=argparse.SUPPRESS)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mxlint", description=__doc__)
+    parser = argparse.ArgumentParser(prog="mxlint", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mxlint {__version__}")
     sub = parser.add_subparsers(dest="command")
 
     check = sub.add_parser("check", help="lint files and directories (default: .)")
     check.add_argument("paths", nargs="*", type=Path, help="files or directories")
-    check.add_argument("--output-format", choices=("concise", "json"), default=None)
-    check.add_argument("--select", type=_codes, default=None, help="comma-separated codes/prefixes")
-    check.add_argument("--extend-select", type=_codes, default=None)
-    check.add_argument("--ignore", type=_codes, default=None)
-    check.add_argument("--mxnet-version", default=None, help="target MXNet line: 1.9 or 2.0")
-    check.add_argument("--config", type=Path, default=None, help="explicit config file")
-    check.add_argument("--isolated", action="store_true", help="ignore all config files")
+    add_selection_arguments(check)
+    add_output_arguments(check)
+    add_fix_arguments(check)
+    from mxlint.verify.cli import add_doctor_parser, add_verify_arguments
+
+    add_verify_arguments(check)
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?")
     rule.add_argument("--all", action="store_true", help="list every rule")
+    rule.add_argument("--output-format", choices=("text", "json"), default="text")
+    add_doctor_parser(sub)
     return parser
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def load_cli_settings(args: argparse.Namespace) -> Settings:
+    """Configuration found from the first path (or --config), then CLI overrides."""
+    paths = getattr(args, "paths", None) or []
     if args.isolated:
         settings = load_settings(None)
     else:
-        start = args.paths[0] if args.paths else Path.cwd()
-        path = args.config or find_config(start)
-        settings = load_settings(path)
-    valid = set(registry.all_rules())
+        start = paths[0] if paths else Path.cwd()
+        if args.config is not None and not args.config.is_file():
+            raise ConfigError(f"--config: {args.config}: no such file")
+        settings = load_settings(args.config or find_config(start))
     for attr in ("select", "extend_select", "ignore"):
         value = getattr(args, attr)
         if value is None:
             continue
-        for code in value:
-            if code != "ALL" and not any(c.startswith(code) for c in valid):
-                raise ConfigError(f"--{attr.replace('_', '-')}: unknown rule code `{code}`")
+        validate_codes(value, f"--{attr.replace('_', '-')}")
         if attr == "ignore":
             settings.ignore = settings.ignore + tuple(value)
         elif attr == "extend_select":
             settings.extend_select = settings.extend_select + tuple(value)
         else:
             settings.select = tuple(value)
+    if args.exclude is not None:
+        settings.exclude = tuple(args.exclude)
+    if args.extend_exclude:
+        settings.extend_exclude = settings.extend_exclude + tuple(args.extend_exclude)
+    if args.entry_points:
+        settings.entry_points = settings.entry_points + tuple(args.entry_points)
     if args.mxnet_version:
         settings.mxnet_version = parse_mxnet_version(args.mxnet_version)
     return settings
 
 
+def _output_format(args: argparse.Namespace) -> str:
+    if args.output_format:
+        return str(args.output_format)
+    env = os.environ.get(ENV_VAR, "").strip().lower()
+    if env:
+        if env not in FORMATS:
+            raise ConfigError(f"${ENV_VAR}: unknown output format `{env}` "
+                              f"(expected one of: {', '.join(FORMATS)})")
+        return env
+    return "concise"
+
+
+def _emit(text: str, args: argparse.Namespace) -> None:
+    if args.output_file is not None:
+        args.output_file.parent.mkdir(parents=True, exist_ok=True)
+        args.output_file.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _note(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    from mxlint import fixes
     from mxlint.runner import run
 
     try:
-        settings = _settings(args)
+        settings = load_cli_settings(args)
+        fmt = _output_format(args)
     except ConfigError as exc:
-        print(f"mxlint: error: {exc}", file=sys.stderr)
+        _note(f"mxlint: error: {exc}")
         return EXIT_ERROR
+    if args.pre_commit and not args.paths:
+        return EXIT_CLEAN  # a hook run with no matching files has nothing to check
     paths = args.paths or [Path(".")]
     missing = [p for p in paths if not p.exists() and not p.is_symlink()]
     if missing:
         for p in missing:
-            print(f"mxlint: error: {p}: no such file or directory", file=sys.stderr)
+            _note(f"mxlint: error: {p}: no such file or directory")
         return EXIT_ERROR
-    result = run(paths, settings)
-    fmt = args.output_format or "concise"
-    if fmt == "json":
-        sys.stdout.write(render_json(result.findings))
+    human = fmt not in MACHINE_FORMATS
+
+    if args.add_noqa:
+        count, skipped = fixes.add_noqa_paths(paths, settings)
+        for name, why in skipped:
+            _note(f"mxlint: warning: {name}: not modified ({why})")
+        _note(f"Added {_plural(count, 'noqa directive')}.")
+        return EXIT_CLEAN
+
+    if args.diff:
+        report = fixes.fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=False)
+        _emit("".join(fixes.unified_diff(f) for f in report.fixed), args)
+        n = report.count
+        if n:
+            _note(f"Would fix {_plural(n, 'error')} in {_plural(len(report.fixed), 'file')}.")
+        if report.error:
+            return EXIT_ERROR
+        if args.exit_zero:
+            return EXIT_CLEAN
+        return EXIT_FINDINGS if (report.fixed or report.remaining) else EXIT_CLEAN
+
+    fixed = 0
+    if args.fix:
+        report = fixes.fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=True)
+        for name, why in report.skipped:
+            _note(f"mxlint: warning: {name}: not fixed ({why})")
+        findings, error, fixed = report.remaining, report.error, report.count
     else:
-        sys.stdout.write(render_concise(result.findings))
-        if result.findings:
-            n = len(result.findings)
-            print(f"Found {n} error{'s' if n != 1 else ''}.", file=sys.stderr)
-    if result.error:
+        result = run(paths, settings)
+        findings, error = result.findings, result.error
+
+    verify_table = ""
+    if getattr(args, "verify", False):
+        from mxlint.verify.cli import run_verify
+
+        verify_table = run_verify(args, findings, paths, settings)
+    if args.statistics:
+        _emit(render_statistics(findings, fmt, unsafe=args.unsafe_fixes), args)
+    else:
+        _emit(render(fmt, findings, unsafe=args.unsafe_fixes) + (verify_table if human else ""),
+              args)
+    if human or args.output_file is not None:
+        _summary(findings, fixed, args)
+    if error:
         return EXIT_ERROR
-    return EXIT_FINDINGS if result.findings else EXIT_CLEAN
+    if args.exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _summary(findings: Sequence[Finding], fixed: int, args: argparse.Namespace) -> None:
+    from mxlint.fixes import applicable
+
+    n = len(findings)
+    if args.fix:
+        if n or fixed:
+            _note(f"Found {_plural(n + fixed, 'error')} ({fixed} fixed, {n} remaining).")
+        return
+    if not n:
+        return
+    fixable = sum(1 for f in findings if applicable(f, args.unsafe_fixes))
+    hint = f"\n[*] {fixable} fixable with `mxlint check --fix`." if fixable else ""
+    _note(f"Found {_plural(n, 'error')}.{hint}")
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
+    import json
+
     rules = registry.all_rules()
     if args.all or not args.code:
+        if args.output_format == "json":
+            data = [{"code": c, "name": r.name, "summary": r.summary(), "family": r.family(),
+                     "default_enabled": r.default_enabled, "fixable": r.fixable,
+                     "mxnet": r.mxnet, "kind": r.kind, "url": DOCS_URL.format(code=c)}
+                    for c, r in rules.items()]
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+            return EXIT_CLEAN
         for code, rule in rules.items():
             state = "" if rule.default_enabled else " (off by default)"
-            print(f"{code}  {rule.name:<38} {rule.summary()}{state}")
+            fix = " [*]" if rule.fixable else ""
+            print(f"{code}  {rule.name:<34} {rule.summary()}{fix}{state}")
         return EXIT_CLEAN
-    rule = rules.get(args.code.upper())
-    if rule is None:
-        print(f"mxlint: error: unknown rule code `{args.code}`", file=sys.stderr)
+    found = rules.get(args.code.upper())
+    if found is None:
+        _note(f"mxlint: error: unknown rule code `{args.code}`")
         return EXIT_ERROR
-    sys.stdout.write(rule.documentation())
+    if args.output_format == "json":
+        sys.stdout.write(json.dumps({"code": found.code, "name": found.name,
+                                     "documentation": found.documentation()}, indent=2) + "\n")
+    else:
+        sys.stdout.write(found.documentation())
     return EXIT_CLEAN
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from mxlint.verify.doctor import run_doctor
+
+    return run_doctor(args.output_format)
+
+
+#: Subcommand name -> handler. Other subcommands register here and in `build_parser`.
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "check": cmd_check,
+    "rule": cmd_rule,
+    "doctor": cmd_doctor,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
+    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
         argv.insert(0, "check")
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -119,9 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     try:
-        if args.command == "check":
-            return cmd_check(args)
-        return cmd_rule(args)
+        return COMMANDS[args.command](args)
     except KeyboardInterrupt:
         return EXIT_ERROR
     except BrokenPipeError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -34,9 +35,41 @@ class ConfigError(Exception):
 def _code_prefix_ok(value: str) -> bool:
     if value == "ALL":
         return True
-    if not value.startswith("MXL") or not value[3:].isdigit() or len(value) > 6:
-        return False
-    return True
+    return value.startswith("MXL") and value[3:].isdigit() and len(value) <= 6
+
+
+def validate_codes(values: Iterable[str], where: str) -> None:
+    """Codes or prefixes (`MXL1`, `MXL101`, `ALL`); a full code must name an existing rule."""
+    from mxlint import registry
+
+    known = registry.all_rules()
+    for value in values:
+        if not _code_prefix_ok(value):
+            raise ConfigError(f"{where}: invalid rule code `{value}` "
+                              "(expected MXL followed by up to 3 digits, or ALL)")
+        if len(value) == 6 and value not in known:
+            raise ConfigError(f"{where}: unknown rule code `{value}` (see `mxlint rule --all`)")
+
+
+def _check_rule_options(code: str, options: dict[str, Any], where: str) -> None:
+    """Per-rule options: the rule must exist; if it declares `options`, keys and types too."""
+    from mxlint import registry
+
+    rule = registry.get_rule(code)
+    if rule is None:
+        raise ConfigError(f"{where}: `rules.{code}`: unknown rule code `{code}`")
+    declared = getattr(rule, "options", None)
+    if not isinstance(declared, dict):
+        return
+    for key, value in options.items():
+        if key not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise ConfigError(f"{where}: `rules.{code}.{key}`: unknown option for {code} "
+                              f"(known options: {known})")
+        default = declared[key]
+        if default is not None and not isinstance(value, type(default)):
+            raise ConfigError(f"{where}: `rules.{code}.{key}` must be of type "
+                              f"{type(default).__name__}, got {value!r}")
 
 
 @dataclass
@@ -55,6 +88,8 @@ class Settings:
     #: Where the config came from (for messages), and the directory paths are relative to.
     source: Path | None = None
     root: Path = field(default_factory=Path.cwd)
+    #: mxlint applies same-line noqa comments itself; False under flake8, which does it.
+    inline_noqa: bool = True
     _cache: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
 
     # -- selection -----------------------------------------------------------------------
@@ -180,10 +215,7 @@ def settings_from_table(table: dict[str, Any], path: Path | None) -> Settings:
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: `{key}` must be a list of rule codes")
-        for v in value:
-            if not _code_prefix_ok(v):
-                raise ConfigError(f"{where}: `{key}` has an invalid rule code `{v}` "
-                                  "(expected MXL followed by up to 3 digits, or ALL)")
+        validate_codes(value, f"{where}: `{key}`")
         return tuple(value)
 
     if "select" in table:
@@ -194,10 +226,10 @@ def settings_from_table(table: dict[str, Any], path: Path | None) -> Settings:
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
     for pattern, value in pfi.items():
-        if not isinstance(value, list) or not all(isinstance(v, str) and _code_prefix_ok(v)
-                                                  for v in value):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: `per-file-ignores.\"{pattern}\"` must be a list of "
                               "rule codes")
+        validate_codes(value, f"{where}: `per-file-ignores.\"{pattern}\"`")
         settings.per_file_ignores[pattern] = tuple(value)
     for key, attr in (("exclude", "exclude"), ("extend-exclude", "extend_exclude"),
                       ("entry-points", "entry_points")):
@@ -214,6 +246,7 @@ def settings_from_table(table: dict[str, Any], path: Path | None) -> Settings:
     for code, options in rules.items():
         if not CODE_RE.match(code) or not isinstance(options, dict):
             raise ConfigError(f"{where}: `rules.{code}` must be a table keyed by a rule code")
+        _check_rule_options(code, options, where)
         settings.rule_options[code] = options
     verify = table.get("verify", {})
     if not isinstance(verify, dict):

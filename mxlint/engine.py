@@ -9,7 +9,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from mxlint import knowledge, registry
+from mxlint import knowledge, registry, suppressions
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, Report
 from mxlint.config import Settings
 from mxlint.names import ImportMap
@@ -198,7 +198,7 @@ def lint_source(path: str, source: str, settings: Settings, *,
         result.error = True
     result.facts = ctx.facts
     _position_reports(ctx, result)
-    return result
+    return suppressions.apply(result, source, settings)
 
 
 def _position_reports(ctx: FileContext, result: FileResult) -> None:

@@ -27,6 +27,10 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("mxnet.gluon.model_zoo.vision", "mxnet.gluon.model_zoo.vision"),
     ("mxnet.context", "mxnet"),
     ("mxnet.device", "mxnet"),
+    ("mxnet.image.image", "mxnet.image"),
+    ("mxnet.image.detection", "mxnet.image"),
+    ("mxnet.io.io", "mxnet.io"),
+    ("mxnet.contrib.amp.amp", "mxnet.contrib.amp"),
 )
 
 _EXACT: dict[str, str] = {
@@ -97,14 +101,16 @@ PLAIN_BLOCK_CLASSES = frozenset(
 TRAINER = "mxnet.gluon.Trainer"
 DATALOADER = "mxnet.gluon.data.DataLoader"
 RANDOM_SAMPLER = "mxnet.gluon.data.RandomSampler"
-SPLIT_AND_LOAD = frozenset({"mxnet.gluon.utils.split_and_load", "mxnet.gluon.split_and_load"})
+SPLIT_AND_LOAD = frozenset({"mxnet.gluon.utils.split_and_load", "mxnet.gluon.split_and_load",
+                            "gluoncv.utils.split_and_load"})
 
 # --- Contexts ------------------------------------------------------------------------------
 
 CONTEXT_CONSTRUCTORS = frozenset(
-    {"mxnet.cpu", "mxnet.gpu", "mxnet.Context", "mxnet.cpu_pinned", "mxnet.cpu_shared"}
+    {"mxnet.cpu", "mxnet.gpu", "mxnet.Context", "mxnet.cpu_pinned", "mxnet.cpu_shared",
+     "mxnet.npx.cpu", "mxnet.npx.gpu"}
 )
-GPU_CONSTRUCTORS = frozenset({"mxnet.gpu"})
+GPU_CONSTRUCTORS = frozenset({"mxnet.gpu", "mxnet.npx.gpu"})
 #: Calls that place parameters: `net.initialize(ctx=...)` etc. (method names, any receiver).
 PARAM_PLACING_METHODS = frozenset({"initialize", "load_parameters", "load_params", "reset_ctx",
                                    "reset_device"})
@@ -115,6 +121,49 @@ MOVING_METHODS = frozenset({"as_in_context", "as_in_ctx", "copyto", "to_device",
                             "as_np_ndarray"})
 #: Keyword arguments that carry a context.
 CTX_KEYWORDS = ("ctx", "device", "context")
+#: Where a context may be passed positionally: method/function name -> argument index.
+CTX_POSITION = {"initialize": 1, "load_parameters": 1, "load_params": 1, "reset_ctx": 0,
+                "reset_device": 0, "imports": 3, "split_and_load": 1,
+                "as_in_context": 0, "as_in_ctx": 0, "copyto": 0, "to_device": 0}
+#: Methods that return a copy of a tensor on the context given as their first argument.
+CTX_MOVING_METHODS = frozenset({"as_in_context", "as_in_ctx", "copyto", "to_device"})
+#: Keywords naming the context list of `split_and_load`.
+CTX_LIST_KEYWORDS = ("ctx_list", "ctx", "device_list", "devices")
+#: Helper functions of common libraries that return a possibly-GPU context: name -> is a list.
+GPU_CONTEXT_HELPERS = {"d2l.try_gpu": False, "d2l.try_all_gpus": True,
+                       "d2lzh.try_gpu": False, "d2lzh.try_all_gpus": True}
+#: Splits a batch into slices that stay on the batch's (host) context.
+SPLIT_DATA = frozenset({"mxnet.gluon.utils.split_data"})
+#: Builders of networks whose weights come from a file (`ctx=` is the fourth argument).
+SYMBOL_BLOCK_IMPORTS = frozenset({"mxnet.gluon.SymbolBlock.imports"})
+#: Iterating these yields host (cpu) batches: data loaders, data iterators and datasets.
+DATA_SOURCE_PREFIXES = ("mxnet.io.", "mxnet.gluon.data.", "gluoncv.data.",
+                        "mxnet.image.ImageIter", "mxnet.image.ImageDetIter")
+DATA_SOURCE_EXCLUDED = ("mxnet.gluon.data.vision.transforms", "mxnet.gluon.data.batchify",
+                        "gluoncv.data.transforms", "gluoncv.data.batchify",
+                        "mxnet.gluon.data.RandomSampler", "mxnet.gluon.data.SequentialSampler",
+                        "mxnet.gluon.data.BatchSampler", "mxnet.io.DataBatch",
+                        "mxnet.io.DataDesc")
+#: Functions returning data loaders (often a tuple of them).
+DATA_SOURCE_FUNCS = frozenset({"d2l.load_data_fashion_mnist", "d2lzh.load_data_fashion_mnist",
+                               "d2l.load_data_time_machine", "d2lzh.load_data_time_machine"})
+#: Callables that keep their input's context (image transforms).
+TRANSFORM_PREFIXES = ("mxnet.gluon.data.vision.transforms.", "gluoncv.data.transforms.")
+#: gluoncv helpers that read/convert images into host NDArrays (`x, img = load_test(...)`).
+HOST_IMAGE_FUNCS = frozenset({"load_test", "transform_test"})
+GLUONCV_PRESETS = "gluoncv.data.transforms.presets."
+#: Namespaces whose classes are Blocks: calling one makes a fresh, uninitialised layer.
+BLOCK_NAMESPACES = ("mxnet.gluon.nn.", "mxnet.gluon.rnn.", "mxnet.gluon.contrib.nn.",
+                    "mxnet.gluon.contrib.rnn.")
+LOSS_NAMESPACE = "mxnet.gluon.loss."
+#: Functions whose tensor result lives where their tensor inputs live (image helpers).
+CTX_PRESERVING_PREFIXES = ("mxnet.image.", "gluoncv.data.transforms.image.",
+                           "gluoncv.data.transforms.bbox.")
+#: Methods that create recurrent states (with `nd.zeros`, on the default context unless
+#: given `ctx=`).
+STATE_CREATING_METHODS = frozenset({"begin_state"})
+#: Parameter methods that return one copy and need `ctx` when there are several.
+PARAM_VALUE_METHODS = frozenset({"data", "grad"})
 
 # --- Tensor creation -----------------------------------------------------------------------
 
@@ -150,8 +199,8 @@ PY_RANDOM_FUNCS = frozenset(
     {"random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform",
      "gauss", "normalvariate", "triangular", "betavariate", "expovariate", "getrandbits"}
 )
-NUMPY_SEEDERS = frozenset({"numpy.random.seed"})
-PY_SEEDERS = frozenset({"random.seed"})
+NUMPY_SEEDERS = frozenset({"numpy.random.seed", "numpy.random.set_state"})
+PY_SEEDERS = frozenset({"random.seed", "random.setstate"})
 MXNET_SEEDERS = frozenset({"mxnet.random.seed", "mxnet.np.random.seed", "mxnet.nd.random.seed",
                            "mxnet.npx.random.seed"})
 #: Explicit generators: seeded at construction, they do not need the global seed.
@@ -167,6 +216,78 @@ def numpy_random_call(name: str | None) -> bool:
 def python_random_call(name: str | None) -> bool:
     return name is not None and name.startswith("random.") and \
         name.rsplit(".", 1)[1] in PY_RANDOM_FUNCS
+
+
+# --- Reproducibility (MXL3xx): which generator each MXNet data API draws from ---------------
+# Read from MXNet 1.9.1's source: gluon's RandomSampler and NDArrayIter shuffle with
+# `np.random.shuffle`; mx.image's ImageIter and augmenters, and gluon's RandomResizedCrop and
+# RandomApply, draw from Python's `random`; RandomRotation and LightingAug use numpy. The other
+# gluon transforms (RandomFlipLeftRight, RandomBrightness...) are MXNet operators, governed by
+# MXNet's own generator, which has a fixed default seed. `mx.random.seed` calls MXRandomSeed
+# only: it seeds neither numpy nor `random`.
+
+#: Helpers of libraries that seed numpy, `random` and MXNet at once.
+ALL_SEEDERS = frozenset({"gluoncv.utils.random.seed", "gluoncv.utils.seed"})
+#: Samplers, loaders and iterators that shuffle when iterated: name -> (generators used,
+#: the `shuffle` argument as (keyword, position), or None when they always shuffle).
+SHUFFLING_PIPELINES: dict[str, tuple[tuple[str, ...], tuple[str, int] | None]] = {
+    "mxnet.gluon.data.DataLoader": (("numpy",), ("shuffle", 2)),
+    "mxnet.gluon.data.RandomSampler": (("numpy",), None),
+    "mxnet.io.NDArrayIter": (("numpy",), ("shuffle", 3)),
+    "mxnet.image.ImageIter": (("python",), ("shuffle", 7)),
+    "mxnet.image.ImageDetIter": (("python",), ("shuffle", 6)),
+    "mxnet.rnn.BucketSentenceIter": (("python", "numpy"), None),
+    "mxnet.rnn.io.BucketSentenceIter": (("python", "numpy"), None),
+}
+#: Augmenters and transforms that draw from Python's `random` each time they are applied.
+PY_RANDOM_AUGMENTERS = frozenset(
+    {f"mxnet.image.{n}" for n in (
+        "random_crop", "random_size_crop", "RandomCropAug", "RandomSizedCropAug",
+        "BrightnessJitterAug", "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug",
+        "ColorJitterAug", "RandomOrderAug", "RandomGrayAug", "HorizontalFlipAug",
+        "DetHorizontalFlipAug", "DetRandomCropAug", "DetRandomPadAug", "DetRandomSelectAug",
+        "CreateDetAugmenter", "CreateMultiRandCropAugmenter")}
+    | {"mxnet.gluon.data.vision.transforms.RandomResizedCrop",
+       "mxnet.gluon.data.vision.transforms.RandomApply"}
+)
+#: Augmenters and transforms that draw from numpy's global generator.
+NUMPY_RANDOM_AUGMENTERS = frozenset(
+    {"mxnet.image.LightingAug", "mxnet.image.random_rotate",
+     "mxnet.gluon.data.vision.transforms.RandomRotation"}
+)
+#: `mx.image.CreateAugmenter` keywords that add a Python-`random` augmenter / a numpy one.
+CREATE_AUGMENTER = "mxnet.image.CreateAugmenter"
+CREATE_AUGMENTER_PY_KEYWORDS = ("rand_crop", "rand_resize", "rand_mirror", "brightness",
+                                "contrast", "saturation", "hue", "rand_gray")
+CREATE_AUGMENTER_NUMPY_KEYWORDS = ("pca_noise",)
+#: MXNet's own samplers (governed by `mx.random.seed`).
+MXNET_RANDOM_NAMESPACES = ("mxnet.random", "mxnet.nd.random", "mxnet.np.random",
+                           "mxnet.npx.random")
+
+
+def mxnet_random_call(name: str | None) -> bool:
+    return in_namespace(name, MXNET_RANDOM_NAMESPACES) and name is not None and \
+        name not in MXNET_SEEDERS
+
+
+# --- Lifecycle and AMP (MXL7xx) ------------------------------------------------------------
+
+#: `amp.init()` in MXNet 1.x (contrib) and 2.x.
+AMP_INIT = frozenset({"mxnet.contrib.amp.init", "mxnet.amp.init"})
+#: Namespaces whose calls build a network (constructors and model-zoo factories).
+NETWORK_NAMESPACES = ("mxnet.gluon.nn", "mxnet.gluon.rnn", "mxnet.gluon.model_zoo",
+                      "gluoncv.model_zoo", "gluonnlp.model")
+#: Blocks built from a symbol file: their graph exists without a forward pass (export works).
+SYMBOL_BLOCKS = frozenset({"mxnet.gluon.SymbolBlock", "mxnet.gluon.SymbolBlock.imports"})
+#: Methods only a Gluon Block has: the variable they are called on holds a network.
+BLOCK_METHODS = frozenset({"initialize", "hybridize", "collect_params", "load_parameters",
+                           "load_params", "save_parameters", "cast", "reset_ctx"})
+
+
+def builds_network(name: str | None) -> bool:
+    """A call that constructs a Gluon network (not a loss, not a SymbolBlock)."""
+    return in_namespace(name, NETWORK_NAMESPACES) and name not in SYMBOL_BLOCKS and \
+        not (name or "").endswith(("SymbolBlock", "SymbolBlock.imports"))
 
 
 # --- Tensors in Python land ----------------------------------------------------------------
@@ -195,3 +316,78 @@ AUTOGRAD_STATE = frozenset({"mxnet.autograd.is_training", "mxnet.autograd.is_rec
 # --- Versions ------------------------------------------------------------------------------
 
 MXNET_DIST_PREFIX = "mxnet"
+
+
+# --- Hybridization (MXL1xx) ----------------------------------------------------------------
+
+#: Attributes of an NDArray that a 1.x Symbol lacks (`.grad`/`.device` excluded: not shapes).
+HYBRID_SHAPE_ATTRIBUTES = frozenset({"shape", "dtype", "context", "ctx", "size", "ndim", "stype"})
+#: Builtins that read a tensor's value into Python (`float(x)` fails on a Symbol).
+TO_PYTHON_BUILTINS = frozenset({"float", "int", "bool", "complex"})
+#: NumPy functions that copy a tensor into a NumPy array.
+NUMPY_CONVERTERS = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray"})
+#: Builtins that iterate their argument (on a 1.x Symbol they iterate its outputs).
+ITERATING_BUILTINS = frozenset({"list", "tuple", "enumerate", "zip", "sorted", "reversed",
+                                "iter", "map", "sum", "max", "min", "any", "all"})
+#: `F.*` operators returning several outputs: indexing or unpacking them is correct.
+MULTI_OUTPUT_OPS = frozenset({
+    "split", "SliceChannel", "split_v2", "contrib.foreach", "contrib.while_loop",
+    "contrib.cond", "RNN", "topk", "linalg.gelqf", "linalg.syevd", "linalg.slogdet",
+    "np.split", "np.array_split", "np.hsplit", "np.vsplit", "np.dsplit", "npx.foreach",
+    "npx.while_loop", "npx.cond", "np.meshgrid", "np.unique", "np.linalg.slogdet",
+    "np.linalg.eigh", "np.linalg.qr", "np.linalg.svd", "npx.topk", "contrib.box_nms",
+    "Group", "contrib.MultiBoxTarget", "contrib.MultiBoxDetection", "contrib.Proposal",
+})
+#: Tensor methods that return several outputs.
+MULTI_OUTPUT_METHODS = frozenset({"split", "split_v2", "topk"})
+#: Methods of a tensor that do not return a tensor.
+NON_TENSOR_METHODS = frozenset({"list_outputs", "list_arguments", "list_inputs",
+                                "list_auxiliary_states", "infer_shape", "infer_type", "tojson",
+                                "save", "wait_to_read", "attach_grad", "get_internals",
+                                "get_children", "attr", "attr_dict", "name", "debug_str"})
+#: Imperative-only branches: `F is nd`, `isinstance(x, nd.NDArray)`.
+IMPERATIVE_MODULES = frozenset({"mxnet.nd", "mxnet.np", "mxnet.npx"})
+IMPERATIVE_TYPES = frozenset({"mxnet.nd.NDArray", "mxnet.np.ndarray"})
+SYMBOLIC_MODULES = frozenset({"mxnet.sym"})
+SYMBOLIC_TYPES = frozenset({"mxnet.sym.Symbol"})
+#: Recurrent cells: `cell(x, states)` returns `(output, new_states)`.
+RNN_CELL_PREFIX = "mxnet.gluon.rnn."
+#: Layers whose output may be a tuple (`LSTM(x, states)` returns `(out, states)`).
+MAYBE_TUPLE_LAYERS = frozenset({"mxnet.gluon.rnn.LSTM", "mxnet.gluon.rnn.GRU",
+                                "mxnet.gluon.rnn.RNN", "mxnet.gluon.nn.Sequential",
+                                "mxnet.gluon.nn.HybridSequential", "mxnet.gluon.nn.Lambda",
+                                "mxnet.gluon.nn.HybridLambda", "mxnet.gluon.nn.Identity",
+                                "mxnet.gluon.nn.Concatenate", "mxnet.gluon.nn.HybridConcatenate"})
+#: `nd.<op>` whose `F.<op>` twin takes the same arguments: `nd.relu(x)` -> `F.relu(x)` is safe.
+SAME_SIGNATURE_OPS = frozenset({
+    "relu", "sigmoid", "tanh", "softmax", "log_softmax", "softsign", "exp", "log", "log1p",
+    "expm1", "sqrt", "rsqrt", "square", "abs", "sign", "negative", "reciprocal", "floor",
+    "ceil", "round", "clip", "sum", "mean", "max", "min", "prod", "norm", "dot", "batch_dot",
+    "concat", "stack", "reshape", "reshape_like", "transpose", "swapaxes", "expand_dims",
+    "squeeze", "flatten", "Flatten", "flip", "tile", "repeat", "broadcast_add",
+    "broadcast_sub", "broadcast_mul", "broadcast_div", "broadcast_maximum",
+    "broadcast_minimum", "broadcast_power", "broadcast_equal", "broadcast_greater",
+    "broadcast_lesser", "broadcast_like", "broadcast_to", "broadcast_axis", "elemwise_add",
+    "elemwise_sub", "elemwise_mul", "elemwise_div", "add_n", "maximum", "minimum", "power",
+    "where", "take", "pick", "slice_axis", "slice_like", "split", "one_hot", "argmax",
+    "argmin", "topk", "sort", "argsort", "cast", "Cast", "zeros_like", "ones_like",
+    "Activation", "LeakyReLU", "FullyConnected", "Convolution", "Pooling", "Dropout",
+    "BatchNorm", "LayerNorm", "L2Normalization", "SoftmaxActivation", "SequenceMask",
+    "SequenceLast", "SequenceReverse", "Embedding", "erf", "gamma", "sin", "cos", "arctan",
+    "smooth_l1", "stop_gradient", "BlockGrad", "identity", "logical_not",
+})
+#: Further single-output operators and creators (indexing their result is a tensor bug).
+SINGLE_OUTPUT_OPS = frozenset({
+    "zeros", "ones", "full", "empty", "arange", "eye", "linspace", "array", "relu",
+    "slice", "gather_nd", "scatter_nd", "batch_take", "contrib.arange_like", "arange_like",
+    "expm1", "sum_axis", "nansum", "softmax_cross_entropy", "sigmoid", "exp", "matmul",
+    "einsum", "tensordot", "cumsum", "diag", "trace", "ravel", "reshape", "transpose",
+    "moveaxis", "concatenate", "vstack", "hstack", "squeeze", "mean", "var", "std", "std_",
+    "shape_array", "size_array", "amp_cast", "erfinv", "hard_sigmoid", "log_sigmoid", "mish",
+    "gelu", "selu", "elu", "silu", "softplus", "swish", "logsumexp", "masked_softmax",
+    "masked_log_softmax", "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt",
+    "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt", "pad", "Pad",
+    "UpSampling", "BilinearResize2D", "contrib.BilinearResize2D", "ROIAlign", "ROIPooling",
+    "contrib.ROIAlign", "Deconvolution", "InstanceNorm", "GroupNorm", "SoftmaxOutput",
+    "LinearRegressionOutput", "LogisticRegressionOutput", "MakeLoss", "make_loss",
+})

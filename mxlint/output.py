@@ -1,12 +1,29 @@
-"""Output formats. `json` is a contract: Ruff's shape, consumed by --verify and CI tools."""
+"""Output formats: concise, full, json, sarif, github, and --statistics.
+
+`json` is a contract (Ruff's shape, consumed by --verify and CI tools); `sarif` is SARIF 2.1.0
+as GitHub code scanning reads it. Every renderer returns the whole text, so machine formats can
+be written to stdout or `-o FILE` without anything else mixed in.
+"""
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import json
-from collections.abc import Sequence
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from mxlint.rule import Finding, Fix
+from mxlint import __version__, registry
+from mxlint.rule import DOCS_URL, Finding, Fix, Rule
+
+FORMATS = ("concise", "full", "json", "sarif", "github")
+MACHINE_FORMATS = frozenset({"json", "sarif", "github"})
+ENV_VAR = "MXLINT_OUTPUT_FORMAT"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://github.com/mxlint/mxlint"
 
 
 def _fix_json(fix: Fix | None) -> dict[str, Any] | None:
@@ -26,8 +43,14 @@ def _fix_json(fix: Fix | None) -> dict[str, Any] | None:
     }
 
 
+def verify_json(f: Finding) -> dict[str, Any] | None:
+    """The `verify` object `mxlint --verify` attached to a finding (None when verify did not run)."""
+    value = getattr(f, "verify", None)
+    return value if isinstance(value, dict) else None
+
+
 def finding_json(f: Finding) -> dict[str, Any]:
-    return {
+    out = {
         "cell": f.cell,
         "code": f.code,
         "end_location": {"row": f.end_location.row, "column": f.end_location.column},
@@ -38,16 +61,274 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "noqa_row": f.location.row,
         "url": f.url,
     }
+    verify = verify_json(f)
+    if verify is not None:
+        out["verify"] = verify
+    return out
 
 
 def render_json(findings: Sequence[Finding]) -> str:
     return json.dumps([finding_json(f) for f in findings], indent=2) + "\n"
 
 
-def render_concise(findings: Sequence[Finding]) -> str:
+def _marker(f: Finding, unsafe: bool) -> str:
+    if f.fix is None:
+        return ""
+    if f.fix.applicability == "safe" or (unsafe and f.fix.applicability == "unsafe"):
+        return " [*]"
+    return ""
+
+
+def render_concise(findings: Sequence[Finding], unsafe: bool = False) -> str:
+    lines = [f"{f.filename}:{f.location.row}:{f.location.column}: {f.code}{_marker(f, unsafe)} "
+             f"{f.message}" for f in findings]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+# -- full -------------------------------------------------------------------------------------
+
+
+class _Sources:
+    """File text read once per file, for the renderers that show source."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, list[str] | None] = {}
+
+    def lines(self, filename: str) -> list[str] | None:
+        if filename not in self._cache:
+            try:
+                data = Path(filename).read_bytes()
+                from mxlint.runner import decode_source
+
+                try:
+                    text = decode_source(data)
+                except (SyntaxError, UnicodeDecodeError, LookupError):
+                    text = data.decode("utf-8", errors="replace")
+                self._cache[filename] = text.splitlines(keepends=True)
+            except OSError:
+                self._cache[filename] = None
+        return self._cache[filename]
+
+
+def _fix_diff(lines: list[str], fix: Fix) -> list[str]:
+    from mxlint.fixes import OverlappingEdits, apply_edits
+
+    rows = [e.location.row for e in fix.edits] + [e.end_location.row for e in fix.edits]
+    first, last = max(min(rows), 1), min(max(rows), len(lines))
+    before = "".join(lines)
+    try:
+        after = apply_edits(before, fix.edits)
+    except OverlappingEdits:
+        return []
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    out = [d for d in diff if not d.startswith(("---", "+++", "@@"))]
+    return out or [f"  (lines {first}-{last} unchanged)"]
+
+
+def render_full(findings: Sequence[Finding], unsafe: bool = False) -> str:
+    """Each finding with its source lines, a caret under the range, and the fix as a diff."""
+    sources = _Sources()
+    out: list[str] = []
+    for f in findings:
+        out.append(f"{f.filename}:{f.location.row}:{f.location.column}: {f.code}"
+                   f"{_marker(f, unsafe)} {f.message}")
+        lines = sources.lines(f.filename)
+        if lines and 1 <= f.location.row <= len(lines):
+            width = len(str(f.end_location.row))
+            pad = " " * width
+            out.append(f"{pad} |")
+            last = min(f.end_location.row, f.location.row + 4, len(lines))
+            for row in range(f.location.row, last + 1):
+                text = lines[row - 1].rstrip("\r\n").expandtabs(1)
+                out.append(f"{row:>{width}} | {text}")
+                if row == f.location.row:
+                    start = f.location.column - 1
+                    end = f.end_location.column - 1 if f.end_location.row == row else len(text)
+                    out.append(f"{pad} | {' ' * start}{'^' * max(end - start, 1)}")
+            out.append(f"{pad} |")
+            if f.fix is not None:
+                label = {"safe": "Safe fix", "unsafe": "Unsafe fix",
+                         "display": "Suggested change"}[f.fix.applicability]
+                out.append(f"{pad} = help: {f.fix.message}")
+                out.append(f"{pad}   {label}:")
+                out.extend(f"{pad}   {d}" for d in _fix_diff(lines, f.fix))
+        out.append(f"  = docs: {f.url}")
+        out.append("")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+# -- github -----------------------------------------------------------------------------------
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def render_github(findings: Sequence[Finding], unsafe: bool = False) -> str:
+    """GitHub Actions workflow commands: one `::error` annotation per finding."""
     lines = []
     for f in findings:
-        fixable = " [*]" if f.fix is not None and f.fix.applicability == "safe" else ""
-        lines.append(f"{f.filename}:{f.location.row}:{f.location.column}: {f.code}{fixable} "
-                     f"{f.message}")
+        props = (f"file={_gh_escape(Path(f.filename).as_posix(), True)},line={f.location.row},"
+                 f"col={f.location.column},endLine={f.end_location.row},"
+                 f"endColumn={f.end_location.column},title={_gh_escape(f.code, True)}")
+        lines.append(f"::error {props}::{_gh_escape(f'{f.code} {f.message}')}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+# -- sarif ------------------------------------------------------------------------------------
+
+
+def repo_root(start: Path | None = None) -> Path:
+    """The repository root (the nearest directory holding `.git`), else the start directory."""
+    start = (start or Path.cwd()).resolve()
+    for d in (start, *start.parents):
+        if (d / ".git").exists():
+            return d
+    return start
+
+
+def _uri(filename: str, root: Path) -> str:
+    path = Path(filename)
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        rel = Path(os.path.normpath(absolute)).relative_to(root)
+        return rel.as_posix()
+    except ValueError:
+        return Path(os.path.normpath(absolute)).as_uri()
+
+
+def sarif_rule(rule: type[Rule]) -> dict[str, Any]:
+    doc = rule.documentation()
+    return {
+        "id": rule.code,
+        "name": "".join(part.capitalize() for part in rule.name.split("-")),
+        "shortDescription": {"text": rule.summary()},
+        "fullDescription": {"text": " ".join(_dedent_text(rule.what).split())},
+        "help": {"text": doc, "markdown": doc},
+        "helpUri": DOCS_URL.format(code=rule.code),
+        "defaultConfiguration": {"level": "error", "enabled": bool(rule.default_enabled)},
+        "properties": {"tags": [rule.family(), rule.name], "precision": "high"},
+    }
+
+
+def _dedent_text(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text).strip()
+
+
+def _fingerprints(findings: Sequence[Finding], root: Path, sources: _Sources) -> list[str]:
+    """Stable across line moves: rule, file, the stripped source line, and its occurrence."""
+    seen: Counter[tuple[str, str, str]] = Counter()
+    out = []
+    for f in findings:
+        lines = sources.lines(f.filename) or []
+        text = lines[f.location.row - 1].strip() if 0 < f.location.row <= len(lines) else ""
+        key = (f.code, _uri(f.filename, root), " ".join(text.split()))
+        seen[key] += 1
+        digest = hashlib.sha256("\0".join((*key, str(seen[key]))).encode()).hexdigest()
+        out.append(f"{digest[:32]}:{seen[key]}")
+    return out
+
+
+def _region(start_row: int, start_col: int, end_row: int, end_col: int) -> dict[str, int]:
+    return {"startLine": start_row, "startColumn": start_col, "endLine": end_row,
+            "endColumn": end_col}
+
+
+def render_sarif(findings: Sequence[Finding], unsafe: bool = False,
+                 root: Path | None = None) -> str:
+    """SARIF 2.1.0 for GitHub code scanning: repo-relative URIs under %SRCROOT%."""
+    root = (root or repo_root()).resolve()
+    rules = registry.all_rules()
+    codes = sorted(rules)
+    index = {code: i for i, code in enumerate(codes)}
+    sources = _Sources()
+    results = []
+    for f, fingerprint in zip(findings, _fingerprints(findings, root, sources)):
+        uri = _uri(f.filename, root)
+        location: dict[str, Any] = {"uri": uri}
+        if not uri.startswith("file:"):
+            location["uriBaseId"] = "%SRCROOT%"
+        result: dict[str, Any] = {
+            "ruleId": f.code,
+            "level": "error",
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": location,
+                "region": _region(f.location.row, f.location.column, f.end_location.row,
+                                  f.end_location.column),
+            }}],
+            "partialFingerprints": {"mxlintFinding/v1": fingerprint},
+        }
+        if f.code in index:
+            result["ruleIndex"] = index[f.code]
+        if f.fix is not None and f.fix.edits:
+            result["fixes"] = [{
+                "description": {"text": f"{f.fix.message} ({f.fix.applicability})"},
+                "artifactChanges": [{
+                    "artifactLocation": location,
+                    "replacements": [{
+                        "deletedRegion": _region(e.location.row, e.location.column,
+                                                 e.end_location.row, e.end_location.column),
+                        "insertedContent": {"text": e.content},
+                    } for e in f.fix.edits],
+                }],
+            }]
+        if f.symbol:
+            result["properties"] = {"symbol": f.symbol}
+        if verify_json(f) is not None:
+            result.setdefault("properties", {})["verify"] = verify_json(f)
+        results.append(result)
+    doc = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "mxlint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFO_URI,
+                "rules": [sarif_rule(rules[c]) for c in codes],
+            }},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+# -- statistics -------------------------------------------------------------------------------
+
+
+def render_statistics(findings: Sequence[Finding], fmt: str, unsafe: bool = False) -> str:
+    """Counts per code, most frequent first (JSON for the json format)."""
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if _marker(f, unsafe))
+    rules = registry.all_rules()
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if fmt == "json":
+        data = [{"code": code, "name": rules[code].name if code in rules else None,
+                 "count": n, "fixable": fixable[code] > 0} for code, n in rows]
+        return json.dumps(data, indent=2) + "\n"
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    lines = [f"{n:>{width}}\t{code}\t{'[*]' if fixable[code] else '[ ]'} "
+             f"{rules[code].name if code in rules else ''}".rstrip() for code, n in rows]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+RENDERERS: dict[str, Callable[..., str]] = {
+    "concise": render_concise,
+    "full": render_full,
+    "json": lambda findings, unsafe=False: render_json(findings),
+    "sarif": render_sarif,
+    "github": render_github,
+}
+
+
+def render(fmt: str, findings: Sequence[Finding], unsafe: bool = False) -> str:
+    return RENDERERS[fmt](findings, unsafe=unsafe)

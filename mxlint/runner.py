@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mxlint import registry
+from mxlint import registry, suppressions
 from mxlint.config import Settings
 from mxlint.engine import FileResult, lint_source
 from mxlint.project import ProjectIndex
@@ -48,6 +48,9 @@ def discover(paths: Sequence[Path], settings: Settings) -> tuple[list[Path], lis
             if not path.is_dir():
                 seen.add(path)
                 python.append(path)
+                # setup.py is also a dependency file, read (never run) by a text checker.
+                if any(t.matches(path.name) for t in text_types):
+                    text.append(path)
         elif any(t.matches(path.name) for t in text_types):
             seen.add(path)
             text.append(path)
@@ -108,7 +111,7 @@ def resolve_project(results: Iterable[FileResult], settings: Settings) -> list[F
             rule = registry.get_rule(finding.code)
             if rule is not None and settings.enabled(rule, finding.filename):
                 findings.append(finding)
-    return findings
+    return suppressions.filter_cross_file(findings, results, settings)
 
 
 def check_text_files(paths: Sequence[Path], settings: Settings) -> list[Finding]:
@@ -125,7 +128,8 @@ def check_text_files(paths: Sequence[Path], settings: Settings) -> list[Finding]
             except OSError:
                 continue
         if files:
-            for finding in checker_type().check_files(files, settings):
+            found = checker_type().check_files(files, settings)
+            for finding in suppressions.filter_text(found, dict(files)):
                 rule = registry.get_rule(finding.code)
                 if rule is not None and settings.enabled(rule, finding.filename):
                     findings.append(finding)

@@ -1,0 +1,1119 @@
+"""Which context does a value live on? A small abstract interpreter over one scope.
+
+MXNet puts every NDArray and every Parameter on a context, and an operator whose inputs live on
+different contexts fails (or silently copies). Whether `net(data)` is a mismatch depends on
+where `net`'s parameters were placed (`initialize(ctx=...)`, `load_parameters(..., ctx=...)`,
+`reset_ctx`, a model-zoo factory) and where `data` came from (a DataLoader batch, `nd.array`
+without `ctx`, `as_in_context`, `split_and_load`...). This module follows one function body (or
+module-level script code) statement by statement, joins the branches of `if`/`try`, and records
+the *events* the context rules judge: network calls, loss calls, initialisation of new layers and
+parameter reads. Anything it cannot see through is `None` (unknown), and unknown never reports.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+import libcst as cst
+
+from mxlint import knowledge
+from mxlint.names import ImportMap, dotted_name
+from mxlint.walker import children
+
+# --- abstract values ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """A context value. `gpu`: True = possibly a GPU, False = provably CPU, None = unknown."""
+
+    gpu: bool | None
+    multi: bool = False
+    #: How to spell it in a message or fix (a variable name or a pure expression), if known.
+    src: str | None = None
+
+
+CPU_DEFAULT = Ctx(False, False, "mx.cpu()")
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """An NDArray (or a list/batch of them). `ctx` None = the default context (cpu)."""
+
+    where: Literal["host", "placed"]
+    ctx: Ctx | None = None
+    #: What made it, for messages ("a DataLoader batch", "nd.array(...) without ctx").
+    origin: str = ""
+
+    def on_gpu(self) -> bool | None:
+        if self.where == "host":
+            return False
+        return self.ctx.gpu if self.ctx is not None else None
+
+
+@dataclass(eq=False)
+class Net:
+    """A Block whose parameters may have been placed. Mutable and shared by every name bound
+    to it, so `net.initialize(...)` is seen through aliases."""
+
+    ctx: Ctx | None = None
+    #: Constructed in this scope (so an `initialize()` without ctx really lands on cpu).
+    fresh: bool = False
+    placed: bool = False
+    children: list[Net] = field(default_factory=list)
+    parent: Net | None = None
+    #: Initialised with no ctx (node of the call) and the GPU placement seen before it.
+    init_without_ctx: cst.Call | None = None
+    #: Moved by a later `reset_ctx`/`initialize(force_reinit=True)` of itself or a parent.
+    reset_later: bool = False
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Net:
+        # Shares the syntax node (identity matters for reports); copies the graph of blocks.
+        new = Net(self.ctx, self.fresh, self.placed, [], None, self.init_without_ctx,
+                  self.reset_later)
+        memo[id(self)] = new
+        new.children = [copy.deepcopy(c, memo) for c in self.children]
+        new.parent = copy.deepcopy(self.parent, memo) if self.parent is not None else None
+        return new
+
+
+@dataclass(frozen=True)
+class Loader:
+    """An iterable of host batches (DataLoader, mx.io iterator, dataset)."""
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A gluon loss object."""
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A callable that returns its input on the input's context."""
+
+
+@dataclass(frozen=True)
+class Params:
+    """`net.collect_params()`, one of its parameters, or an iteration over them."""
+
+    net: Net
+
+
+@dataclass(frozen=True)
+class Each:
+    """A list/generator whose elements are all `elem`."""
+
+    elem: Val
+
+
+@dataclass(frozen=True)
+class Seq:
+    """A tuple/list literal (element-wise, for unpacking)."""
+
+    items: tuple[Val, ...]
+
+
+Val = Union[Ctx, Tensor, Net, Loader, Loss, Transform, Params, Each, Seq, None]
+Env = dict[str, Val]
+
+# --- events -------------------------------------------------------------------------------
+
+
+@dataclass
+class NetCall:
+    node: cst.Call
+    net: Net
+    #: (argument expression, its value) for the tensor arguments
+    args: list[tuple[cst.BaseExpression, Val]]
+
+
+@dataclass
+class LossCall:
+    node: cst.Call
+    args: list[tuple[cst.BaseExpression, Val]]
+
+
+@dataclass
+class InitNoCtx:
+    node: cst.Call
+    block: Net
+    #: The possibly-GPU placement seen earlier in the scope, if any.
+    gpu_ctx: Ctx | None
+
+
+@dataclass
+class ParamRead:
+    node: cst.Call
+    net: Net
+    #: The context made current by an enclosing `with ctx:`, if any.
+    default_ctx: Ctx | None
+
+
+Event = Union[NetCall, LossCall, InitNoCtx, ParamRead]
+
+
+def join(a: Val, b: Val) -> Val:
+    """The value of a variable after two branches bound it to `a` and `b`."""
+    if a is b or a == b:
+        return a
+    if isinstance(a, Ctx) and isinstance(b, Ctx):
+        gpu = True if True in (a.gpu, b.gpu) else (False if a.gpu is False and b.gpu is False
+                                                    else None)
+        src = a.src if a.src == b.src else None
+        return Ctx(gpu, a.multi or b.multi, src)
+    if isinstance(a, Ctx) and b is None and a.gpu:
+        return a
+    if isinstance(b, Ctx) and a is None and b.gpu:
+        return b
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.where == b.where:
+        if a.where == "host":
+            return a
+        if a.ctx is not None and b.ctx is not None:
+            joined = join(a.ctx, b.ctx)
+            return Tensor("placed", joined if isinstance(joined, Ctx) else None)
+        return Tensor("placed", None)
+    if isinstance(a, Each) and isinstance(b, Each):
+        inner = join(a.elem, b.elem)
+        return Each(inner) if inner is not None else None
+    if type(a) is type(b) and isinstance(a, (Loader, Loss, Transform)):
+        return a
+    return None
+
+
+def merge(base: Env, branches: Sequence[Env]) -> Env:
+    """Join the environments at the end of alternative branches."""
+    out: Env = {}
+    keys: set[str] = set()
+    for env in branches:
+        keys.update(env)
+    for key in keys:
+        present = [env[key] for env in branches if key in env]
+        value = present[0]
+        for other in present[1:]:
+            value = join(value, other)
+        if len(present) < len(branches) and key in base:
+            value = join(value, base[key]) if base[key] is not value else value
+        out[key] = value
+    return out
+
+
+# --- the interpreter ----------------------------------------------------------------------
+
+_LOADER_NAME = re.compile(
+    r"(?:^|[._])(?:\w*loader|\w*_iter|data_iter|train_data|val_data|valid_data|test_data|"
+    r"eval_data)$")
+_PARAM_ATTRS = frozenset({"weight", "bias", "params", "gamma", "beta", "running_mean",
+                          "running_var", "i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"})
+_ITER_PASSTHROUGH = frozenset({"tqdm", "iter", "list", "tuple", "sorted", "reversed"})
+_TO_PYTHON = knowledge.TO_PYTHON_METHODS | {"asnumpy", "shape", "dtype"}
+_NON_TENSOR_ATTRS = knowledge.VALUE_ATTRIBUTES - {"grad"}
+
+
+def _kwarg(call: cst.Call, names: Sequence[str]) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in names:
+            return arg.value
+    return None
+
+
+def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
+    pos = [a for a in call.args if a.keyword is None and not a.star]
+    if any(a.star for a in call.args if a.keyword is None):
+        return None
+    return pos[index].value if index < len(pos) else None
+
+
+def ctx_argument(call: cst.Call, method: str, keywords: Sequence[str] = knowledge.CTX_KEYWORDS
+                 ) -> cst.BaseExpression | None:
+    """The expression passed as the context of `call` (keyword or positional), if any."""
+    found = _kwarg(call, keywords)
+    if found is not None:
+        return found
+    index = knowledge.CTX_POSITION.get(method)
+    return _positional(call, index) if index is not None else None
+
+
+def creator_ctx_argument(call: cst.Call, short: str) -> cst.BaseExpression | None:
+    """`ctx` of an NDArray creator: keyword, or positional for zeros/ones/empty/array/full."""
+    found = _kwarg(call, knowledge.CTX_KEYWORDS)
+    if found is not None:
+        return found
+    index = {"zeros": 1, "ones": 1, "empty": 1, "array": 1, "full": 2}.get(short)
+    return _positional(call, index) if index is not None else None
+
+
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _is_false(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _is_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _data_source(name: str) -> bool:
+    if name in knowledge.DATA_SOURCE_FUNCS:
+        return True
+    if any(name.startswith(p) for p in knowledge.DATA_SOURCE_EXCLUDED):
+        return False
+    if not any(name.startswith(p) for p in knowledge.DATA_SOURCE_PREFIXES):
+        return False
+    leaf = name.rsplit(".", 1)[-1]
+    return leaf[:1].isupper()  # a class (loader, iterator, dataset), not a helper function
+
+
+class Scope:
+    """Interpret one body; collect `events`.
+
+    `imports` resolves names, `env` is the starting environment (module-level values visible to
+    a function, and its parameters), `helpers` maps local function names to the context they
+    return (`def try_gpu(): return mx.gpu() if ... else mx.cpu()`).
+    """
+
+    def __init__(self, imports: ImportMap, code: Callable[[cst.CSTNode], str],
+                 env: Env | None = None, helpers: dict[str, Ctx] | None = None) -> None:
+        self.imports = imports
+        self.code = code
+        self.env: Env = env if env is not None else {}
+        self.helpers = helpers or {}
+        self.events: list[Event] = []
+        self.default_ctx: list[Ctx] = []
+        #: The first possibly-GPU placement of parameters seen in this scope.
+        self.gpu_placement: Ctx | None = None
+
+    # -- statements --------------------------------------------------------------------------
+
+    def run(self, body: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> None:
+        for stmt in body:
+            self.statement(stmt)
+
+    def _block(self, suite: cst.BaseSuite) -> None:
+        if isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            self.run(suite.body)
+
+    def _branch(self, suite: cst.BaseSuite | None) -> Env:
+        saved = self.env
+        self.env = dict(saved)
+        if suite is not None:
+            self._block(suite)
+        out, self.env = self.env, saved
+        return out
+
+    def statement(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            self.run(stmt.body)
+        elif isinstance(stmt, cst.Assign):
+            value = self.ev(stmt.value)
+            for target in stmt.targets:
+                self.bind(target.target, value, stmt.value)
+        elif isinstance(stmt, cst.AnnAssign):
+            if stmt.value is not None:
+                self.bind(stmt.target, self.ev(stmt.value), stmt.value)
+        elif isinstance(stmt, cst.AugAssign):
+            right = self.ev(stmt.value)
+            left = self.ev(stmt.target)
+            self.bind(stmt.target, _combine([left, right]), None)
+        elif isinstance(stmt, (cst.Expr, cst.Return)):
+            if stmt.value is not None:
+                self.ev(stmt.value)
+        elif isinstance(stmt, cst.If):
+            self.ev(stmt.test)
+            then = self._branch(stmt.body)
+            orelse: Env
+            if isinstance(stmt.orelse, cst.If):
+                saved = self.env
+                self.env = dict(saved)
+                self.statement(stmt.orelse)
+                orelse, self.env = self.env, saved
+            elif isinstance(stmt.orelse, cst.Else):
+                orelse = self._branch(stmt.orelse.body)
+            else:
+                orelse = dict(self.env)
+            self.env = merge(self.env, [then, orelse])
+        elif isinstance(stmt, cst.For):
+            self.bind(stmt.target, self.element(self._iterable(stmt.iter)), None)
+            self._block(stmt.body)
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body)
+        elif isinstance(stmt, cst.While):
+            self.ev(stmt.test)
+            self._block(stmt.body)
+        elif isinstance(stmt, cst.With):
+            pushed = 0
+            for item in stmt.items:
+                value = self.ev(item.item)
+                if isinstance(value, Ctx):
+                    self.default_ctx.append(value)
+                    pushed += 1
+                if item.asname is not None:
+                    self.bind(item.asname.name, None, None)
+            self._block(stmt.body)
+            for _ in range(pushed):
+                self.default_ctx.pop()
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            base = dict(self.env)
+            self._block(stmt.body)
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body)
+            branches = [self.env]
+            for handler in stmt.handlers:
+                saved = self.env
+                self.env = dict(base)
+                self._block(handler.body)
+                branches.append(self.env)
+                self.env = saved
+            self.env = merge(base, branches)
+            if stmt.finalbody is not None:
+                self._block(stmt.finalbody.body)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            self.env.pop(stmt.name.value, None)
+        elif isinstance(stmt, (cst.Del, cst.Global, cst.Nonlocal, cst.Pass, cst.Import,
+                               cst.ImportFrom, cst.Break, cst.Continue)):
+            return
+        elif isinstance(stmt, cst.BaseExpression):
+            self.ev(stmt)
+        else:
+            for child in children(stmt):
+                if isinstance(child, cst.BaseExpression):
+                    self.ev(child)
+
+    # -- binding -------------------------------------------------------------------------------
+
+    def bind(self, target: cst.BaseExpression, value: Val,
+             source: cst.BaseExpression | None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            if isinstance(value, Seq) and len(value.items) == len(elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in target.elements):
+                for element, item in zip(elements, value.items):
+                    self.bind(element, item, None)
+                return
+            item_value = self.unpacked(value)
+            for element in elements:
+                self.bind(element, item_value, None)
+            return
+        if isinstance(target, cst.StarredElement):
+            self.bind(target.value, None, None)
+            return
+        if isinstance(target, cst.Subscript):
+            self.ev(target)
+            return
+        key = dotted_name(target)
+        if key is None:
+            return
+        for stale in [k for k in self.env if k.startswith(key + ".")]:
+            del self.env[stale]
+        self.env[key] = value
+        if isinstance(target, cst.Attribute) and isinstance(value, Net):
+            parent = self.env.get(dotted_name(target.value) or "")
+            if isinstance(parent, Net):
+                self.attach(parent, value)
+
+    def attach(self, parent: Net, child: Net) -> None:
+        if child not in parent.children:
+            parent.children.append(child)
+        child.parent = parent
+
+    def _iterable(self, node: cst.BaseExpression) -> Val:
+        """The value iterated by a loop; an unknown name spelled like a data loader
+        (`train_loader`, `val_data`, `data_iter`) is one."""
+        value = self.ev(node)
+        if value is not None:
+            return value
+        wrapper = None
+        inner = node
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and \
+                node.func.value in ("enumerate", "tqdm") and node.args:
+            wrapper, inner = node.func.value, node.args[0].value
+        if not _LOADER_NAME.search(dotted_name(inner) or "") or self.ev(inner) is not None:
+            return value
+        if wrapper == "enumerate":
+            return Each(Seq((None, self.element(Loader()))))
+        return Loader()
+
+    def unpacked(self, value: Val) -> Val:
+        """The value of each name when `value` is unpacked into a tuple of names."""
+        if isinstance(value, Tensor):
+            return value
+        if isinstance(value, Each):
+            return value.elem
+        if isinstance(value, Loader):
+            return value
+        if isinstance(value, Seq) and value.items:
+            out = value.items[0]
+            for item in value.items[1:]:
+                out = join(out, item)
+            return out
+        return None
+
+    def element(self, value: Val) -> Val:
+        """The value of the loop variable when iterating over `value`."""
+        if isinstance(value, Loader):
+            return Tensor("host", None, "a batch from the data loader")
+        if isinstance(value, Tensor):
+            return value
+        if isinstance(value, Each):
+            return value.elem
+        if isinstance(value, Params):
+            return value
+        if isinstance(value, Ctx) and value.multi:
+            return Ctx(value.gpu, False, None)
+        if isinstance(value, Seq):
+            return self.unpacked(value)
+        return None
+
+    # -- expressions ---------------------------------------------------------------------------
+
+    def ev(self, node: cst.BaseExpression) -> Val:
+        """The value of `node`; also records the events found inside it."""
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return self._name(node)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, cst.Subscript):
+            base = self.ev(node.value)
+            for element in node.slice:
+                self._walk_children(element)
+            if isinstance(base, Tensor):
+                return base
+            if isinstance(base, Ctx) and base.multi:
+                return Ctx(base.gpu, False, None)
+            if isinstance(base, Each):
+                return base.elem
+            if isinstance(base, Seq):
+                return self.unpacked(base)
+            if isinstance(base, (Params, Net)):
+                return base  # a parameter of the dict, or a child block of a Sequential
+            return None
+        if isinstance(node, cst.BinaryOperation):
+            return _combine([self.ev(node.left), self.ev(node.right)])
+        if isinstance(node, cst.UnaryOperation):
+            return _combine([self.ev(node.expression)])
+        if isinstance(node, cst.IfExp):
+            self.ev(node.test)
+            return join(self.ev(node.body), self.ev(node.orelse))
+        if isinstance(node, (cst.Tuple, cst.List)):
+            items = tuple(self.ev(e.value) for e in node.elements)
+            if items and all(isinstance(i, Ctx) for i in items):
+                ctxs = [i for i in items if isinstance(i, Ctx)]
+                # A list mixing cpu and gpu holds a copy on cpu(0): neither rule applies.
+                gpu = False if all(c.gpu is False for c in ctxs) else (
+                    None if any(c.gpu is False for c in ctxs) else
+                    (True if any(c.gpu for c in ctxs) else None))
+                return Ctx(gpu, len(items) > 1, self.code(node))
+            return Seq(items)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            return self._comprehension(node)
+        if isinstance(node, cst.NamedExpr):
+            value = self.ev(node.value)
+            self.bind(node.target, value, node.value)
+            return value
+        if isinstance(node, cst.Lambda):
+            return None
+        self._walk_children(node)
+        return None
+
+    def _walk_children(self, node: cst.CSTNode) -> None:
+        for child in children(node):
+            if isinstance(child, cst.BaseExpression):
+                self.ev(child)
+            elif not isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement)):
+                self._walk_children(child)
+
+    def _comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Val:
+        saved = self.env
+        self.env = dict(saved)
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            self.bind(clause.target, self.element(self.ev(clause.iter)), None)
+            for cond in clause.ifs:
+                self.ev(cond.test)
+            clause = clause.inner_for_in
+        elem = self.ev(node.elt)
+        self.env = saved
+        if isinstance(elem, Ctx):
+            return Ctx(elem.gpu, True, self.code(node))
+        return Each(elem) if elem is not None else None
+
+    def _name(self, node: cst.Name | cst.Attribute) -> Val:
+        key = dotted_name(node)
+        if key is not None and key in self.env:
+            return self.env[key]
+        if isinstance(node, cst.Attribute):
+            base = self._name(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) \
+                else self.ev(node.value)
+            attr = node.attr.value
+            if isinstance(base, Tensor):
+                if attr in ("context", "ctx", "device"):
+                    return Ctx(base.on_gpu(), False, self.code(node))
+                if attr in _NON_TENSOR_ATTRS:
+                    return None
+                return base
+            if isinstance(base, Net):
+                if attr in _PARAM_ATTRS:
+                    return Params(base)
+                return base  # a child block lives where its parent was placed
+            if isinstance(base, Params):
+                return base
+            return None
+        return None
+
+    def ctx_value(self, node: cst.BaseExpression | None) -> Ctx | None:
+        if node is None or _is_none(node):
+            return None
+        value = self.ev(node)
+        if isinstance(value, Ctx):
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                return Ctx(value.gpu, value.multi, self.code(node))
+            return value
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return Ctx(None, False, self.code(node))
+        return Ctx(None, False, None)
+
+    def _current_default(self) -> Ctx | None:
+        return self.default_ctx[-1] if self.default_ctx else None
+
+    def _creator(self, node: cst.Call, short: str, origin: str) -> Tensor:
+        ctx = self.ctx_value(creator_ctx_argument(node, short))
+        if ctx is None:
+            ctx = self._current_default()
+            if ctx is None:
+                return Tensor("host", None, origin)
+        if ctx.gpu is False:
+            return Tensor("host", ctx, origin)
+        return Tensor("placed", ctx)
+
+    def _call(self, node: cst.Call) -> Val:
+        func = node.func
+        bound = self.env.get(dotted_name(func) or "")
+        if isinstance(func, cst.Attribute) and not isinstance(bound, (Net, Loss, Transform)):
+            return self._method(node, func)
+        callee = self.ev(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        name = self.imports.resolve(func)
+        arg_vals = [(a.value, self.ev(a.value)) for a in node.args]
+        if isinstance(callee, Net):
+            return self._net_call(node, callee, arg_vals)
+        if isinstance(callee, Loss):
+            self.events.append(LossCall(node, arg_vals))
+            return None
+        if isinstance(callee, Transform):
+            return arg_vals[0][1] if arg_vals else None
+        if isinstance(func, cst.Name) and name is None:
+            if func.value in self.helpers:
+                return self.helpers[func.value]
+            if func.value == "enumerate" and arg_vals:
+                return Each(Seq((None, self.element(arg_vals[0][1]))))
+            if func.value == "zip":
+                return Each(Seq(tuple(self.element(v) for _, v in arg_vals)))
+            if func.value in _ITER_PASSTHROUGH and arg_vals:
+                return arg_vals[0][1] if func.value != "list" or not isinstance(
+                    arg_vals[0][1], Loader) else None
+        if name is None:
+            return self._maybe_block(func)
+        return self._qualified(node, name, arg_vals)
+
+    def _qualified(self, node: cst.Call, name: str,
+                   arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
+        short = name.rsplit(".", 1)[-1]
+        if name in knowledge.GPU_CONTEXT_HELPERS:
+            return Ctx(True, knowledge.GPU_CONTEXT_HELPERS[name], self.code(node))
+        if name in knowledge.CONTEXT_CONSTRUCTORS:
+            return _context(name, node, self.code(node))
+        if name in knowledge.NDARRAY_CREATORS:
+            return self._creator(node, short.rsplit(".", 1)[-1], f"`{self.code(node.func)}(...)` "
+                                 "without ctx")
+        if name in knowledge.LIKE_CREATORS:
+            return arg_vals[0][1] if arg_vals else None
+        if name in knowledge.NDARRAY_LOADERS:
+            return self._loaded(node, f"`{self.code(node.func)}(...)`")
+        if name.startswith(knowledge.GLUONCV_PRESETS) and short in knowledge.HOST_IMAGE_FUNCS:
+            return Tensor("host", None, f"`{self.code(node.func)}(...)`")
+        if name in knowledge.SPLIT_AND_LOAD:
+            ctx = self.ctx_value(ctx_argument(node, "split_and_load",
+                                              knowledge.CTX_LIST_KEYWORDS))
+            return Each(Tensor("placed", Ctx(ctx.gpu, False, None) if ctx else None))
+        if name in knowledge.SPLIT_DATA:
+            return Each(Tensor("host", None, "`split_data(...)` (which does not move data)"))
+        if _data_source(name):
+            return Loader()
+        if name.startswith(knowledge.LOSS_NAMESPACE):
+            return Loss()
+        if any(name.startswith(p) for p in knowledge.TRANSFORM_PREFIXES):
+            return Transform()
+        if any(name.startswith(p) for p in knowledge.MODEL_FACTORIES_WITH_CTX):
+            return self._model_factory(node)
+        if name in knowledge.SYMBOL_BLOCK_IMPORTS:
+            ctx = self.ctx_value(ctx_argument(node, "imports")) or CPU_DEFAULT
+            return self._placed_net(Net(fresh=True), ctx)
+        if any(name.startswith(ns) for ns in knowledge.BLOCK_NAMESPACES) and short[:1].isupper():
+            return Net(fresh=True)
+        if knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES) or (
+                name.startswith(knowledge.CTX_PRESERVING_PREFIXES) and not short[:1].isupper()):
+            return _combine([v for _, v in arg_vals])
+        if not knowledge.is_mxnet(name) and short[:1].isupper():
+            return Net(fresh=True)
+        return None
+
+    def _loaded(self, node: cst.Call, origin: str) -> Tensor:
+        ctx = self.ctx_value(_kwarg(node, knowledge.CTX_KEYWORDS))
+        if ctx is None or ctx.gpu is False:
+            return Tensor("host", ctx, origin)
+        return Tensor("placed", ctx)
+
+    def _maybe_block(self, func: cst.BaseExpression) -> Val:
+        """`Net()` for a class defined in this file: a fresh block (if it is one at all, only
+        a later `initialize` makes that matter)."""
+        key = dotted_name(func)
+        if key is not None and key.rsplit(".", 1)[-1][:1].isupper() and not key.startswith(
+                "self."):
+            return Net(fresh=True)
+        return None
+
+    def _model_factory(self, node: cst.Call) -> Net:
+        pretrained = _kwarg(node, ("pretrained",))
+        net = Net(fresh=True)
+        if pretrained is None or _is_false(pretrained):
+            return net
+        ctx = self.ctx_value(_kwarg(node, knowledge.CTX_KEYWORDS)) or CPU_DEFAULT
+        return self._placed_net(net, ctx)
+
+    def _placed_net(self, net: Net, ctx: Ctx) -> Net:
+        net.ctx = ctx
+        net.placed = True
+        if ctx.gpu and self.gpu_placement is None:
+            self.gpu_placement = ctx
+        return net
+
+    def _net_call(self, node: cst.Call, net: Net,
+                  arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
+        self.events.append(NetCall(node, net, arg_vals))
+        if net.placed and net.ctx is not None:
+            if net.ctx.gpu and any(isinstance(v, Tensor) and v.on_gpu() is False
+                                   for _, v in arg_vals):
+                return None  # this call already fails: one finding, not one per consequence
+            if net.ctx.gpu is False:
+                return Tensor("host", net.ctx, "the network's output")
+            return Tensor("placed", Ctx(net.ctx.gpu, False, None))
+        return None
+
+    def _receiver_net(self, receiver: cst.BaseExpression) -> tuple[str | None, Val]:
+        """The key and value a placement method acts on (`net`, `net.collect_params()`)."""
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and \
+                receiver.func.attr.value == "collect_params":
+            inner = receiver.func.value
+            return dotted_name(inner), self.ev(inner)
+        return dotted_name(receiver), self.ev(receiver)
+
+    def _method(self, node: cst.Call, func: cst.Attribute) -> Val:
+        method = func.attr.value
+        if method in knowledge.PARAM_PLACING_METHODS:
+            return self._placing(node, func, method)
+        receiver = self.ev(func.value)
+        name = self.imports.resolve(func)
+        arg_vals = [(a.value, self.ev(a.value)) for a in node.args]
+        if name is not None and not isinstance(receiver, (Tensor, Net, Params)):
+            return self._qualified(node, name, arg_vals)
+        if method in knowledge.CTX_MOVING_METHODS and not isinstance(receiver, (Net, Params)):
+            receiver = Tensor("placed", None)  # whatever it was, it is where it was sent now
+        if isinstance(receiver, Tensor):
+            if method in knowledge.CTX_MOVING_METHODS:
+                target = arg_vals[0][1] if arg_vals else None
+                if isinstance(target, Tensor):
+                    return Tensor("placed", None) if target.where == "placed" else target
+                ctx = self.ctx_value(ctx_argument(node, method))
+                if ctx is None or ctx.gpu is not False:
+                    return Tensor("placed", ctx)
+                return Tensor("host", ctx, f"`.{method}({ctx.src})`")
+            if method in _TO_PYTHON:
+                return None
+            if method in ("as_nd_ndarray", "as_np_ndarray", "detach", "copy"):
+                return receiver
+            return _combine([receiver, *[v for _, v in arg_vals]])
+        if isinstance(receiver, Net):
+            if method == "forward":
+                return self._net_call(node, receiver, arg_vals)
+            if method == "collect_params":
+                return Params(receiver)
+            if method in ("add", "register_child"):
+                for _, value in arg_vals:
+                    if isinstance(value, Net):
+                        self.attach(receiver, value)
+            return None
+        if isinstance(receiver, Params):
+            if method in knowledge.PARAM_VALUE_METHODS:
+                self.events.append(ParamRead(node, receiver.net, self._current_default()))
+                return Tensor("placed", Ctx(receiver.net.ctx.gpu, False, None)) \
+                    if receiver.net.ctx else None
+            if method in ("items", "values", "get", "__getitem__"):
+                return Each(Seq((None, receiver))) if method == "items" else (
+                    Each(receiver) if method == "values" else receiver)
+            return None
+        return None
+
+    def _placing(self, node: cst.Call, func: cst.Attribute, method: str) -> Val:
+        key, value = self._receiver_net(func.value)
+        for arg in node.args:
+            self.ev(arg.value)
+        if isinstance(value, Params):
+            net: Net = value.net
+        elif isinstance(value, Net):
+            net = value
+        elif key is not None and value is None and not key.startswith("self"):
+            net = Net()
+            self.env[key] = net
+        else:
+            return None
+        ctx = self.ctx_value(ctx_argument(node, method))
+        if method in ("reset_ctx", "reset_device"):
+            if ctx is not None:
+                self._placed_net(net, ctx)
+                _mark_reset(net)
+            return None
+        force = _is_true(_kwarg(node, ("force_reinit",)))
+        if ctx is None:
+            default = self._current_default()
+            if default is not None:
+                ctx = default
+            elif method == "initialize":
+                if net.fresh and not net.placed:
+                    net.init_without_ctx = node
+                    self.events.append(InitNoCtx(node, net, self.gpu_placement))
+                    self._placed_net(net, CPU_DEFAULT)
+                return None
+            else:  # load_parameters without ctx keeps an existing placement
+                if net.fresh and not net.placed:
+                    self._placed_net(net, CPU_DEFAULT)
+                return None
+        if method == "initialize" and net.placed and not force:
+            return None  # already initialised: a second initialize() is a no-op
+        self._placed_net(net, ctx)
+        if force or method != "initialize":
+            _mark_reset(net)
+        return None
+
+
+def _mark_reset(net: Net) -> None:
+    stack = list(net.children)
+    while stack:
+        child = stack.pop()
+        child.reset_later = True
+        if child.ctx is not None and net.ctx is not None:
+            child.ctx = net.ctx
+        stack.extend(child.children)
+
+
+def _combine(values: Sequence[Val]) -> Val:
+    """The placement of an operator's result from its operands'."""
+    unwrapped = [v.elem if isinstance(v, Each) else v for v in values]
+    tensors = [v for v in unwrapped if isinstance(v, Tensor)]
+    if not tensors:
+        return None
+    placed = [t for t in tensors if t.where == "placed"]
+    if placed:
+        return placed[0] if len(placed) == len(tensors) else Tensor("placed", None)
+    return tensors[0]
+
+
+def _context(name: str, node: cst.Call, src: str) -> Ctx:
+    if name in knowledge.GPU_CONSTRUCTORS:
+        return Ctx(True, False, src)
+    if name == "mxnet.Context":
+        first = _positional(node, 0) or _kwarg(node, ("device_type",))
+        if isinstance(first, cst.SimpleString):
+            kind = first.evaluated_value
+            if isinstance(kind, str):
+                gpu = True if kind == "gpu" else (False if kind == "cpu" else None)
+                return Ctx(gpu, False, src)
+        return Ctx(None, False, src)
+    return Ctx(False, False, src)
+
+
+# --- scopes of a module ---------------------------------------------------------------------
+
+
+def parameter_env(scope: Scope, params: cst.Parameters) -> dict[str, Val]:
+    """Parameters shadow outer names; a ctx-like parameter with a GPU default is a GPU ctx."""
+    env: dict[str, Val] = {}
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for param in every:
+        value: Val = None
+        if param.default is not None:
+            default = scope.ev(param.default)
+            if isinstance(default, Ctx):
+                value = Ctx(default.gpu, default.multi, param.name.value)
+        env[param.name.value] = value
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            env[star.name.value] = None
+    return env
+
+
+_HELPER_NAME = re.compile(r"gpu|ctx|context|device", re.IGNORECASE)
+
+
+def context_helpers(module: cst.Module, imports: ImportMap,
+                    code: Callable[[cst.CSTNode], str]) -> dict[str, Ctx]:
+    """Module-level functions that return a context (`def try_gpu(): ...`)."""
+    out: dict[str, Ctx] = {}
+    for stmt in module.body:
+        if not isinstance(stmt, cst.FunctionDef) or not _HELPER_NAME.search(stmt.name.value):
+            continue
+        value: Val = None
+        seen = False
+        for ret in _returns(stmt.body):
+            if ret.value is None:
+                continue
+            probe = Scope(imports, code)
+            got = probe.ev(ret.value)
+            value = got if not seen else join(value, got)
+            seen = True
+        if isinstance(value, Ctx) and value.gpu is not None:
+            out[stmt.name.value] = Ctx(value.gpu, value.multi, None)
+    return out
+
+
+def _returns(suite: cst.BaseSuite) -> Iterator[cst.Return]:
+    stack: list[cst.CSTNode] = [suite]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return):
+            yield node
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
+            continue
+        stack.extend(children(node))
+
+
+def module_env_copy(env: Env) -> Env:
+    """A function sees the module's final values; its own mutations stay its own."""
+    return copy.deepcopy(env)
+
+
+# --- tensors created inside a forward ----------------------------------------------------
+
+_Kind = tuple[bool, frozenset[cst.Call]]
+_NEUTRAL: _Kind = (False, frozenset())
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
+             cst.FormattedString)
+
+
+def _mentions_ctx(node: cst.BaseExpression) -> bool:
+    """An argument that passes a context along (`x.context`, `ctx`, `self.device`)."""
+    name = dotted_name(node) or ""
+    return name.rsplit(".", 1)[-1] in knowledge.CTX_KEYWORDS + ("ctx_list",)
+
+
+def _is_ctx_call(node: cst.BaseExpression) -> bool:
+    """`mx.gpu(0)`, `mx.cpu()`, `mx.Context(...)` spelled in a `with` (not resolved: cheap)."""
+    if not isinstance(node, cst.Call):
+        return False
+    name = dotted_name(node.func) or ""
+    return name.rsplit(".", 1)[-1] in ("gpu", "cpu", "Context", "Device")
+
+
+def tensor_parameters(fn: cst.FunctionDef, skip: int) -> list[str]:
+    """Parameters of a forward that hold tensors: all but `self` (and `F`), minus those with
+    a literal default (`axis=1`, `training=False`)."""
+    params = fn.params
+    positional = [*params.posonly_params, *params.params][skip:]
+    out = []
+    for param in [*positional, *params.kwonly_params]:
+        default = param.default
+        if default is not None and (isinstance(default, _LITERALS) or (
+                isinstance(default, cst.Name) and default.value in ("True", "False"))):
+            continue
+        out.append(param.name.value)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            out.append(star.name.value)
+    return out
+
+
+class ForwardCreations:
+    """Tensors made without `ctx` inside a forward and combined with its tensor inputs.
+
+    A creator without `ctx` (`nd.zeros(shape)`) lands on the default context (cpu); the
+    inputs of a forward live wherever the caller put them, so combining the two fails on a
+    GPU. `F.zeros` in `hybrid_forward` is not a creator here: hybridized, it is bound on the
+    inputs' context, and it cannot take `ctx` symbolically.
+    """
+
+    def __init__(self, imports: ImportMap, f_name: str | None) -> None:
+        self.imports = imports
+        self.f_name = f_name
+        self.arg: set[str] = set()
+        self.created: dict[str, frozenset[cst.Call]] = {}
+        self.found: list[cst.Call] = []
+        self.under_ctx = 0
+
+    def run(self, fn: cst.FunctionDef, params: list[str]) -> list[cst.Call]:
+        self.arg = set(params)
+        self._suite(fn.body)
+        seen: set[int] = set()
+        out = []
+        for node in self.found:
+            if id(node) not in seen:
+                seen.add(id(node))
+                out.append(node)
+        return out
+
+    def _suite(self, suite: cst.BaseSuite) -> None:
+        for stmt in suite.body:
+            self._stmt(stmt)
+
+    def _stmt(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._stmt(small)
+        elif isinstance(stmt, cst.Assign):
+            kind = self.kind(stmt.value)
+            for target in stmt.targets:
+                self._bind(target.target, kind)
+        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            self._bind(stmt.target, self.kind(stmt.value))
+        elif isinstance(stmt, cst.AugAssign):
+            self._bind(stmt.target, self._combine([self.kind(stmt.target),
+                                                   self.kind(stmt.value)]))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return
+        elif isinstance(stmt, cst.With) and any(_mentions_ctx(i.item) or _is_ctx_call(i.item)
+                                                for i in stmt.items):
+            self.under_ctx += 1  # `with x.context:` makes it the default context
+            self._suite(stmt.body)
+            self.under_ctx -= 1
+        elif isinstance(stmt, cst.For):
+            self._bind(stmt.target, self.kind(stmt.iter))
+            self._suite(stmt.body)
+            self._suite(stmt.body)  # a second pass: state carried round the loop
+        elif isinstance(stmt, cst.While):
+            self.kind(stmt.test)
+            self._suite(stmt.body)
+            self._suite(stmt.body)
+        else:
+            for child in children(stmt):
+                if isinstance(child, cst.BaseExpression):
+                    self.kind(child)
+                elif isinstance(child, cst.BaseSuite):
+                    self._suite(child)
+                elif isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement)):
+                    self._stmt(child)
+                else:
+                    self._stmt(child)
+
+    def _bind(self, target: cst.BaseExpression, kind: _Kind) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, kind)
+            return
+        if isinstance(target, cst.StarredElement):
+            self._bind(target.value, kind)
+            return
+        if isinstance(target, cst.Subscript):
+            self._combine([self.kind(target.value), kind])
+            return
+        if isinstance(target, cst.Name):
+            name = target.value
+            if kind[0]:
+                self.arg.add(name)
+            else:
+                self.arg.discard(name)
+            if kind[1]:
+                self.created[name] = kind[1]
+            else:
+                self.created.pop(name, None)
+
+    def _combine(self, kinds: Sequence[_Kind]) -> _Kind:
+        is_arg = any(k[0] for k in kinds)
+        made: frozenset[cst.Call] = frozenset().union(*(k[1] for k in kinds))
+        if is_arg and made:
+            self.found.extend(sorted(made, key=id))
+        return is_arg, made
+
+    def _union(self, kinds: Sequence[_Kind]) -> _Kind:
+        return any(k[0] for k in kinds), frozenset().union(*(k[1] for k in kinds))
+
+    def kind(self, node: cst.BaseExpression) -> _Kind:
+        if isinstance(node, cst.Name):
+            return node.value in self.arg, self.created.get(node.value, frozenset())
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in _NON_TENSOR_ATTRS:
+                return _NEUTRAL
+            dotted = dotted_name(node)
+            if dotted is not None and dotted.startswith("self."):
+                return _NEUTRAL
+            return self.kind(node.value)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, (cst.BinaryOperation,)):
+            return self._combine([self.kind(node.left), self.kind(node.right)])
+        if isinstance(node, cst.Comparison):
+            return self._combine([self.kind(node.left),
+                                  *[self.kind(c.comparator) for c in node.comparisons]])
+        if isinstance(node, cst.UnaryOperation):
+            return self.kind(node.expression)
+        if isinstance(node, cst.Subscript):
+            for element in node.slice:
+                self._walk(element)
+            return self.kind(node.value)
+        if isinstance(node, cst.IfExp):
+            self.kind(node.test)
+            return self._union([self.kind(node.body), self.kind(node.orelse)])
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return self._union([self.kind(e.value) for e in node.elements])
+        if isinstance(node, cst.Lambda):
+            return _NEUTRAL
+        self._walk(node)
+        return _NEUTRAL
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        for child in children(node):
+            if isinstance(child, cst.BaseExpression):
+                self.kind(child)
+            else:
+                self._walk(child)
+
+    def _call(self, node: cst.Call) -> _Kind:
+        func = node.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        arg_kinds = [self.kind(a.value) for a in node.args]
+        if method in _TO_PYTHON:
+            self.kind(func)
+            return _NEUTRAL
+        if method in knowledge.CTX_MOVING_METHODS:
+            self.kind(func)
+            return _NEUTRAL
+        name = self.imports.resolve(func)
+        dotted = dotted_name(func) or ""
+        is_f = self.f_name is not None and dotted.startswith(self.f_name + ".")
+        if name in knowledge.NDARRAY_CREATORS:
+            short = name.rsplit(".", 1)[-1]
+            if creator_ctx_argument(node, short) is None and not self.under_ctx:
+                return False, frozenset({node})
+            return _NEUTRAL
+        if method in knowledge.STATE_CREATING_METHODS and name is None and \
+                isinstance(func, cst.Attribute) and dotted_name(func.value) != "self":
+            # `self.rnn.begin_state(batch)` makes zeros with `nd.zeros` on the default context
+            maker = dotted_name(_kwarg(node, ("func",)) or cst.Name("nd")) or ""
+            symbolic = self.f_name is not None and maker.startswith(self.f_name + ".")
+            if _kwarg(node, knowledge.CTX_KEYWORDS) is None and not self.under_ctx and \
+                    not symbolic and not any(a.star == "**" or _mentions_ctx(a.value)
+                                             for a in node.args):
+                return False, frozenset({node})
+            return _NEUTRAL
+        if name in knowledge.LIKE_CREATORS or (is_f and dotted.endswith("_like")):
+            return arg_kinds[0] if arg_kinds else _NEUTRAL
+        if name is not None and knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES) \
+                or is_f or dotted.startswith("self."):
+            return self._combine(arg_kinds)
+        if isinstance(func, cst.Attribute) and name is None:
+            receiver = self.kind(func.value)
+            if receiver[0] or receiver[1]:
+                return self._combine([receiver, *arg_kinds])
+        return _NEUTRAL

@@ -1,0 +1,359 @@
+"""`# noqa` suppressions, the same whichever way mxlint is called.
+
+Line directives follow flake8's grammar exactly (`# noqa`, `# noqa: MXL101,E501`, code prefixes
+match), so that a comment means the same thing to `mxlint check` and to `flake8`. mxlint adds two
+things flake8 cannot know about, and applies them in both modes:
+
+* a directive on the first line of a multi-line statement covers the whole statement;
+* file-level `# mxlint: noqa` (everything) and `# mxlint: noqa: MXL3,MXL401` (codes/prefixes).
+
+Under flake8 (`Settings.inline_noqa = False`) the same-line directive is left to flake8, so that
+`flake8 --disable-noqa` keeps working; unused-directive accounting (MXL004) is identical.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mxlint.rule import Edit, Finding, Fix, Location, Rule
+
+if TYPE_CHECKING:
+    from mxlint.config import Settings
+    from mxlint.engine import FileResult
+
+#: flake8's own inline pattern (flake8.defaults.NOQA_INLINE_REGEXP).
+NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+FILE_NOQA = re.compile(
+    r"^#\s*mxlint\s*:\s*noqa(?:\s*:\s*(?P<codes>[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*))?\s*$",
+    re.IGNORECASE,
+)
+_SPLIT = re.compile(r"[,\s]+")
+#: Key of the suppressions in FileFacts.extra (so cached results keep them).
+FACTS_KEY = "mxlint.suppressions"
+
+
+@dataclass
+class Directive:
+    """One `# noqa` comment: where it is and which codes it names (None: bare)."""
+
+    row: int
+    column: int  # 0-based column of the `#` of the directive
+    end_column: int  # 0-based end of the matched directive text
+    comment_start: int  # 0-based column of the comment token
+    comment_end: int
+    codes: tuple[str, ...] | None
+    used: set[str] = field(default_factory=set)
+
+    def covers(self, code: str) -> str | None:
+        """The entry of this directive that covers `code` ("" for bare), or None."""
+        if self.codes is None:
+            return ""
+        for entry in self.codes:
+            if code.startswith(entry):
+                return entry
+        return None
+
+
+@dataclass
+class Suppressions:
+    """Every directive of one file; picklable so that cached results carry it."""
+
+    lines: dict[int, Directive] = field(default_factory=dict)
+    #: row -> first row of the logical line (statement) it belongs to, for multi-line ones.
+    statement_start: dict[int, int] = field(default_factory=dict)
+    file_all: bool = False
+    file_codes: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.lines or self.file_all or self.file_codes)
+
+    def match(self, code: str, row: int, inline: bool = True) -> bool:
+        """Whether a finding of `code` on `row` is suppressed (and mark the directive used)."""
+        if self.file_all or any(code.startswith(p) for p in self.file_codes):
+            return True
+        rows = [row] if inline else []
+        start = self.statement_start.get(row)
+        if start is not None and start != row:
+            rows.append(start)
+        hit = False
+        for r in rows:
+            directive = self.lines.get(r)
+            if directive is None:
+                continue
+            entry = directive.covers(code)
+            if entry is not None:
+                directive.used.add(entry)
+                hit = True
+        if not inline:
+            # Same-line directives are flake8's job; account for them all the same.
+            directive = self.lines.get(row)
+            if directive is not None:
+                entry = directive.covers(code)
+                if entry is not None:
+                    directive.used.add(entry)
+        return hit
+
+
+def parse(source: str) -> Suppressions:
+    """Directives from the comments of `source` (comments only: never strings)."""
+    out = Suppressions()
+    if "noqa" not in source.lower():
+        return out
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return _parse_lines(source)
+    logical_start: int | None = None
+    for tok in tokens:
+        kind = tok.type
+        if kind == tokenize.COMMENT:
+            _add_comment(out, tok.string, tok.start[0], tok.start[1])
+            continue
+        if kind in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
+                    tokenize.ENDMARKER):
+            continue
+        if kind == tokenize.NEWLINE:
+            if logical_start is not None and tok.start[0] > logical_start:
+                for r in range(logical_start, tok.start[0] + 1):
+                    out.statement_start[r] = logical_start
+            logical_start = None
+            continue
+        if logical_start is None:
+            logical_start = tok.start[0]
+    return out
+
+
+def _parse_lines(text: str) -> Suppressions:
+    """Line-based reading for sources that do not tokenize and for non-Python files."""
+    out = Suppressions()
+    for row, line in enumerate(text.splitlines(), start=1):
+        index = line.find("#")
+        while index >= 0:
+            comment = line[index:]
+            if NOQA_INLINE.search(comment) or FILE_NOQA.match(comment.rstrip()):
+                _add_comment(out, comment.rstrip("\r\n"), row, index)
+                break
+            index = line.find("#", index + 1)
+    return out
+
+
+def _add_comment(out: Suppressions, text: str, row: int, col: int) -> None:
+    m = FILE_NOQA.match(text.strip())
+    if m:
+        if m.group("codes"):
+            out.file_codes += tuple(c.upper() for c in _SPLIT.split(m.group("codes")) if c)
+        else:
+            out.file_all = True
+        return
+    m = NOQA_INLINE.search(text)
+    if m is None:
+        return
+    codes = m.group("codes")
+    parsed = tuple(c.upper() for c in _SPLIT.split(codes) if c) if codes else None
+    out.lines[row] = Directive(row, col + m.start(), col + m.end(), col, col + len(text), parsed)
+
+
+def _filter(findings: list[Finding], sup: Suppressions, inline: bool) -> list[Finding]:
+    return [f for f in findings if not sup.match(f.code, f.location.row, inline)]
+
+
+def apply(result: FileResult, source: str, settings: Settings) -> FileResult:
+    """Drop suppressed findings of one linted Python file and report unused directives.
+
+    Called once at the end of `engine.lint_source`, so the CLI, the flake8 plugin and the cache
+    all see the same result. The suppressions are kept in the file's facts for findings that
+    appear later (cross-file ones, see `filter_cross_file`).
+    """
+    sup = parse(source)
+    if not sup:
+        return result
+    inline = settings.inline_noqa
+    result.findings = _filter(result.findings, sup, inline)
+    result.conditional = [(f, req) for f, req in result.conditional
+                          if not sup.match(f.code, f.location.row, inline)]
+    if result.facts is not None:
+        result.facts.extra[FACTS_KEY] = sup
+        result.findings.extend(unused_directives(result.path, source, sup, settings))
+    return result
+
+
+def filter_cross_file(findings: Iterable[Finding], results: Sequence[FileResult],
+                      settings: Settings) -> list[Finding]:
+    """Apply each file's suppressions to findings produced after all files were read."""
+    by_path: dict[str, Suppressions] = {}
+    for r in results:
+        if r.facts is not None and FACTS_KEY in r.facts.extra:
+            by_path[r.path] = r.facts.extra[FACTS_KEY]
+    out = []
+    for f in findings:
+        sup = by_path.get(f.filename)
+        if sup is None or not sup.match(f.code, f.location.row, settings.inline_noqa):
+            out.append(f)
+    return out
+
+
+def filter_text(findings: Iterable[Finding], texts: dict[str, str]) -> list[Finding]:
+    """Line directives in requirements files, Dockerfiles, pyproject.toml... (`#` comments)."""
+    cache: dict[str, Suppressions] = {}
+    out = []
+    for f in findings:
+        text = texts.get(f.filename)
+        if text is None:
+            out.append(f)
+            continue
+        sup = cache.get(f.filename)
+        if sup is None:
+            sup = cache[f.filename] = _parse_lines(text)
+        if not sup.match(f.code, f.location.row):
+            out.append(f)
+    return out
+
+
+def _cross_file_codes() -> frozenset[str]:
+    """Codes a checker may also report from `finalize`: their use is only known per run."""
+    from mxlint import registry
+    from mxlint.checker import Checker
+
+    codes: set[str] = set()
+    for checker in registry.python_checkers():
+        base = getattr(Checker.finalize, "__func__", None)
+        if getattr(checker.finalize, "__func__", None) is not base:
+            codes.update(r.code for r in checker.rules)
+    return frozenset(codes)
+
+
+def unused_directives(path: str, source: str, sup: Suppressions,
+                      settings: Settings) -> list[Finding]:
+    """MXL004 for MXL codes in `# noqa: ...` that suppressed nothing.
+
+    Only full MXL codes of rules that are enabled for this file and report per file are judged:
+    a bare `# noqa`, other tools' codes, prefixes, disabled rules and cross-file rules are left
+    alone, since mxlint cannot know whether they are needed.
+    """
+    from mxlint import registry
+
+    rules = registry.all_rules()
+    unused_rule = rules.get("MXL004")
+    if unused_rule is None or not settings.enabled(unused_rule, path):
+        return []
+    if sup.file_all or any("MXL004".startswith(p) for p in sup.file_codes):
+        return []
+    cross = _cross_file_codes()
+    lines = source.splitlines(keepends=True)
+    out: list[Finding] = []
+    for directive in sup.lines.values():
+        if not directive.codes or directive.covers("MXL004") is not None:
+            continue
+        unused: list[str] = []
+        for code in directive.codes:
+            if not code.startswith("MXL") or code in directive.used:
+                continue
+            rule = rules.get(code)
+            if rule is None:
+                if len(code) == 6:
+                    unused.append(code)  # not a rule at all
+                continue
+            if (rule.kind != "python" or code[3] == "0" or code in cross
+                    or not settings.enabled(rule, path)):
+                continue
+            unused.append(code)
+        if unused:
+            out.append(_unused_finding(path, directive, unused, lines, unused_rule))
+    return out
+
+
+def _unused_finding(path: str, d: Directive, unused: list[str], lines: list[str],
+                    rule: type[Rule]) -> Finding:
+    names = ", ".join(unused)
+    start = Location(d.row, d.column + 1)
+    end = Location(d.row, d.end_column + 1)
+    line = lines[d.row - 1] if d.row - 1 < len(lines) else ""
+    fix = _removal_fix(d, unused, line)
+    message = rule.format(codes=names)
+    return Finding(rule.code, message, path, start, end, fix=fix)
+
+
+def _removal_fix(d: Directive, unused: list[str], line: str) -> Fix | None:
+    assert d.codes is not None
+    keep = [c for c in d.codes if c not in unused]
+    body = line.rstrip("\r\n")
+    comment = body[d.comment_start:d.comment_end]
+    rest = body[d.end_column:d.comment_end].strip()
+    if keep:
+        text = "# noqa: " + ", ".join(keep)
+        edit = Edit(text, Location(d.row, d.column + 1), Location(d.row, d.end_column + 1))
+        if body[d.end_column:d.end_column + 1] not in ("", " ", "\t") and rest:
+            text += " "
+            edit = Edit(text, edit.location, edit.end_location)
+        return Fix("safe", f"Remove unused {', '.join(unused)} from `# noqa`", (edit,))
+    if rest or d.column != d.comment_start or not comment:
+        return None  # the comment says more than the directive: leave it to the author
+    start = d.comment_start
+    while start > 0 and body[start - 1] in " \t":
+        start -= 1
+    if not body[:start].strip():
+        return None  # a directive alone on its line: removing it would leave an empty line
+    return Fix("safe", "Remove unused `# noqa` directive",
+               (Edit("", Location(d.row, start + 1), Location(d.row, d.comment_end + 1)),))
+
+
+def add_noqa(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
+    """Insert `# noqa: CODE` for each finding (Python source); returns (new source, count).
+
+    The directive goes on the reported line when a comment can end it, otherwise on the first
+    line of the statement (which mxlint and its flake8 plugin both honour).
+    """
+    if not findings:
+        return source, 0
+    sup = parse(source)
+    lines = source.splitlines(keepends=True)
+    blocked = _rows_without_comment_end(source)
+    wanted: dict[int, list[str]] = {}
+    for f in findings:
+        if sup.match(f.code, f.location.row):
+            continue
+        row = f.location.row
+        if row in blocked:
+            start = sup.statement_start.get(row, row)
+            if start in blocked:
+                continue
+            row = start
+        if 1 <= row <= len(lines):
+            codes = wanted.setdefault(row, [])
+            if f.code not in codes:
+                codes.append(f.code)
+    count = 0
+    for row, codes in wanted.items():
+        line = lines[row - 1]
+        body = line.rstrip("\r\n")
+        ending = line[len(body):]
+        directive = sup.lines.get(row)
+        if directive is not None and directive.codes is not None:
+            merged = list(directive.codes) + [c for c in codes if c not in directive.codes]
+            body = (body[:directive.column] + "# noqa: " + ", ".join(merged)
+                    + body[directive.end_column:])
+        else:
+            body = body.rstrip() + "  # noqa: " + ", ".join(codes)
+        lines[row - 1] = body + ending
+        count += len(codes)
+    return "".join(lines), count
+
+
+def _rows_without_comment_end(source: str) -> set[int]:
+    """Rows whose end is inside a string or continued with a backslash."""
+    rows: set[int] = set()
+    for row, line in enumerate(source.splitlines(), start=1):
+        if line.rstrip().endswith("\\"):
+            rows.add(row)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.STRING or getattr(tokenize, "FSTRING_MIDDLE", -1) == tok.type:
+                rows.update(range(tok.start[0], tok.end[0]))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    return rows

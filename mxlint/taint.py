@@ -1,0 +1,605 @@
+"""Flow-sensitive "is this a tensor?" analysis of one function body.
+
+Rules about hybridized code must tell a tensor (`x`, `F.relu(x)`, `x.reshape(...)`) from a Python
+value (`self.num_layers`, `len(...)`, `x.shape[0]` in MXNet 1.x is already a break of its own)
+without running anything. This module interprets a function's statements in order over a small
+lattice of value kinds and calls hooks at the places a rule may care about (tests, attribute
+reads, subscripts, iteration, calls); the rule decides what is a finding. Reassignment is
+honoured (`x = 3` after `x = F.relu(x)` is a Python value again), branches are joined, loop
+bodies run twice to reach a fixpoint, and `x is None` tests narrow optional tensors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from enum import Enum
+
+import libcst as cst
+
+
+class Kind(Enum):
+    """What a value is, as far as the analysis can tell."""
+
+    TENSOR = "tensor"  # one NDArray/Symbol: certain
+    MAYBE_GROUP = "tensor-or-group"  # a tensor or a tuple/list of them (child block outputs)
+    GROUP = "group"  # a tuple/list/multi-output symbol of tensors: indexing is fine
+    OPTIONAL = "tensor-or-none"  # a tensor argument defaulting to None
+    PYTHON = "python"  # a Python value: config, shapes, ints, strings
+    NONE = "none"
+    UNKNOWN = "unknown"
+
+
+TENSORISH = frozenset({Kind.TENSOR, Kind.MAYBE_GROUP})
+Env = dict[str, Kind]
+
+
+def join(a: Kind, b: Kind) -> Kind:
+    if a is b:
+        return a
+    pair = {a, b}
+    if pair == {Kind.TENSOR, Kind.MAYBE_GROUP}:
+        return Kind.MAYBE_GROUP
+    if pair <= {Kind.TENSOR, Kind.NONE, Kind.OPTIONAL}:
+        return Kind.OPTIONAL
+    if pair <= {Kind.PYTHON, Kind.NONE}:
+        return Kind.PYTHON
+    return Kind.UNKNOWN
+
+
+def join_env(a: Env, b: Env) -> Env:
+    out: Env = {}
+    for name in a.keys() | b.keys():
+        out[name] = join(a.get(name, Kind.UNKNOWN), b.get(name, Kind.UNKNOWN))
+    return out
+
+
+def element(kind: Kind) -> Kind:
+    """The kind of an element of a value of `kind` (iteration, unpacking, indexing)."""
+    if kind in (Kind.GROUP, Kind.MAYBE_GROUP):
+        return Kind.MAYBE_GROUP
+    if kind is Kind.TENSOR:
+        return Kind.TENSOR
+    if kind is Kind.PYTHON:
+        return Kind.PYTHON
+    return Kind.UNKNOWN
+
+
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+class Hooks:
+    """Callbacks of the interpreter; a rule overrides what it needs.
+
+    `silent` is true while the interpreter is inside an imperative-only branch (`if F is nd:`):
+    hooks should still answer kinds but report nothing.
+    """
+
+    silent: bool = False
+    #: True inside the branch where an argument or setting is None (`x.shape` as a fallback).
+    fallback: bool = False
+
+    def name_kind(self, name: str) -> Kind:
+        """Kind of a name the function never assigned (globals, builtins, closure)."""
+        return Kind.UNKNOWN
+
+    def call(self, node: cst.Call, func_kind: Kind, args: list[tuple[cst.Arg, Kind]],
+             interp: Interpreter) -> Kind | None:
+        """Kind of a call's result, or None to let the interpreter decide."""
+        return None
+
+    def attribute(self, node: cst.Attribute, base: Kind) -> Kind | None:
+        return None
+
+    def subscript(self, node: cst.Subscript, base: Kind, interp: Interpreter) -> None:
+        """`x[...]` read."""
+
+    def test(self, node: cst.BaseExpression, kind: Kind) -> None:
+        """A value used as a truth value (if/while/assert/ternary/and/or/not)."""
+
+    def iterate(self, node: cst.CSTNode, iterable: cst.BaseExpression, kind: Kind) -> None:
+        """`for _ in x`, comprehensions."""
+
+    def unpack(self, node: cst.CSTNode, value: cst.BaseExpression, kind: Kind) -> None:
+        """`a, b = x`."""
+
+    def store_subscript(self, node: cst.Subscript, base: Kind) -> None:
+        """`x[...] = v`."""
+
+    def augassign(self, node: cst.AugAssign, target: Kind, value: Kind) -> None:
+        """`x += v`."""
+
+    def guard(self, test: cst.BaseExpression) -> str | None:
+        """"body"/"orelse" when that branch of `if test:` runs imperatively only."""
+        return None
+
+    def returned(self, node: cst.Return, kind: Kind) -> None:
+        """A `return` statement and the kind it returns."""
+
+
+class Interpreter:
+    """Abstract interpretation of one function body over `Kind`."""
+
+    def __init__(self, hooks: Hooks, env: Env) -> None:
+        self.hooks = hooks
+        self.env: Env = dict(env)
+        self.returns: Kind | None = None
+
+    # -- statements --------------------------------------------------------------------------
+
+    def run(self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]) -> bool:
+        """Interpret statements; True if the block always leaves (return/raise/continue/break)."""
+        return any(self.stmt(stmt) for stmt in body)
+
+    def block(self, node: cst.BaseSuite) -> bool:
+        if isinstance(node, cst.IndentedBlock):
+            return self.run(node.body)
+        if isinstance(node, cst.SimpleStatementSuite):
+            return self.run(node.body)
+        return False
+
+    def stmt(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.SimpleStatementLine):
+            return self.run(node.body)
+        if isinstance(node, cst.Assign):
+            kind = self.expr(node.value)
+            for target in node.targets:
+                self.assign(target.target, node.value, kind, node)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.assign(node.target, node.value, self.expr(node.value), node)
+        elif isinstance(node, cst.AugAssign):
+            value = self.expr(node.value)
+            current = self.expr(node.target) if not isinstance(node.target, cst.Name) \
+                else self.env.get(node.target.value, self.hooks.name_kind(node.target.value))
+            self.hooks.augassign(node, current, value)
+            if isinstance(node.target, cst.Name):
+                new = Kind.TENSOR if Kind.TENSOR in (current, value) else join(current, value)
+                self.env[node.target.value] = new
+        elif isinstance(node, cst.Expr):
+            self.expr(node.value)
+        elif isinstance(node, cst.Return):
+            kind = self.expr(node.value) if node.value is not None else Kind.NONE
+            self.returns = kind if self.returns is None else join(self.returns, kind)
+            self.hooks.returned(node, kind)
+            return True
+        elif isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self.expr(node.exc)
+            return True
+        elif isinstance(node, (cst.Continue, cst.Break)):
+            return True
+        elif isinstance(node, cst.Assert):
+            self.test_expr(node.test)
+            if node.msg is not None:
+                self.expr(node.msg)
+        elif isinstance(node, cst.Del):
+            for deleted in _names(node.target):
+                self.env.pop(deleted, None)
+        elif isinstance(node, cst.If):
+            return self.if_stmt(node)
+        elif isinstance(node, cst.For):
+            self.for_stmt(node)
+        elif isinstance(node, cst.While):
+            self.while_stmt(node)
+        elif isinstance(node, cst.With):
+            for item in node.items:
+                kind = self.expr(item.item)
+                if item.asname is not None:
+                    self.assign(item.asname.name, item.item, element(kind)
+                                if kind is Kind.GROUP else Kind.UNKNOWN, item)
+            return self.block(node.body)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self.try_stmt(node)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self.env[node.name.value] = Kind.UNKNOWN
+        return False
+
+    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None, kind: Kind,
+               stmt: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.env[target.value] = kind
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            if isinstance(value, (cst.Tuple, cst.List)) and \
+                    len(value.elements) == len(elements) and \
+                    not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                for sub, val in zip(elements, value.elements):
+                    self.assign(sub, val.value, self.expr(val.value), stmt)
+                return
+            if value is not None:
+                self.hooks.unpack(stmt, value, kind)
+            for sub in elements:
+                inner = sub.value if isinstance(sub, cst.StarredElement) else sub
+                self.assign(inner, None, element(kind), stmt)
+        elif isinstance(target, cst.Subscript):
+            base = self.expr(target.value)
+            for el in target.slice:
+                self._slice_exprs(el)
+            self.hooks.store_subscript(target, base)
+        elif isinstance(target, cst.Attribute):
+            self.expr(target.value)
+        elif isinstance(target, cst.StarredElement):
+            self.assign(target.value, None, Kind.UNKNOWN, stmt)
+
+    @contextmanager
+    def _mode(self, silent: bool, fallback: bool) -> Iterator[None]:
+        """Enter a branch: imperative-only (`silent`) or a None fallback (`fallback`)."""
+        saved = self.hooks.silent, self.hooks.fallback
+        self.hooks.silent = saved[0] or silent
+        self.hooks.fallback = saved[1] or fallback
+        try:
+            yield
+        finally:
+            self.hooks.silent, self.hooks.fallback = saved
+
+    def _branch(self, suite: cst.BaseSuite | None, env: Env, silent: bool,
+                fallback: bool) -> tuple[Env, bool]:
+        saved_env = self.env
+        self.env = dict(env)
+        try:
+            with self._mode(silent, fallback):
+                leaves = self.block(suite) if suite is not None else False
+            return self.env, leaves
+        finally:
+            self.env = saved_env
+
+    def if_stmt(self, node: cst.If) -> bool:
+        imperative = self.hooks.guard(node.test)
+        if imperative is None:
+            self.test_expr(node.test)
+        fallback = none_branch(node.test)
+        body_env, else_env = narrow(node.test, self.env)
+        body, body_leaves = self._branch(node.body, body_env, imperative == "body",
+                                         fallback == "body")
+        orelse_node = node.orelse
+        if isinstance(orelse_node, cst.If):
+            saved = self.env
+            self.env = dict(else_env)
+            with self._mode(imperative == "orelse", fallback == "orelse"):
+                else_leaves = self.if_stmt(orelse_node)
+            orelse, self.env = self.env, saved
+        elif isinstance(orelse_node, cst.Else):
+            orelse, else_leaves = self._branch(orelse_node.body, else_env,
+                                               imperative == "orelse", fallback == "orelse")
+        else:
+            orelse, else_leaves = else_env, False
+        if imperative == "orelse" and body_leaves and orelse_node is None:
+            # `if F is sym: return ...`: what follows runs imperatively only.
+            self.hooks.silent = True
+        if body_leaves and else_leaves:
+            self.env = join_env(body, orelse)
+            return True
+        if body_leaves:
+            self.env = orelse
+        elif else_leaves:
+            self.env = body
+        else:
+            self.env = join_env(body, orelse)
+        return False
+
+    def for_stmt(self, node: cst.For) -> None:
+        kind = self.expr(node.iter)
+        self.hooks.iterate(node, node.iter, kind)
+        item = self.loop_item(node.iter, kind)
+        before = dict(self.env)
+        for _ in range(2):
+            self.assign(node.target, None, item, node)
+            self.block(node.body)
+            self.env = join_env(before, self.env)
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+
+    def loop_item(self, iterable: cst.BaseExpression, kind: Kind) -> Kind:
+        """What a loop over `iterable` binds: ints for `range`, layers for `self.*`."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and \
+                iterable.func.value == "range":
+            return Kind.PYTHON
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and \
+                iterable.func.value == "enumerate":
+            return Kind.UNKNOWN
+        return element(kind)
+
+    def while_stmt(self, node: cst.While) -> None:
+        before = dict(self.env)
+        for _ in range(2):
+            self.test_expr(node.test)
+            self.block(node.body)
+            self.env = join_env(before, self.env)
+
+    def try_stmt(self, node: cst.Try | cst.TryStar) -> None:
+        before = dict(self.env)
+        self.block(node.body)
+        after = self.env
+        for handler in node.handlers:
+            self.env = join_env(before, after)
+            if handler.name is not None:
+                self.assign(handler.name.name, None, Kind.PYTHON, handler)
+            self.block(handler.body)
+            after = join_env(after, self.env)
+        self.env = after
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+        if node.finalbody is not None:
+            self.block(node.finalbody.body)
+
+    # -- expressions ---------------------------------------------------------------------------
+
+    def test_expr(self, node: cst.BaseExpression) -> Kind:
+        kind = self.expr(node)
+        self.hooks.test(node, kind)
+        return kind
+
+    def expr(self, node: cst.BaseExpression | None) -> Kind:
+        if node is None:
+            return Kind.NONE
+        if isinstance(node, cst.Name):
+            if node.value == "None":
+                return Kind.NONE
+            if node.value in ("True", "False"):
+                return Kind.PYTHON
+            if node.value in self.env:
+                return self.env[node.value]
+            return self.hooks.name_kind(node.value)
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                             cst.ConcatenatedString, cst.Ellipsis)):
+            return Kind.PYTHON
+        if isinstance(node, cst.FormattedString):
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.expr(part.expression)
+            return Kind.PYTHON
+        if isinstance(node, cst.Attribute):
+            base = self.expr(node.value)
+            answer = self.hooks.attribute(node, base)
+            if answer is not None:
+                return answer
+            if base in TENSORISH and node.attr.value == "T":
+                return Kind.TENSOR
+            return Kind.UNKNOWN
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.BinaryOperation):
+            left, right = self.expr(node.left), self.expr(node.right)
+            if Kind.GROUP in (left, right) and \
+                    isinstance(node.operator, (cst.Add, cst.Multiply)):
+                return Kind.GROUP  # `[x0] + rest`, `[h] * n`: list arithmetic
+            if left in TENSORISH or right in TENSORISH:
+                return Kind.TENSOR
+            if left is Kind.PYTHON and right is Kind.PYTHON:
+                return Kind.PYTHON
+            return Kind.UNKNOWN
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                self.test_expr(node.expression)
+                return Kind.PYTHON
+            inner = self.expr(node.expression)
+            return Kind.TENSOR if inner in TENSORISH else inner
+        if isinstance(node, cst.BooleanOperation):
+            left = self.test_expr(node.left)
+            body_env, else_env = narrow(node.left, self.env)
+            saved = self.env
+            self.env = body_env if isinstance(node.operator, cst.And) else else_env
+            right = self.test_expr(node.right)
+            self.env = join_env(saved, self.env)
+            return join(left, right)
+        if isinstance(node, cst.Comparison):
+            kinds = [self.expr(node.left)]
+            identity = False
+            for comp in node.comparisons:
+                kinds.append(self.expr(comp.comparator))
+                if isinstance(comp.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                    identity = True
+            if not identity and any(k in TENSORISH for k in kinds):
+                return Kind.TENSOR
+            return Kind.PYTHON
+        if isinstance(node, cst.IfExp):
+            imperative = self.hooks.guard(node.test)
+            if imperative is None:
+                self.test_expr(node.test)
+            body_env, else_env = narrow(node.test, self.env)
+            fallback = none_branch(node.test) or configured_branch(node)
+            saved = self.env
+            try:
+                self.env = body_env
+                with self._mode(imperative == "body", fallback == "body"):
+                    body = self.expr(node.body)
+                self.env = else_env
+                with self._mode(imperative == "orelse", fallback == "orelse"):
+                    orelse = self.expr(node.orelse)
+            finally:
+                self.env = saved
+            return join(body, orelse)
+        if isinstance(node, cst.Subscript):
+            base = self.expr(node.value)
+            for el in node.slice:
+                self._slice_exprs(el)
+            self.hooks.subscript(node, base, self)
+            if base is Kind.TENSOR:
+                return Kind.TENSOR
+            if base in (Kind.GROUP, Kind.MAYBE_GROUP):
+                return Kind.MAYBE_GROUP
+            if base is Kind.PYTHON:
+                return Kind.PYTHON
+            return Kind.UNKNOWN
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            kinds = [self.expr(e.value) for e in node.elements]
+            if any(k in TENSORISH or k in (Kind.GROUP, Kind.OPTIONAL) for k in kinds):
+                return Kind.GROUP
+            if all(k is Kind.PYTHON for k in kinds):
+                return Kind.PYTHON
+            return Kind.UNKNOWN
+        if isinstance(node, cst.Dict):
+            for item in node.elements:
+                if isinstance(item, cst.DictElement):
+                    self.expr(item.key)
+                self.expr(item.value)
+            return Kind.UNKNOWN
+        if isinstance(node, _COMPREHENSIONS):
+            return self.comprehension(node)
+        if isinstance(node, cst.NamedExpr):
+            kind = self.expr(node.value)
+            self.assign(node.target, node.value, kind, node)
+            return kind
+        if isinstance(node, cst.StarredElement):
+            return self.expr(node.value)
+        if isinstance(node, cst.Await):
+            self.expr(node.expression)
+            return Kind.UNKNOWN
+        return Kind.UNKNOWN
+
+    def _slice_exprs(self, el: cst.SubscriptElement) -> None:
+        sl = el.slice
+        if isinstance(sl, cst.Index):
+            self.expr(sl.value)
+        elif isinstance(sl, cst.Slice):
+            for part in (sl.lower, sl.upper, sl.step):
+                if part is not None:
+                    self.expr(part)
+
+    def call(self, node: cst.Call) -> Kind:
+        func_kind = Kind.UNKNOWN
+        if isinstance(node.func, cst.Attribute):
+            func_kind = self.expr(node.func.value)
+        elif not isinstance(node.func, cst.Name):
+            func_kind = self.expr(node.func)
+        args = [(arg, self.expr(arg.value)) for arg in node.args]
+        answer = self.hooks.call(node, func_kind, args, self)
+        if answer is not None:
+            return answer
+        if isinstance(node.func, cst.Name) and node.func.value in _PYTHON_BUILTINS:
+            return Kind.PYTHON
+        if isinstance(node.func, cst.Attribute) and func_kind in TENSORISH:
+            return Kind.TENSOR
+        if any(k in TENSORISH for _, k in args):
+            return Kind.MAYBE_GROUP
+        return Kind.UNKNOWN
+
+    def comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp
+                      | cst.DictComp) -> Kind:
+        saved = dict(self.env)
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            kind = self.expr(comp.iter)
+            self.hooks.iterate(comp, comp.iter, kind)
+            self.assign(comp.target, None, self.loop_item(comp.iter, kind), comp)
+            for cond in comp.ifs:
+                self.test_expr(cond.test)
+            comp = comp.inner_for_in
+        if isinstance(node, cst.DictComp):
+            self.expr(node.key)
+            value = self.expr(node.value)
+        else:
+            value = self.expr(node.elt)
+        self.env = saved
+        if value in TENSORISH or value is Kind.GROUP:
+            return Kind.GROUP
+        return Kind.PYTHON if value is Kind.PYTHON else Kind.UNKNOWN
+
+
+_PYTHON_BUILTINS = frozenset({
+    "len", "range", "isinstance", "issubclass", "hasattr", "getattr", "callable", "int",
+    "float", "str", "bool", "repr", "format", "id", "type", "print", "sorted", "enumerate",
+    "zip", "abs", "round", "divmod", "hash", "ord", "chr",
+})
+
+
+def none_branch(test: cst.BaseExpression) -> str | None:
+    """"body"/"orelse": the branch of `x is None` / `self.size is not None` where the value is
+    None, i.e. a fallback for a missing argument or configuration."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    comp = test.comparisons[0]
+    subject = test.left
+    if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"):
+        return None
+    if not isinstance(subject, (cst.Name, cst.Attribute)):
+        return None
+    if isinstance(comp.operator, cst.Is):
+        return "body"
+    if isinstance(comp.operator, cst.IsNot):
+        return "orelse"
+    return None
+
+
+def _is_self_attr(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
+        node.value.value == "self"
+
+
+def configured_branch(node: cst.IfExp) -> str | None:
+    """`self.in_size if self.fixed_size else x.shape[2:]`: the branch that computes what a
+    configured attribute otherwise provides is a fallback."""
+    test = node.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if not _is_self_attr(test):
+        return None
+    if _is_self_attr(node.body):
+        return "orelse"
+    if _is_self_attr(node.orelse):
+        return "body"
+    return None
+
+
+def narrow(test: cst.BaseExpression, env: Env) -> tuple[Env, Env]:
+    """Environments for the true and false branches of `test` (None checks on names)."""
+    body, orelse = dict(env), dict(env)
+    for conjunct, positive in _conjuncts(test, True):
+        if not isinstance(conjunct, cst.Comparison) or len(conjunct.comparisons) != 1:
+            continue
+        comp = conjunct.comparisons[0]
+        left, right = conjunct.left, comp.comparator
+        name = left.value if isinstance(left, cst.Name) else None
+        other = right
+        if name is None and isinstance(right, cst.Name) and right.value != "None":
+            name, other = right.value, left
+        if name is None or not (isinstance(other, cst.Name) and other.value == "None"):
+            continue
+        is_none = isinstance(comp.operator, (cst.Is, cst.Equal))
+        if not isinstance(comp.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+            continue
+        current = env.get(name)
+        if current is None:
+            continue
+        not_none = Kind.TENSOR if current is Kind.OPTIONAL else current
+        if is_none == positive:  # the true branch knows `name is None`
+            body[name] = Kind.NONE
+            if positive and _single(test):
+                orelse[name] = not_none
+        else:
+            body[name] = not_none
+            if positive and _single(test):
+                orelse[name] = Kind.NONE
+    return body, orelse
+
+
+def _single(test: cst.BaseExpression) -> bool:
+    return not isinstance(test, cst.BooleanOperation)
+
+
+def _conjuncts(test: cst.BaseExpression, positive: bool
+               ) -> Iterator[tuple[cst.BaseExpression, bool]]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from _conjuncts(test.left, positive)
+        yield from _conjuncts(test.right, positive)
+    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and \
+            isinstance(test.expression, cst.Comparison):
+        yield test.expression, not positive
+    else:
+        yield test, positive
+
+
+def _names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _names(el.value)
+
+
+def params_of(fn: cst.FunctionDef) -> list[cst.Param]:
+    """Positional and keyword parameters in order (`*args` and `**kwargs` excluded)."""
+    p = fn.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]

@@ -1,0 +1,266 @@
+"""Script harness (runs inside the verify subprocess): a bounded, instrumented run of an entry
+script for the context, seed, memory and lifecycle families.
+
+The run stops after N training steps (hooks on `Trainer.step`, `Module.update` and `backward`;
+DataLoader iteration bounds loops that never step). It records the exception with its frames,
+a fingerprint (first batch, losses, parameters after N steps) and, per step, the MXNet
+profiler's storage counter and the number of live NDArrays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import os
+import random
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import mxnet as mx
+import numpy as np
+
+from mxlint.verify.child import StopRun, Watch, exception_info, load_module, trace_lines
+
+_MEMORY = re.compile(r"Memory:\s+(\S+)\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
+
+
+def _digest(value: Any) -> str:
+    h = hashlib.sha1()
+
+    def feed(v: Any) -> None:
+        if isinstance(v, mx.nd.NDArray):
+            v = v.asnumpy()
+        if isinstance(v, np.ndarray):
+            h.update(np.ascontiguousarray(v).tobytes())
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                feed(x)
+        elif isinstance(v, (int, float, str, bytes)):
+            h.update(repr(v).encode())
+
+    feed(value)
+    return h.hexdigest()[:16]
+
+
+class Probe:
+    """Per-step observations and the bound on the run."""
+
+    def __init__(self, steps: int, memory: bool | str) -> None:
+        self.limit = steps
+        self.memory = memory
+        self.steps = 0
+        self.backwards = 0
+        self.batches = 0
+        self.first_batch: str | None = None
+        self.losses: list[str] = []
+        self.storage_kib: list[float] = []
+        self.live: list[int] = []
+        self.trainers: list[Any] = []
+        if memory:
+            mx.profiler.set_config(profile_memory=True, profile_symbolic=False,
+                                   profile_imperative=False, profile_api=False,
+                                   aggregate_stats=True, filename=os.devnull)
+            mx.profiler.set_state("run")
+            self._storage = 0.0
+
+    def observe(self) -> None:
+        if not self.memory:
+            return
+        text = mx.profiler.dumps(reset=True)
+        found = _MEMORY.findall(text)
+        if found:  # the counter is current usage; its max over the step is the step's peak
+            self._storage = sum(float(m[2]) for m in found)
+        self.storage_kib.append(self._storage)
+        if self.memory == "light":  # no gc pass: it would give the threaded engine time to drain
+            return
+        gc.collect()
+        self.live.append(sum(1 for o in gc.get_objects() if isinstance(o, mx.nd.NDArray)))
+
+    def on_step(self) -> None:
+        self.steps += 1
+        if self.steps <= self.limit:
+            self.observe()
+        if self.steps >= 3 * self.limit:  # loops not driven by a DataLoader/DataIter
+            raise StopRun()
+
+    def exhausted(self) -> bool:
+        """Data iterators end once the step budget is spent, so code after training still
+        runs (export, evaluation) while epoch loops spin through empty epochs."""
+        return self.steps >= self.limit or (self.steps == 0 and self.batches >= 2 * self.limit)
+
+    def on_backward(self, loss: Any) -> None:
+        self.backwards += 1
+        if len(self.losses) < self.limit:
+            with contextlib.suppress(Exception):  # a loss we cannot read is no fingerprint
+                self.losses.append(_digest(loss))
+        if self.steps == 0 and self.backwards > self.limit:
+            raise StopRun()
+
+    def on_batch(self, batch: Any) -> None:
+        self.batches += 1
+        if self.first_batch is None:
+            self.first_batch = _digest(batch)
+        if self.batches > 6 * self.limit + 8:
+            raise StopRun()
+
+    def params_digest(self) -> str | None:
+        if not self.trainers:
+            return None
+        arrays = []
+        for trainer in self.trainers:
+            for p in trainer._params:
+                try:
+                    arrays.append(p.list_data()[0])
+                except Exception:  # noqa: BLE001 - uninitialized parameter
+                    continue
+        return _digest(arrays) if arrays else None
+
+
+def install_hooks(probe: Probe) -> None:
+    from mxnet import autograd, gluon
+
+    trainer_init = gluon.Trainer.__init__
+    trainer_step = gluon.Trainer.step
+    trainer_update = gluon.Trainer.update
+
+    def init(self: Any, *a: Any, **k: Any) -> None:
+        trainer_init(self, *a, **k)
+        probe.trainers.append(self)
+
+    def step(self: Any, *a: Any, **k: Any) -> Any:
+        out = trainer_step(self, *a, **k)
+        probe.on_step()
+        return out
+
+    def update(self: Any, *a: Any, **k: Any) -> Any:
+        out = trainer_update(self, *a, **k)
+        probe.on_step()
+        return out
+
+    gluon.Trainer.__init__ = init  # type: ignore[method-assign]
+    gluon.Trainer.step = step  # type: ignore[method-assign]
+    gluon.Trainer.update = update  # type: ignore[method-assign]
+
+    nd_backward = mx.nd.NDArray.backward
+
+    def backward(self: Any, *a: Any, **k: Any) -> Any:
+        out = nd_backward(self, *a, **k)
+        probe.on_backward(self)
+        return out
+
+    mx.nd.NDArray.backward = backward  # type: ignore[method-assign]
+    ag_backward = autograd.backward
+
+    def ag(heads: Any, *a: Any, **k: Any) -> Any:
+        out = ag_backward(heads, *a, **k)
+        probe.on_backward(heads)
+        return out
+
+    autograd.backward = ag
+    loader_iter = gluon.data.DataLoader.__iter__
+
+    def iterate(self: Any) -> Iterator[Any]:
+        if probe.exhausted():
+            return
+        for batch in loader_iter(self):
+            probe.on_batch(batch)
+            yield batch
+            if probe.exhausted():
+                return
+
+    gluon.data.DataLoader.__iter__ = iterate  # type: ignore[method-assign]
+    iter_next = mx.io.DataIter.__next__
+
+    def next_(self: Any) -> Any:
+        if probe.exhausted():
+            raise StopIteration
+        batch = iter_next(self)
+        probe.on_batch(batch.data if hasattr(batch, "data") else batch)
+        return batch
+
+    mx.io.DataIter.__next__ = next_  # type: ignore[method-assign]
+    try:
+        module_update = mx.mod.Module.update
+
+        def mod_update(self: Any, *a: Any, **k: Any) -> Any:
+            out = module_update(self, *a, **k)
+            probe.on_step()
+            return out
+
+        mx.mod.Module.update = mod_update  # type: ignore[method-assign]
+    except AttributeError:  # pragma: no cover - builds without the Module API
+        pass
+
+
+def seed(which: list[str], value: int = 0) -> None:
+    if "numpy" in which:
+        np.random.seed(value)
+    if "random" in which:
+        random.seed(value)
+    if "mxnet" in which:
+        mx.random.seed(value)
+
+
+def run(job: dict[str, Any]) -> dict[str, Any]:
+    path = job["file"]
+    for root in reversed(job.get("roots", [])):
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    probe = Probe(int(job.get("steps", 5)), job.get("memory") or False)
+    install_hooks(probe)
+    seed(job.get("seed", []))
+    source = job.get("rewrite_source")
+    if source is None:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+    sys.argv = [path, *job.get("argv", [])]
+    result: dict[str, Any] = {"status": "finished"}
+
+    def runner() -> None:
+        if job.get("module") and not job.get("as_main", True):
+            load_module(path, job["module"], job.get("roots", []), source=source)
+            return
+        code = compile(source, path, "exec")
+        exec(code, {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__})
+    try:
+        watch = Watch(job.get("watch", []))
+        with trace_lines({path} | set(job.get("trace_files", [])), watch) as hits:
+            try:
+                runner()
+                mx.nd.waitall()
+            except StopRun:
+                result["status"] = "stopped"
+            except SystemExit as exc:
+                if exc.code not in (None, 0):
+                    result["status"] = "error"
+                    result["exception"] = {"type": "SystemExit", "message": str(exc.code),
+                                           "frames": []}
+            except Exception as exc:  # noqa: BLE001 - the exception is the evidence
+                result["status"] = "error"
+                result["exception"] = exception_info(exc)
+        try:
+            mx.nd.waitall()
+        except Exception as exc:  # noqa: BLE001 - deferred engine errors surface here
+            if "exception" not in result:
+                result["status"] = "error"
+                result["exception"] = exception_info(exc)
+    finally:
+        lines = sorted([os.path.realpath(f), ln] for f, ln in hits)
+    result.update({
+        "steps": probe.steps, "backwards": probe.backwards, "batches": probe.batches,
+        "lines": lines, "watch": watch.to_json(),
+        "fingerprint": {"first_batch": probe.first_batch, "losses": probe.losses,
+                        "params": _safe(probe.params_digest)},
+        "memory": {"storage_kib": probe.storage_kib, "live_ndarrays": probe.live},
+    })
+    return result
+
+
+def _safe(fn: Any) -> Any:
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001
+        return None

@@ -1,0 +1,282 @@
+"""Calls of one file in execution order, following calls into the file's own functions.
+
+Program-level rules (seeding, AMP initialisation) care about what runs *before* what in a
+script: `main()` called from the `__main__` block runs `set_seed()`, then `build_loader()`. This
+tracer walks the module-level statements in order, enters the bodies of same-file functions,
+classes (`__init__`) and `self.method()` calls at the point they are called, and yields every
+call it meets with the chain of calls that led to it. Branches are all taken (a seed under
+`if args.seed:` counts), loop bodies once, definitions are skipped until called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from mxlint.walker import children
+
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One entered function: the call that entered it (None for a root) and its statement."""
+
+    call: cst.Call | None
+    stmt: cst.CSTNode | None
+    function: cst.FunctionDef
+    cls: str | None
+    bound: bool  # entered through `self.m()` / `Class()`: the first parameter is implicit
+
+
+@dataclass(frozen=True)
+class Site:
+    """A call met in execution order, inside the statement `stmt`, reached through `frames`."""
+
+    call: cst.Call
+    stmt: cst.CSTNode
+    frames: tuple[Frame, ...]
+    reached: bool
+
+
+def is_main_guard(stmt: cst.CSTNode) -> bool:
+    """`if __name__ == "__main__":` (either operand order, either quotes)."""
+    if not isinstance(stmt, cst.If) or not isinstance(stmt.test, cst.Comparison):
+        return False
+    test = stmt.test
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    names = [s for s in sides if isinstance(s, cst.Name) and s.value == "__name__"]
+    strings = [s for s in sides if isinstance(s, cst.SimpleString)
+               and s.evaluated_value == "__main__"]
+    return bool(names) and bool(strings)
+
+
+def has_main_guard(module: cst.Module) -> bool:
+    return any(is_main_guard(stmt) for stmt in module.body)
+
+
+def post_order_calls(node: cst.CSTNode) -> list[cst.Call]:
+    """Calls under `node` in evaluation order (arguments before the call), without entering
+    nested function, class or lambda definitions."""
+    out: list[cst.Call] = []
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        if done:
+            out.append(current)  # type: ignore[arg-type]
+            continue
+        if current is not node and isinstance(current, _NESTED):
+            continue
+        if isinstance(current, cst.Call):
+            stack.append((current, True))
+        kids = list(children(current))
+        kids.reverse()
+        stack.extend((k, False) for k in kids)
+    return out
+
+
+def function_params(fn: cst.FunctionDef) -> list[cst.Param]:
+    p = fn.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+
+def bound_argument(call: cst.Call, fn: cst.FunctionDef, name: str,
+                   bound: bool) -> cst.BaseExpression | None:
+    """The expression passed for parameter `name` of `fn` at `call` (or its default)."""
+    positional = [*fn.params.posonly_params, *fn.params.params]
+    if bound and positional:
+        positional = positional[1:]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    index = next((i for i, p in enumerate(positional) if p.name.value == name), None)
+    if index is not None:
+        plain = [a for a in call.args if a.keyword is None and not a.star]
+        if index < len(plain):
+            return plain[index].value
+    for param in function_params(fn):
+        if param.name.value == name:
+            return param.default
+    return None
+
+
+class Flow:
+    """Execution-order tracer for one module (see the module docstring)."""
+
+    def __init__(self, module: cst.Module, limit: int = 20000) -> None:
+        self.module = module
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.classes: dict[str, dict[str, cst.FunctionDef]] = {}
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                self.functions[stmt.name.value] = stmt
+            elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+                self.classes[stmt.name.value] = {
+                    s.name.value: s for s in stmt.body.body if isinstance(s, cst.FunctionDef)}
+        self.reached: set[cst.FunctionDef] = set()
+        self._budget = limit
+        self._reached_flag = True
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def module_sites(self) -> Iterator[Site]:
+        """Module-level statements in order; the `__main__` block in place."""
+        self._reached_flag = True
+        yield from self._body(self.module.body, ())
+
+    def function_sites(self, fn: cst.FunctionDef, cls: str | None = None) -> Iterator[Site]:
+        """The body of one function as a root (e.g. a helper other files call)."""
+        self._reached_flag = True
+        self.reached.add(fn)
+        yield from self._suite(fn.body, (Frame(None, None, fn, cls, cls is not None),))
+
+    def unreached_sites(self) -> Iterator[Site]:
+        """Functions and methods the traced flow never entered (position in time unknown)."""
+        self._reached_flag = False
+        roots: list[tuple[cst.FunctionDef, str | None]] = [(f, None) for f in self.functions.values()]
+        for cls_name, methods in self.classes.items():
+            roots.extend((m, cls_name) for m in methods.values())
+        for fn, cls in roots:
+            if fn in self.reached:
+                continue
+            self.reached.add(fn)
+            yield from self._suite(fn.body, (Frame(None, None, fn, cls, cls is not None),))
+        self._reached_flag = True
+
+    # -- statements ------------------------------------------------------------------------
+
+    def _suite(self, suite: cst.BaseSuite, frames: tuple[Frame, ...]) -> Iterator[Site]:
+        if isinstance(suite, cst.IndentedBlock):
+            yield from self._body(suite.body, frames)
+        else:
+            for small in suite.body:  # type: ignore[attr-defined]
+                yield from self._expr(small, small, frames)
+
+    def _body(self, stmts: object, frames: tuple[Frame, ...]) -> Iterator[Site]:
+        for stmt in stmts:  # type: ignore[attr-defined]
+            yield from self._stmt(stmt, frames)
+
+    def _stmt(self, stmt: cst.CSTNode, frames: tuple[Frame, ...]) -> Iterator[Site]:
+        if self._budget <= 0 or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                yield from self._expr(small, small, frames)
+        elif isinstance(stmt, cst.If):
+            yield from self._expr(stmt.test, stmt, frames)
+            yield from self._suite(stmt.body, frames)
+            if isinstance(stmt.orelse, cst.If):
+                yield from self._stmt(stmt.orelse, frames)
+            elif isinstance(stmt.orelse, cst.Else):
+                yield from self._suite(stmt.orelse.body, frames)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            head = stmt.iter if isinstance(stmt, cst.For) else stmt.test
+            yield from self._expr(head, stmt, frames)
+            yield from self._suite(stmt.body, frames)
+            if stmt.orelse is not None:
+                yield from self._suite(stmt.orelse.body, frames)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                yield from self._expr(item.item, stmt, frames)
+            yield from self._suite(stmt.body, frames)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            yield from self._suite(stmt.body, frames)
+            for handler in stmt.handlers:
+                yield from self._suite(handler.body, frames)
+            if stmt.orelse is not None:
+                yield from self._suite(stmt.orelse.body, frames)
+            if stmt.finalbody is not None:
+                yield from self._suite(stmt.finalbody.body, frames)
+        else:
+            yield from self._expr(stmt, stmt, frames)
+
+    def _expr(self, node: cst.CSTNode, stmt: cst.CSTNode,
+              frames: tuple[Frame, ...]) -> Iterator[Site]:
+        for call in post_order_calls(node):
+            self._budget -= 1
+            if self._budget <= 0:
+                return
+            yield Site(call, stmt, frames, self._reached_flag)
+            active = {f.function for f in frames}
+            targets = [self._target(call, frames)]
+            # Functions passed as callbacks (`Process(target=worker)`, `fire.Fire(main)`) run
+            # under the call that receives them.
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value in self.functions:
+                    targets.append((self.functions[arg.value.value], None, False))
+            for target in targets:
+                if target is None or target[0] in active:
+                    continue
+                fn, cls, bound = target
+                self.reached.add(fn)
+                yield from self._suite(fn.body, (*frames, Frame(call, stmt, fn, cls, bound)))
+
+    def _target(self, call: cst.Call, frames: tuple[Frame, ...]
+                ) -> tuple[cst.FunctionDef, str | None, bool] | None:
+        func = call.func
+        if isinstance(func, cst.Name):
+            if func.value in self.functions:
+                return self.functions[func.value], None, False
+            methods = self.classes.get(func.value)
+            if methods is not None and "__init__" in methods:
+                return methods["__init__"], func.value, True
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            cls = frames[-1].cls if frames else None
+            if func.value.value == "self" and cls is not None:
+                method = self.classes.get(cls, {}).get(func.attr.value)
+                if method is not None:
+                    return method, cls, True
+        return None
+
+
+def return_names(fn: cst.FunctionDef) -> frozenset[str]:
+    """Names that appear in the `return` values of `fn` (not of nested definitions)."""
+    names: set[str] = set()
+    for node in _iter(fn.body):
+        if isinstance(node, cst.Return) and node.value is not None:
+            names.update(n.value for n in _iter(node.value) if isinstance(n, cst.Name))
+    return frozenset(names)
+
+
+def _iter(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current is not node and isinstance(current, _NESTED):
+            continue
+        stack.extend(children(current))
+
+
+def assigned_names(stmt: cst.CSTNode) -> frozenset[str]:
+    """Plain names bound by an assignment statement (`a, b = ...`, `a: T = ...`)."""
+    targets: list[cst.BaseExpression] = []
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        targets = [stmt.target]
+    names: set[str] = set()
+    for target in targets:
+        if isinstance(target, cst.Name):
+            names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                if isinstance(element.value, cst.Name):
+                    names.add(element.value.value)
+    return frozenset(names)
+
+
+def flows_to_return(stmt: cst.CSTNode, fn: cst.FunctionDef,
+                    cache: dict[cst.FunctionDef, frozenset[str]]) -> bool:
+    """Whether the value computed by `stmt` is (likely) what `fn` returns."""
+    if isinstance(stmt, cst.Return):
+        return True
+    names = cache.get(fn)
+    if names is None:
+        names = cache[fn] = return_names(fn)
+    return bool(assigned_names(stmt) & names)

@@ -1,0 +1,629 @@
+"""The hybridization analysis: which statements of a hybridized method break the graph.
+
+`HybridHooks` plugs MXNet knowledge into the tensor-taint interpreter (`mxlint.taint`): `F.*`
+calls, tensor methods and child-block calls make tensors; `.shape`, `.asnumpy()`, `len()`,
+branching... on tensors are breaks. The same hooks summarise helper functions (which
+parameters, if tensors, reach which break) so that calls from `hybrid_forward` into helpers are
+judged with the taint of their arguments, in this file or, through `finalize`, across files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from mxlint import knowledge
+from mxlint.checker import FileContext
+from mxlint.names import dotted_name
+from mxlint.taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
+from mxlint.walker import iter_nodes
+
+#: Parameter names that usually carry a list of tensors (recurrent states, extra inputs).
+_LISTY = ("state", "hidden", "args", "list", "mem", "cache", "past")
+#: Prefix of a pending callee that is a `self.method` to look up along the class's bases.
+INHERITED = "self@"
+#: Roots that are never project helpers.
+_FOREIGN_ROOTS = ("mxnet", "numpy", "math", "os", "sys", "logging", "random", "builtins",
+                  "functools", "itertools", "collections", "warnings", "typing", "gluonnlp",
+                  "gluoncv", "scipy", "time", "copy", "re", "json")
+
+
+@dataclass(frozen=True)
+class Break:
+    """One graph break: the code, what happens, and where (for messages at call sites)."""
+
+    code: str
+    what: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A call to a function of another file, with the argument key a tainted value reaches."""
+
+    callee: str
+    key: str  # "0", "1"... for positional arguments, the name for keywords
+
+
+@dataclass
+class Summary:
+    """What a helper does to tensors passed to it."""
+
+    name: str
+    params: tuple[str, ...]
+    bound: bool  # a method: the first parameter is `self`
+    always: tuple[Break, ...] = ()
+    per_param: dict[str, tuple[Break, ...]] = field(default_factory=dict)
+    pending: dict[str, tuple[Pending, ...]] = field(default_factory=dict)
+    returns: frozenset[str] = frozenset()  # parameters whose tensors reach the return value
+
+    def param_for(self, key: str) -> str | None:
+        """The parameter an argument key (position or keyword) binds."""
+        if key.isdigit():
+            index = int(key) + (1 if self.bound else 0)
+            return self.params[index] if index < len(self.params) else None
+        return key if key in self.params else None
+
+
+@dataclass(frozen=True)
+class Event:
+    code: str
+    node: cst.CSTNode
+    message: str
+    what: str
+    fix: tuple[str, str, cst.CSTNode, str] | None = None  # (applicability, message, node, text)
+
+
+@dataclass(frozen=True)
+class HelperCall:
+    """A call from analysed code into a helper whose summary decides the findings."""
+
+    node: cst.Call
+    callee: str
+    keys: tuple[str, ...]  # argument keys holding tensors
+
+
+Emit = Callable[[Event], None]
+
+
+def _attr_chain_root(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def child_kinds(ctx: FileContext, cls: cst.ClassDef) -> dict[str, Kind]:
+    """`self.x = nn.Dense(...)` in the class: what calling `self.x(...)` returns."""
+    out: dict[str, Kind] = {}
+    for stmt in cls.body.body:
+        if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != "__init__":
+            continue
+        for node in iter_nodes(stmt.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
+                continue
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and \
+                        t.value.value == "self":
+                    out[t.attr.value] = _layer_kind(ctx.resolve(node.value.func))
+    return out
+
+
+def _layer_kind(name: str | None) -> Kind:
+    if name is None:
+        return Kind.MAYBE_GROUP
+    if name in knowledge.MAYBE_TUPLE_LAYERS:
+        return Kind.MAYBE_GROUP
+    if name.startswith(knowledge.RNN_CELL_PREFIX) and name.endswith("Cell"):
+        return Kind.GROUP
+    if name.startswith(("mxnet.gluon.nn.", knowledge.LOSS_NAMESPACE)):
+        return Kind.TENSOR
+    return Kind.MAYBE_GROUP
+
+
+_LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count", "copy",
+                           "sort", "reverse", "remove", "clear"})
+
+
+def _plural(name: str) -> bool:
+    low = name.lower()
+    return any(s in low for s in _LISTY) or (len(low) > 2 and low.endswith("s")
+                                             and not low.endswith("ss"))
+
+
+@dataclass
+class Uses:
+    """How the body uses each name: as a tensor, as a sequence, or as a list for sure."""
+
+    tensor: set[str] = field(default_factory=set)
+    sequence: set[str] = field(default_factory=set)
+    listy: set[str] = field(default_factory=set)
+
+
+def _is_seq_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.List, cst.Tuple, cst.ListComp))
+
+
+def name_uses(fn: cst.FunctionDef, f_name: str | None) -> Uses:
+    """Tensor evidence (methods, arithmetic, `F.op(name)`), sequence use (`name[i]`, `len`,
+    iteration) and list evidence (`name[i] = v`, `.append`, `isinstance(name, list)`,
+    `zip(..., name)`, `[a] + name`, `*name`): what tells a list of tensors passed as an
+    argument (HRNet branches, recurrent states) from a tensor."""
+    uses = Uses()
+    stop = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    for node in iter_nodes(fn.body, stop=stop):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            bucket = uses.listy if node.attr.value in _LIST_METHODS else uses.tensor
+            bucket.add(node.value.value)
+        elif isinstance(node, cst.BinaryOperation):
+            sides = (node.left, node.right)
+            seq = any(_is_seq_literal(s) for s in sides)
+            for side in sides:
+                if isinstance(side, cst.Name):
+                    (uses.listy if seq else uses.tensor).add(side.value)
+        elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            uses.sequence.add(node.value.value)
+        elif isinstance(node, (cst.For, cst.CompFor)) and isinstance(node.iter, cst.Name):
+            uses.sequence.add(node.iter.value)
+        elif isinstance(node, cst.Assign):
+            if isinstance(node.value, cst.Name) and any(
+                    isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets):
+                uses.sequence.add(node.value.value)  # `h, c = hc`
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and \
+                        len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
+                    uses.listy.add(t.value.value)  # `x[i] = v`; `x[:, 0] = v` is a tensor
+        elif isinstance(node, cst.Call):
+            func = node.func
+            names = [a.value.value for a in node.args if isinstance(a.value, cst.Name)]
+            if any(a.star == "*" and isinstance(a.value, cst.Name) for a in node.args):
+                uses.listy.update(a.value.value for a in node.args  # type: ignore[attr-defined]
+                                  if a.star == "*" and isinstance(a.value, cst.Name))
+            if isinstance(func, cst.Name):
+                if func.value in ("zip", "list", "tuple", "type", "isinstance"):
+                    uses.listy.update(names[:1] if func.value in ("type", "isinstance")
+                                      else names)
+                elif func.value == "len":
+                    uses.sequence.update(names[:1])
+            elif f_name is not None and _attr_chain_root(func) == f_name and node.args and \
+                    not node.args[0].star and isinstance(node.args[0].value, cst.Name):
+                uses.tensor.add(node.args[0].value.value)
+    return uses
+
+
+def may_be_list(name: str, uses: Uses, first: bool) -> bool:
+    """Whether an argument may hold a list of tensors rather than one tensor."""
+    return name in uses.listy or (name not in uses.tensor and (
+        _plural(name) or (not first and name in uses.sequence)))
+
+
+def param_env(fn: cst.FunctionDef, first_tensor: int, f_name: str | None) -> Env:
+    """Kinds of a hybridized method's parameters: tensors after `self`/`F`, except those
+    the body treats as lists (see `name_uses`), those with a plural name (`layers`,
+    `states`) never used as a tensor, and extra arguments used only as sequences
+    (`out_size[0]`, `h[i]`)."""
+    env: Env = {}
+    params = params_of(fn)
+    uses = name_uses(fn, f_name)
+    first = True
+    for index, param in enumerate(params):
+        name = param.name.value
+        if name == f_name:
+            continue
+        if index < first_tensor:
+            env[name] = Kind.UNKNOWN
+            continue
+        default = param.default
+        maybe_list = may_be_list(name, uses, first)
+        if default is None:
+            env[name] = Kind.MAYBE_GROUP if maybe_list else Kind.TENSOR
+            first = False
+        elif isinstance(default, cst.Name) and default.value == "None":
+            env[name] = Kind.UNKNOWN if maybe_list else Kind.OPTIONAL
+        else:
+            env[name] = Kind.PYTHON
+    star = fn.params.star_arg
+    if isinstance(star, cst.Param):
+        env[star.name.value] = Kind.GROUP
+    if fn.params.star_kwarg is not None:
+        env[fn.params.star_kwarg.name.value] = Kind.UNKNOWN
+    return env
+
+
+class HybridHooks(Hooks):
+    """MXNet semantics for the taint interpreter, reporting through `emit`."""
+
+    def __init__(self, analysis: FileAnalysis, emit: Emit, *, f_name: str | None,
+                 mxnet: str, children: dict[str, Kind], cls: str | None,
+                 on_helper: Callable[[HelperCall, Interpreter], Kind | None]) -> None:
+        self.analysis = analysis
+        self.ctx = analysis.ctx
+        self.emit_event = emit
+        self.f_name = f_name
+        self.mxnet = mxnet
+        self.children = children
+        self.cls = cls
+        self.on_helper = on_helper
+        self.silent = False
+        self.fallback = False
+        #: Calls of functions of other files: (call, qualified name, tensor argument keys,
+        #: inside a None fallback).
+        self.pending_calls: list[tuple[cst.Call, str, tuple[str, ...], bool]] = []
+
+    def emit(self, code: str, node: cst.CSTNode, message: str, what: str,
+             fix: tuple[str, str, cst.CSTNode, str] | None = None) -> None:
+        if not self.silent:
+            self.emit_event(Event(code, node, message, what, fix))
+
+    # -- names and attributes ------------------------------------------------------------------
+
+    def attribute(self, node: cst.Attribute, base: Kind) -> Kind | None:
+        attr = node.attr.value
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            return Kind.PYTHON
+        if base in TENSORISH and attr in knowledge.HYBRID_SHAPE_ATTRIBUTES:
+            if self.mxnet == "1" and not self.fallback:
+                advice = _CTX_ADVICE if attr in ("context", "ctx") else _SHAPE_ADVICE
+                self.emit("MXL103", node, advice.format(attr=attr, code=self.ctx.code(node)),
+                          f"reads `.{attr}`")
+            return Kind.PYTHON
+        return None
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def call(self, node: cst.Call, func_kind: Kind, args: list[tuple[cst.Arg, Kind]],
+             interp: Interpreter) -> Kind | None:
+        func = node.func
+        dotted = dotted_name(func)
+        root = _attr_chain_root(func)
+        tensor_args = [(a, k) for a, k in args if k in TENSORISH]
+        if self.f_name is not None and root == self.f_name and dotted is not None and "." in dotted:
+            self._out_keyword(node, args)
+            return op_kind(dotted.split(".", 1)[1], node)
+        resolved = self.ctx.resolve(func) if root is not None and root not in interp.env \
+            else None
+        if resolved is not None:
+            answer = self._resolved_call(node, resolved, args, tensor_args)
+            if answer is not None:
+                return answer
+        if isinstance(func, cst.Name) and func.value not in interp.env:
+            answer = self._builtin_call(node, func.value, args, tensor_args)
+            if answer is not None:
+                return answer
+        if isinstance(func, cst.Attribute):
+            answer = self._method_call(node, func, func_kind, args, interp)
+            if answer is not None:
+                return answer
+        if isinstance(func, cst.Name) and func.value not in interp.env and resolved is None:
+            local = self.analysis.functions.get(func.value)
+            if local is not None:
+                keys = _tensor_keys(args)
+                return self.on_helper(HelperCall(node, self.ctx.qualname(func.value), keys),
+                                      interp)
+        return None
+
+    def _out_keyword(self, node: cst.Call, args: list[tuple[cst.Arg, Kind]]) -> None:
+        for arg, kind in args:
+            if arg.keyword is not None and arg.keyword.value == "out" and \
+                    kind not in (Kind.NONE, Kind.PYTHON):
+                self.emit("MXL107", arg, "`out=` writes into an existing array in place, which "
+                          "a Symbol cannot do and autograd rejects; assign the result instead "
+                          "(`y = F.op(...)`)", "writes with `out=`")
+
+    def _resolved_call(self, node: cst.Call, name: str, args: list[tuple[cst.Arg, Kind]],
+                       tensor_args: list[tuple[cst.Arg, Kind]]) -> Kind | None:
+        if name in knowledge.AUTOGRAD_STATE:
+            short = name.rsplit(".", 1)[1]
+            self.emit("MXL108", node, _AUTOGRAD_ADVICE.format(fn=short),
+                      f"reads `autograd.{short}()`")
+            return Kind.PYTHON
+        imperative = ("mxnet.nd",) if self.mxnet == "2" else knowledge.IMPERATIVE_NAMESPACES
+        if knowledge.in_namespace(name, imperative) and name not in knowledge.IMPERATIVE_TYPES:
+            self._imperative(node, name)
+            self._out_keyword(node, args)
+            return op_kind(name.split(".", 2)[2] if name.count(".") >= 2 else name, node)
+        if knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES):
+            return op_kind(name.split(".", 2)[2] if name.count(".") >= 2 else name, node)
+        if name in knowledge.NUMPY_CONVERTERS and tensor_args:
+            self.emit("MXL102", node, _TO_PYTHON_ADVICE.format(call=self.ctx.code(node.func)),
+                      f"calls `{self.ctx.code(node.func)}()` on a tensor")
+            return Kind.PYTHON
+        if name.split(".", 1)[0] in _FOREIGN_ROOTS or knowledge.is_mxnet(name):
+            return Kind.UNKNOWN if not tensor_args else None
+        self.pending_calls.append((node, name, _tensor_keys(args), self.fallback))
+        return Kind.MAYBE_GROUP if tensor_args else Kind.UNKNOWN
+
+    def _imperative(self, node: cst.Call, name: str) -> None:
+        spelled = self.ctx.code(node.func)
+        ns, _, op = name.partition(".")[2].partition(".")
+        fix = None
+        if self.mxnet == "2":
+            message = (f"`{spelled}` is a legacy imperative NDArray call: deferred compute does "
+                       f"not trace it, so the hybridized graph loses it; use `np.{op}`/"
+                       f"`npx.{op}`")
+        else:
+            f = self.f_name or "F"
+            message = (f"`{spelled}(...)` runs imperatively: under hybridize() it receives "
+                       f"Symbols and fails; use `{f}.{op}(...)`")
+            if ns == "nd" and self.f_name is not None and op:
+                creator = name in knowledge.NDARRAY_CREATORS or op.split(".")[0] == "random"
+                has_ctx = any(a.keyword is not None and a.keyword.value in knowledge.CTX_KEYWORDS
+                              for a in node.args)
+                if op in knowledge.SAME_SIGNATURE_OPS:
+                    fix = ("safe", f"Replace `{spelled}` with `{f}.{op}`", node.func, f"{f}.{op}")
+                elif not has_ctx and op != "array" and (creator or op.replace(".", "_")
+                                                         .isidentifier()):
+                    fix = ("unsafe", f"Replace `{spelled}` with `{f}.{op}`", node.func,
+                           f"{f}.{op}")
+        self.emit("MXL105", node, message, f"calls `{spelled}()`", fix)
+
+    def _builtin_call(self, node: cst.Call, name: str, args: list[tuple[cst.Arg, Kind]],
+                      tensor_args: list[tuple[cst.Arg, Kind]]) -> Kind | None:
+        positional = [k for a, k in args if a.keyword is None and a.star == ""]
+        if name == "print":
+            if tensor_args:
+                self.emit("MXL106", node, _PRINT_ADVICE, "prints a tensor")
+            return Kind.NONE
+        if name == "len":
+            if positional and positional[0] is Kind.TENSOR and self.mxnet == "1":
+                self.emit("MXL104", node, _LEN_ADVICE.format(code=self.ctx.code(node)),
+                          "takes `len()` of a tensor")
+            return Kind.PYTHON
+        if name in knowledge.TO_PYTHON_BUILTINS:
+            if positional and positional[0] in TENSORISH:
+                self.emit("MXL102", node, _TO_PYTHON_ADVICE.format(call=name),
+                          f"calls `{name}()` on a tensor")
+            return Kind.PYTHON
+        if name in knowledge.ITERATING_BUILTINS:
+            if self.mxnet == "1" and len(positional) >= 1 and \
+                    (len(positional) == 1 or name in ("zip", "map")) and \
+                    any(k is Kind.TENSOR for k in positional[1 if name == "map" else 0:]):
+                self.emit("MXL104", node, _ITER_ADVICE, f"iterates a tensor with `{name}()`")
+            return Kind.UNKNOWN
+        return None
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute, base: Kind,
+                     args: list[tuple[cst.Arg, Kind]], interp: Interpreter) -> Kind | None:
+        method = func.attr.value
+        receiver = func.value
+        if isinstance(receiver, cst.Name) and receiver.value == "self":
+            return self._self_call(node, method, args, interp)
+        if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and \
+                receiver.value.value == "self" and method in ("data", "var"):
+            return Kind.TENSOR
+        if base in TENSORISH:
+            if method in knowledge.TO_PYTHON_METHODS:
+                self.emit("MXL102", node, _TO_PYTHON_ADVICE.format(call=f".{method}()"),
+                          f"calls `.{method}()`")
+                return Kind.PYTHON
+            if method in knowledge.MULTI_OUTPUT_METHODS:
+                return Kind.MAYBE_GROUP
+            if method in knowledge.HYBRID_SHAPE_ATTRIBUTES:  # `x.size()`: not an MXNet API
+                return Kind.UNKNOWN
+            if method in knowledge.NON_TENSOR_METHODS:
+                return Kind.UNKNOWN
+            return Kind.TENSOR
+        if method in ("append", "extend", "insert") and isinstance(receiver, cst.Name) and \
+                any(k in TENSORISH or k is Kind.GROUP for _, k in args):
+            interp.env[receiver.value] = Kind.GROUP
+            return Kind.NONE
+        return None
+
+    def _self_call(self, node: cst.Call, method: str, args: list[tuple[cst.Arg, Kind]],
+                   interp: Interpreter) -> Kind | None:
+        if self.cls is not None:
+            qual = self.analysis.method_qualname(self.cls, method)
+            if qual is not None:
+                return self.on_helper(HelperCall(node, qual, _tensor_keys(args)), interp)
+        if method in self.children:
+            return self.children[method]
+        if self.cls is not None:  # maybe inherited from a base class in another file
+            self.pending_calls.append((node, f"{INHERITED}{self.ctx.qualname(self.cls)}.{method}",
+                                       _tensor_keys(args), self.fallback))
+        return Kind.MAYBE_GROUP if any(k in TENSORISH for _, k in args) else Kind.UNKNOWN
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def test(self, node: cst.BaseExpression, kind: Kind) -> None:
+        if kind in TENSORISH:
+            self.emit("MXL101", node, _CONTROL_ADVICE.format(code=_short(self.ctx.code(node))),
+                      "branches on a tensor value")
+
+    def subscript(self, node: cst.Subscript, base: Kind, interp: Interpreter) -> None:
+        if base is not Kind.TENSOR or self.mxnet != "1":
+            return
+        code = _short(self.ctx.code(node))
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            self.emit("MXL104", node, _INDEX_ADVICE.format(code=code), "indexes a tensor")
+        else:
+            self.emit("MXL104", node, _SLICE_ADVICE.format(code=code), "slices a tensor")
+
+    def iterate(self, node: cst.CSTNode, iterable: cst.BaseExpression, kind: Kind) -> None:
+        if kind is Kind.TENSOR and self.mxnet == "1":
+            self.emit("MXL104", iterable, _ITER_ADVICE, "iterates over a tensor")
+
+    def unpack(self, node: cst.CSTNode, value: cst.BaseExpression, kind: Kind) -> None:
+        if kind is Kind.TENSOR and self.mxnet == "1":
+            self.emit("MXL104", value, _UNPACK_ADVICE, "unpacks a tensor")
+
+    def store_subscript(self, node: cst.Subscript, base: Kind) -> None:
+        if base is Kind.TENSOR:
+            self.emit("MXL107", node, _INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
+                      "assigns into a tensor slice")
+
+    def augassign(self, node: cst.AugAssign, target: Kind, value: Kind) -> None:
+        if target is Kind.TENSOR:
+            self.emit("MXL107", node, _INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
+                      "updates a tensor in place")
+
+    def guard(self, test: cst.BaseExpression) -> str | None:
+        return imperative_guard(test, self.f_name, self.ctx)
+
+
+def op_kind(op: str, node: cst.Call) -> Kind:
+    """An operator's result: one tensor for known single-output operators and creators, a
+    possible group for multi-output or unknown ones (`F.contrib.box_encode` returns two)."""
+    if op in knowledge.MULTI_OUTPUT_OPS or any(
+            a.keyword is not None and a.keyword.value == "num_outputs" for a in node.args):
+        return Kind.MAYBE_GROUP
+    leaf = op.rsplit(".", 1)[-1]
+    if op in knowledge.SAME_SIGNATURE_OPS or leaf in knowledge.SINGLE_OUTPUT_OPS or \
+            op.startswith("random."):
+        return Kind.TENSOR
+    return Kind.MAYBE_GROUP
+
+
+def imperative_guard(test: cst.BaseExpression, f_name: str | None,
+                     ctx: FileContext) -> str | None:
+    """"body" for `if F is nd:`/`isinstance(x, nd.NDArray)`, "orelse" for the symbolic twins."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        # `F is nd and ...`: the whole test, and the body, run imperatively only.
+        if "body" in (imperative_guard(test.left, f_name, ctx),
+                      imperative_guard(test.right, f_name, ctx)):
+            return "body"
+        return None
+    negate = False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        negate, test = True, test.expression
+    verdict: str | None = None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comp = test.comparisons[0]
+        sides = (test.left, comp.comparator)
+        if f_name is not None and any(isinstance(s, cst.Name) and s.value == f_name
+                                      for s in sides):
+            other = sides[1] if isinstance(sides[0], cst.Name) and sides[0].value == f_name \
+                else sides[0]
+            target = ctx.resolve(other)
+            if target in knowledge.IMPERATIVE_MODULES:
+                verdict = "body"
+            elif target in knowledge.SYMBOLIC_MODULES:
+                verdict = "orelse"
+            if verdict is not None and isinstance(comp.operator, (cst.IsNot, cst.NotEqual)):
+                verdict = "orelse" if verdict == "body" else "body"
+            elif not isinstance(comp.operator, (cst.Is, cst.Equal)):
+                verdict = None
+    elif isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and \
+            test.func.value == "isinstance" and len(test.args) == 2:
+        types = test.args[1].value
+        names = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+        resolved = {ctx.resolve(n) for n in names}
+        if resolved & knowledge.IMPERATIVE_TYPES:
+            verdict = "body"
+        elif resolved & knowledge.SYMBOLIC_TYPES:
+            verdict = "orelse"
+    if verdict is not None and negate:
+        verdict = "orelse" if verdict == "body" else "body"
+    return verdict
+
+
+def _tensor_keys(args: list[tuple[cst.Arg, Kind]]) -> tuple[str, ...]:
+    keys: list[str] = []
+    position = 0
+    for arg, kind in args:
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            if kind in TENSORISH:
+                keys.append(arg.keyword.value)
+            continue
+        if kind in TENSORISH:
+            keys.append(str(position))
+        position += 1
+    return tuple(keys)
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 40 else code[:37] + "..."
+
+
+class FileAnalysis:
+    """Per-file tables the hooks consult: functions, classes and their methods."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.classes: dict[str, cst.ClassDef] = {}  # dotted name within the file
+        self.methods: dict[str, dict[str, cst.FunctionDef]] = {}
+        self.bases: dict[str, list[str]] = {}
+        for stmt in ctx.module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                self.functions[stmt.name.value] = stmt
+            elif isinstance(stmt, cst.ClassDef):
+                self._add_class(stmt, "")
+
+    def _add_class(self, cls: cst.ClassDef, outer: str) -> None:
+        name = f"{outer}.{cls.name.value}" if outer else cls.name.value
+        self.classes[name] = cls
+        self.methods[name] = {}
+        self.bases[name] = [d for d in (dotted_name(a.value) for a in cls.bases) if d]
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef):
+                self.methods[name][stmt.name.value] = stmt
+            elif isinstance(stmt, cst.ClassDef):
+                self._add_class(stmt, name)
+
+    def method_qualname(self, cls: str, method: str, seen: frozenset[str] = frozenset()
+                        ) -> str | None:
+        """`self.method` of `cls`, looked up along same-file base classes."""
+        if cls in seen or cls not in self.methods:
+            return None
+        if method in self.methods[cls]:
+            return self.ctx.qualname(f"{cls}.{method}")
+        for base in self.bases.get(cls, ()):
+            found = self.method_qualname(base, method, seen | {cls})
+            if found is not None:
+                return found
+        return None
+
+    def function_for(self, qual: str) -> tuple[cst.FunctionDef, str | None] | None:
+        """The definition of a same-file function or method (and its class) by qualname."""
+        prefix = self.ctx.qualname("")
+        local = qual[len(prefix):] if prefix and qual.startswith(prefix) else qual
+        if local in self.functions:
+            return self.functions[local], None
+        cls, _, method = local.rpartition(".")
+        if cls in self.methods and method in self.methods[cls]:
+            return self.methods[cls][method], cls
+        return None
+
+
+# --- messages ---------------------------------------------------------------------------------
+
+_CONTROL_ADVICE = ("Python control flow on the tensor value `{code}`: under hybridize() it is a "
+                   "Symbol with no value, so the branch fails or is frozen; compute both sides "
+                   "and select with `F.where(cond, a, b)`")
+_TO_PYTHON_ADVICE = ("`{call}` copies a tensor into Python: a Symbol has no value under "
+                     "hybridize(); keep the computation in `F.*` operators and move value "
+                     "checks outside the HybridBlock")
+_SHAPE_ADVICE = ("`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
+                 "1.x; pass the size as a constructor argument, or use shape-free operators "
+                 "(`reshape` with 0/-1, `F.broadcast_like`, `F.zeros_like`, `F.shape_array`)")
+_CTX_ADVICE = ("`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
+               "1.x; create constants from the input instead (`F.zeros_like(x)`, "
+               "`F.ones_like(x)`), which land on its context")
+_LEN_ADVICE = ("`{code}` on a Symbol counts its outputs, not rows; pass the length as a "
+               "constructor argument, unroll over a fixed count, or use `F.contrib.foreach` "
+               "(inference) / `F.split`")
+_ITER_ADVICE = ("iterating a tensor in a hybridized block iterates a Symbol's outputs, not its "
+                "rows; split it with `F.split(x, num_outputs=n, axis=0)` or unroll over a "
+                "fixed, configured length")
+_UNPACK_ADVICE = ("unpacking a tensor in a hybridized block unpacks a Symbol's outputs, not its "
+                  "rows; use `F.split(x, num_outputs=n, axis=0, squeeze_axis=True)`")
+_INDEX_ADVICE = ("`{code}` on a Symbol selects an output, not a row: under hybridize() it "
+                 "silently means something else; use `F.slice_axis`, `F.take` or `F.split`")
+_SLICE_ADVICE = ("`{code}`: a Symbol supports only integer output selection, so slicing "
+                 "fails under hybridize(); use `F.slice_axis`, `F.slice` or `F.take`")
+_PRINT_ADVICE = ("printing a tensor in a hybridized block prints a Symbol's name under "
+                 "hybridize(), not values; guard debugging with `if F is nd:` or inspect "
+                 "outputs outside the block")
+_INPLACE_ADVICE = ("`{code}` writes into a tensor in place: a Symbol does not support it and "
+                   "autograd rejects it while recording; assign a new value (`x = x + y`, "
+                   "`F.where`, `F.concat`)")
+_AUTOGRAD_ADVICE = ("`autograd.{fn}()` is read once when the graph is built, so the hybridized "
+                    "block stays frozen in that mode; use operators that follow the mode "
+                    "(`F.Dropout`, `nn.BatchNorm`) or pass the mode as a constructor argument")

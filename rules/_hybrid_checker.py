@@ -1,0 +1,498 @@
+"""The hybridization checker: runs the taint analysis over every hybridized method of a file,
+summarises helpers for calls from other files, and resolves cross-file calls in `finalize`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePath
+
+import libcst as cst
+from mxlint.rules._hybrid_analysis import (
+    INHERITED,
+    Break,
+    Event,
+    FileAnalysis,
+    HelperCall,
+    HybridHooks,
+    Pending,
+    Summary,
+    child_kinds,
+    may_be_list,
+    name_uses,
+    param_env,
+)
+
+from mxlint.checker import Checker, FixSpec, NodeEdit
+from mxlint.positions import Range, node_ranges
+from mxlint.project import ProjectIndex
+from mxlint.rule import Finding, Location, Rule
+from mxlint.taint import TENSORISH, Env, Interpreter, Kind, params_of
+from mxlint.walker import iter_nodes
+
+NAME = "hybridization"
+
+#: What a code means when a helper does it, said at the call site.
+_SITE_ADVICE = {
+    "MXL101": "branch on values with `F.where` instead",
+    "MXL102": "keep the computation in `F.*` operators",
+    "MXL103": "pass sizes as constructor arguments or use shape-free operators",
+    "MXL104": "use `F.slice_axis`/`F.take`/`F.split` instead",
+    "MXL105": "pass `F` to the helper and call `F.*`",
+    "MXL106": "guard debugging output with `if F is nd:`",
+    "MXL107": "assign new values instead of writing in place",
+    "MXL108": "pass the mode as a constructor argument",
+}
+
+
+@dataclass(frozen=True)
+class Site:
+    """A call from a hybridized method into a helper of the project, decided in `finalize`."""
+
+    path: str
+    cls: str
+    method: str
+    requirement: str
+    span: tuple[int, int, int, int]
+    callee: str
+    keys: tuple[str, ...]
+    symbol: str
+    #: The call sits in a None fallback (`f(x) if size is None else size`): shapes are fine.
+    relaxed: bool = False
+
+
+@dataclass(frozen=True)
+class _Raw:
+    code: str
+    what: str
+    node: cst.CSTNode
+
+
+class _Summarizer:
+    """Per-file: summaries of functions and methods (lazy, memoised, recursion-guarded)."""
+
+    def __init__(self, analysis: FileAnalysis, mxnet: str) -> None:
+        self.analysis = analysis
+        self.mxnet = mxnet
+        self.raw: dict[str, tuple[tuple[_Raw, ...], dict[str, tuple[_Raw, ...]],
+                                  dict[str, tuple[Pending, ...]], frozenset[str],
+                                  tuple[str, ...], bool, Kind]] = {}
+        self.active: set[str] = set()
+
+    def get(self, qual: str):  # type: ignore[no-untyped-def]
+        if qual in self.raw:
+            return self.raw[qual]
+        if qual in self.active:
+            return None
+        found = self.analysis.function_for(qual)
+        if found is None:
+            return None
+        fn, cls = found
+        self.active.add(qual)
+        try:
+            self.raw[qual] = self._summarize(fn, cls)
+        finally:
+            self.active.discard(qual)
+        return self.raw[qual]
+
+    def _summarize(self, fn: cst.FunctionDef, cls: str | None):  # type: ignore[no-untyped-def]
+        params = tuple(p.name.value for p in params_of(fn))
+        bound = cls is not None and bool(params) and params[0] in ("self", "cls") and not any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+            for d in fn.decorators)
+        f_name = "F" if "F" in params else None
+        children = child_kinds(self.analysis.ctx, self.analysis.classes[cls]) if cls else {}
+        base_events, base_pending, base_kind = self._run(fn, cls, f_name, children, None)
+        base_keys = {(r.code, r.what, id(r.node)) for r in base_events}
+        per_param: dict[str, tuple[_Raw, ...]] = {}
+        pending: dict[str, tuple[Pending, ...]] = {}
+        returns: set[str] = set()
+        for index, name in enumerate(params):
+            if name == f_name or (bound and index == 0):
+                continue
+            events, pend, kind = self._run(fn, cls, f_name, children, name)
+            fresh = tuple(r for r in events if (r.code, r.what, id(r.node)) not in base_keys)
+            if fresh:
+                per_param[name] = fresh
+            if pend:
+                pending[name] = tuple(pend)
+            if kind in TENSORISH and base_kind not in TENSORISH:
+                returns.add(name)
+        if base_pending:
+            pending[""] = tuple(base_pending)
+        return (tuple(base_events), per_param, pending, frozenset(returns), params, bound,
+                base_kind)
+
+    def _run(self, fn: cst.FunctionDef, cls: str | None, f_name: str | None,
+             children: dict[str, Kind], tainted: str | None
+             ) -> tuple[list[_Raw], list[Pending], Kind]:
+        events: list[_Raw] = []
+        pending: list[Pending] = []
+
+        def emit(event: Event) -> None:
+            events.append(_Raw(event.code, event.what, event.node))
+
+        def on_helper(call: HelperCall, interp: Interpreter) -> Kind | None:
+            summary = self.get(call.callee)
+            if summary is None:
+                return None
+            always, per_param, inner_pending, returns, params, bound, kind = summary
+            if not interp.hooks.silent:
+                keep = _relax(interp.hooks.fallback)
+                events.extend(filter(keep, always))
+                for key in call.keys:
+                    param = _param_for(params, bound, key)
+                    if param is not None:
+                        events.extend(filter(keep, per_param.get(param, ())))
+                        pending.extend(inner_pending.get(param, ()))
+                pending.extend(inner_pending.get("", ()))
+            return _returned(call.keys, params, bound, returns, kind)
+
+        hooks = HybridHooks(self.analysis, emit, f_name=f_name, mxnet=self.mxnet,
+                            children=children, cls=cls, on_helper=on_helper)
+        env: Env = {q.name.value: Kind.UNKNOWN for q in params_of(fn)
+                    if q.name.value != f_name}
+        if tainted is not None:
+            uses = name_uses(fn, f_name)
+            positional = [q.name.value for q in params_of(fn)
+                          if q.name.value not in (f_name, "self", "cls")]
+            first = bool(positional) and positional[0] == tainted
+            env[tainted] = Kind.MAYBE_GROUP if may_be_list(tainted, uses, first) \
+                else Kind.TENSOR
+        interp = Interpreter(hooks, env)
+        interp.block(fn.body)
+        for _call, callee, keys, _relaxed in hooks.pending_calls:
+            pending.extend(Pending(callee, key) for key in keys)
+            pending.append(Pending(callee, ""))
+        return events, pending, interp.returns or Kind.NONE
+
+
+_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
+def local_ranges(module: cst.Module, source: str, nodes: list[cst.CSTNode]
+                 ) -> dict[cst.CSTNode, Range]:
+    """Ranges of `nodes`, generating code only for the functions that hold them.
+
+    Summaries keep a line for every break of every helper; a codegen pass over the whole
+    module per file would cost half a parse. Each function is rendered alone and shifted by
+    the line of its `def`, found in the source (the k-th `def name` is the k-th function of
+    that name in source order); if the source and the tree disagree, the whole module is used.
+    """
+    wanted = set(nodes)
+    if not wanted:
+        return {}
+    functions = [n for n in iter_nodes(module, stop=(cst.Lambda,))
+                 if isinstance(n, cst.FunctionDef)]
+    lines: dict[str, list[int]] = {}
+    for match in _DEF.finditer(source):
+        lines.setdefault(match.group(1), []).append(source.count("\n", 0, match.start()) + 1)
+    seen: dict[str, int] = {}
+    starts: dict[int, int] = {}
+    for fn in functions:
+        index = seen.get(fn.name.value, 0)
+        seen[fn.name.value] = index + 1
+        found = lines.get(fn.name.value, [])
+        if index >= len(found) or len(found) != sum(
+                1 for f in functions if f.name.value == fn.name.value):
+            return node_ranges(module, nodes)
+        starts[id(fn)] = found[index]
+    out: dict[cst.CSTNode, Range] = {}
+    source_lines = source.splitlines()
+    for fn in functions:
+        if not wanted:
+            break
+        inside = [n for n in iter_nodes(fn.body) if n in wanted]
+        if not inside:
+            continue
+        mini = cst.Module(body=[fn.with_changes(leading_lines=(), decorators=())])
+        inner = mini.body[0]
+        assert isinstance(inner, cst.FunctionDef)
+        rel = node_ranges(mini, [*inside, inner.name])
+        if inner.name not in rel:
+            return node_ranges(module, nodes)
+        shift = starts[id(fn)] - rel[inner.name][0][0]
+        line = source_lines[starts[id(fn)] - 1]
+        indent = len(line) - len(line.lstrip(" \t"))
+        for node in inside:
+            if node in rel:
+                (sl, sc), (el, ec) = rel[node]
+                sl, el = sl + shift, el + shift
+                # Lines the codegen indents moved left by `indent`; continuation lines
+                # inside brackets kept their own whitespace: tell them apart by the text.
+                code = mini.code_for_node(node).splitlines() or [""]
+                first = source_lines[sl - 1] if sl <= len(source_lines) else ""
+                dsc = indent if first[sc + indent:].startswith(code[0]) else 0
+                if el == sl:
+                    dec = dsc
+                else:
+                    last = source_lines[el - 1] if el <= len(source_lines) else ""
+                    dec = indent if last[:ec + indent].endswith(code[-1].lstrip()) and \
+                        not last[:ec].endswith(code[-1].lstrip()) else 0
+                out[node] = ((sl, sc + dsc), (el, ec + dec))
+            wanted.discard(node)
+    if wanted:  # outside any function (cannot happen for summaries): the slow way
+        out.update(node_ranges(module, list(wanted)))
+    return out
+
+
+def _relax(fallback: bool):  # type: ignore[no-untyped-def]
+    """A filter of breaks: in a None fallback, shape reads are the documented way."""
+    return lambda raw: not (fallback and raw.code == "MXL103")
+
+
+def _param_for(params: tuple[str, ...], bound: bool, key: str) -> str | None:
+    if key.isdigit():
+        index = int(key) + (1 if bound else 0)
+        return params[index] if index < len(params) else None
+    return key if key in params else None
+
+
+def _returned(keys: tuple[str, ...], params: tuple[str, ...], bound: bool,
+              returns: frozenset[str], kind: Kind) -> Kind:
+    if kind in TENSORISH:
+        return kind
+    for key in keys:
+        if _param_for(params, bound, key) in returns:
+            return Kind.TENSOR
+    return Kind.UNKNOWN if kind is not Kind.PYTHON else Kind.PYTHON
+
+
+class HybridAnalysis(Checker):
+    """Graph breaks in `hybrid_forward` (MXNet 1.x) and HybridBlock `forward` (MXNet 2);
+    the rule module subclasses it with its rules."""
+    name = NAME
+
+    def end(self) -> None:
+        ctx = self.ctx
+        analysis = FileAnalysis(ctx)
+        summarizer = _Summarizer(analysis, ctx.mxnet_line)
+        rules = {r.code: r for r in type(self).rules}
+        sites: list[tuple[cst.Call, str, tuple[str, ...], str, str, str, str, bool]] = []
+        immediate: list[tuple[cst.Call, str, tuple[str, ...], str, str, str, str, bool]] = []
+        for cls_name, methods in analysis.methods.items():
+            target = self._target(methods)
+            if target is None:
+                continue
+            fn, first_tensor, f_name, requirement = target
+            qual = ctx.qualname(cls_name)
+            symbol = f"{cls_name}.{fn.name.value}"
+            data = {"class": qual, "method": fn.name.value, "file": ctx.path}
+            requires = (requirement, qual)
+
+            def emit(event: Event, data: dict[str, str] = data, symbol: str = symbol,
+                     requires: tuple[str, str] = requires) -> None:
+                rule = rules.get(event.code)
+                if rule is None:
+                    return
+                fix = None
+                if event.fix is not None:
+                    applicability, message, node, text = event.fix
+                    fix = FixSpec(applicability, message, (NodeEdit(node, text),))  # type: ignore[arg-type]
+                ctx.report(event.node, rule, event.message, fix=fix, symbol=symbol,
+                           data=dict(data), requires=requires)
+
+            def on_helper(call: HelperCall, interp: Interpreter, symbol: str = symbol,
+                          qual: str = qual, requirement: str = requirement,
+                          method: str = fn.name.value) -> Kind | None:
+                summary = summarizer.get(call.callee)
+                if summary is None:
+                    return None
+                if not interp.hooks.silent:
+                    entry = (call.node, call.callee, call.keys, qual, method, requirement, symbol,
+                             interp.hooks.fallback)
+                    has_pending = any(summary[2].get(p) for p in [
+                        *(filter(None, (_param_for(summary[4], summary[5], k)
+                                        for k in call.keys))), ""])
+                    (sites if has_pending else immediate).append(entry)
+                always, _pp, _pend, returns, params, bound, kind = summary
+                return _returned(call.keys, params, bound, returns, kind)
+
+            hooks = HybridHooks(analysis, emit, f_name=f_name, mxnet=ctx.mxnet_line,
+                                children=child_kinds(ctx, analysis.classes[cls_name]),
+                                cls=cls_name, on_helper=on_helper)
+            interp = Interpreter(hooks, param_env(fn, first_tensor, f_name))
+            interp.block(fn.body)
+            for call, callee, keys, relaxed in hooks.pending_calls:
+                sites.append((call, callee, keys, qual, fn.name.value, requirement, symbol,
+                              relaxed))
+        self._report_immediate(immediate, summarizer, rules)
+        self._store_facts(summarizer, sites)
+
+    def _target(self, methods: dict[str, cst.FunctionDef]
+                ) -> tuple[cst.FunctionDef, int, str | None, str] | None:
+        fn = methods.get("hybrid_forward")
+        if fn is not None:
+            params = params_of(fn)
+            if len(params) >= 2:
+                return fn, 2, params[1].name.value, "hybridblock-or-unknown"
+            return None
+        fn = methods.get("forward")
+        if fn is not None and self.ctx.mxnet_line == "2" and params_of(fn):
+            return fn, 1, None, "hybridblock"
+        return None
+
+    def _report_immediate(self, immediate, summarizer: _Summarizer,  # type: ignore[no-untyped-def]
+                          rules: dict[str, type[Rule]]) -> None:
+        ctx = self.ctx
+        if not immediate:
+            return
+        pending_nodes: list[cst.CSTNode] = []
+        expanded = []
+        for call, callee, keys, qual, method, requirement, symbol, relaxed in immediate:
+            summary = summarizer.get(callee)
+            always, per_param, _pend, _ret, params, bound, _kind = summary
+            raws = [r for r in always if _relax(relaxed)(r)]
+            for key in keys:
+                param = _param_for(params, bound, key)
+                if param is not None:
+                    raws.extend(filter(_relax(relaxed), per_param.get(param, ())))
+            expanded.append((call, callee, qual, method, requirement, symbol, raws))
+            pending_nodes.extend(r.node for r in raws)
+        ranges = local_ranges(ctx.module, ctx.source, pending_nodes)
+        name = PurePath(ctx.path).name
+        for call, callee, qual, method, requirement, symbol, raws in expanded:
+            seen: set[str] = set()
+            for raw in raws:
+                if raw.code in seen or raw.code not in rules:
+                    continue
+                seen.add(raw.code)
+                line = ranges[raw.node][0][0] if raw.node in ranges else 0
+                ctx.report(call, rules[raw.code], site_message(
+                    callee, raw.what, f"{name}:{line}", raw.code), symbol=symbol,
+                    data={"class": qual, "method": method, "file": ctx.path,
+                          "helper": callee}, requires=(requirement, qual))
+
+    def _store_facts(self, summarizer: _Summarizer, sites) -> None:  # type: ignore[no-untyped-def]
+        ctx = self.ctx
+        analysis = summarizer.analysis
+        for name in analysis.functions:
+            summarizer.get(ctx.qualname(name))
+        for cls, methods in analysis.methods.items():
+            for method in methods:
+                if method not in ("__init__", "hybrid_forward", "forward"):
+                    summarizer.get(ctx.qualname(f"{cls}.{method}"))
+        nodes: list[cst.CSTNode] = [s[0] for s in sites]
+        for always, per_param, *_ in summarizer.raw.values():
+            nodes.extend(r.node for r in always)
+            for raws in per_param.values():
+                nodes.extend(r.node for r in raws)
+        ranges = local_ranges(ctx.module, ctx.source, nodes) if nodes else {}
+
+        def brk(raw: _Raw) -> Break:
+            line = ranges[raw.node][0][0] if raw.node in ranges else 0
+            return Break(raw.code, raw.what, ctx.path, line)
+
+        summaries: dict[str, Summary] = {}
+        for qual, (always, per_param, pending, returns, params, bound, _k) in \
+                summarizer.raw.items():
+            if not always and not per_param and not pending:
+                continue
+            summaries[qual] = Summary(
+                qual.rsplit(".", 1)[-1], params, bound, tuple(brk(r) for r in always),
+                {p: tuple(brk(r) for r in raws) for p, raws in per_param.items()},
+                dict(pending), returns)
+        out_sites: list[Site] = []
+        for call, callee, keys, qual, method, requirement, symbol, relaxed in sites:
+            if call not in ranges:
+                continue
+            (sl, sc), (el, ec) = ranges[call]
+            out_sites.append(Site(ctx.path, qual, method, requirement, (sl, sc + 1, el, ec + 1),
+                                  callee, keys, symbol, relaxed))
+        if summaries or out_sites:
+            ctx.facts.extra[NAME] = {"summaries": summaries, "sites": out_sites}
+
+    @classmethod
+    def finalize(cls, project: ProjectIndex) -> list[Finding]:
+        summaries: dict[str, Summary] = {}
+        sites: list[Site] = []
+        for _module, facts in project.extra(NAME):
+            assert isinstance(facts, dict)
+            summaries.update(facts["summaries"])
+            sites.extend(facts["sites"])
+        rules = {r.code: r for r in cls.rules}
+        findings: list[Finding] = []
+        for site in sites:
+            if not project.satisfies((site.requirement, site.cls)):
+                continue
+            breaks = expand(site.callee, site.keys, summaries, frozenset(),
+                            lambda name: _inherited(name, project, summaries))
+            seen: set[str] = set()
+            for brk in breaks:
+                if brk.code in seen or brk.code not in rules or \
+                        (site.relaxed and brk.code == "MXL103"):
+                    continue
+                seen.add(brk.code)
+                sl, sc, el, ec = site.span
+                findings.append(Finding(
+                    brk.code, site_message(site.callee, brk.what,
+                                           f"{PurePath(brk.file).name}:{brk.line}", brk.code),
+                    site.path, Location(sl, sc), Location(el, ec), symbol=site.symbol,
+                    data={"class": site.cls, "method": site.method, "file": site.path,
+                          "helper": site.callee}))
+        return findings
+
+
+def lookup(name: str, summaries: dict[str, Summary]) -> Summary | None:
+    if name in summaries:
+        return summaries[name]
+    pkg, _, leaf = name.rpartition(".")
+    if pkg:
+        found = [q for q in summaries if q.endswith("." + leaf) and q.startswith(pkg + ".")]
+        if len(found) == 1:
+            return summaries[found[0]]
+    return None
+
+
+def _inherited(name: str, project: ProjectIndex, summaries: dict[str, Summary]
+               ) -> str | None:
+    """`self@pkg.mod.Net.helper`: the summary of `helper` in the nearest base class."""
+    cls, _, method = name[len(INHERITED):].rpartition(".")
+    todo, seen = [cls], set()
+    while todo:
+        current = project._lookup(todo.pop(0))
+        if current is None or current in seen:
+            continue
+        seen.add(current)
+        if current != cls and lookup(f"{current}.{method}", summaries) is not None:
+            return f"{current}.{method}"
+        todo.extend(project.classes.get(current, ()))
+    return None
+
+
+def expand(callee: str, keys: tuple[str, ...], summaries: dict[str, Summary],
+           active: frozenset[str],
+           inherited: Callable[[str], str | None] = lambda name: None) -> list[Break]:
+    """Every break a call reaches with tensors at `keys`, through helpers of any file."""
+    if callee.startswith(INHERITED):
+        found = inherited(callee)
+        if found is None:
+            return []
+        callee = found
+    summary = lookup(callee, summaries)
+    if summary is None or callee in active:
+        return []
+    out = list(summary.always)
+    params = [""]
+    for key in keys:
+        param = summary.param_for(key)
+        if param is not None:
+            out.extend(summary.per_param.get(param, ()))
+            params.append(param)
+    inner: dict[str, list[str]] = {}
+    for param in params:
+        for pend in summary.pending.get(param, ()):
+            inner.setdefault(pend.callee, [])
+            if pend.key:
+                inner[pend.callee].append(pend.key)
+    for name, inner_keys in inner.items():
+        out.extend(expand(name, tuple(dict.fromkeys(inner_keys)), summaries, active | {callee},
+                          inherited))
+    return out
+
+
+def site_message(callee: str, what: str, where: str, code: str) -> str:
+    short = callee.rsplit(".", 1)[-1]
+    return (f"`{short}()` {what} ({where}), a graph break once this block is hybridized; "
+            f"{_SITE_ADVICE.get(code, 'rewrite it with F.*')}")

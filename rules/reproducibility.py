@@ -1,0 +1,1137 @@
+"""MXL3xx: runs that cannot be repeated because a global generator is never (or too late) seeded.
+
+MXNet 1.x seeds its own generator with a fixed default, so the real sources of run-to-run
+variation in a Gluon script are numpy's and Python's global generators: gluon's RandomSampler
+(`DataLoader(shuffle=True)`) calls `np.random.shuffle`, mx.image augmenters and some gluon
+transforms call `random`, and `mx.random.seed` seeds neither. The analysis is program level: it
+follows an entry script (a `__main__` block, a module-level training loop or a configured entry
+point) in execution order, into the functions of the same file and, through `finalize`, into
+helpers of other files of the run (`from utils import set_seed`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, replace
+from typing import Any
+
+import libcst as cst
+from mxlint.rules._flow import (
+    Flow,
+    Frame,
+    Site,
+    bound_argument,
+    flows_to_return,
+    function_params,
+    has_main_guard,
+)
+
+from mxlint import knowledge
+from mxlint.checker import Checker
+from mxlint.names import ImportMap
+from mxlint.positions import node_ranges
+from mxlint.project import ProjectIndex
+from mxlint.rule import Edit, Example, Finding, Fix, Location, Rule, Valid
+
+ALL_KINDS = ("numpy", "python", "mxnet")
+#: Top-level packages whose functions are never project helpers (their seeding is known).
+_LIBRARIES = frozenset({"numpy", "mxnet", "random", "torch", "tensorflow", "jax", "gluoncv",
+                        "gluonnlp", "scipy", "sklearn", "cv2", "PIL", "pandas", "tqdm",
+                        "matplotlib", "horovod", "onnx", "sockeye"}) | frozenset(
+    sys.stdlib_module_names)
+#: A file that mentions none of these has nothing to tell about seeding or randomness.
+_RELEVANT = re.compile(r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b")
+#: Training scripts; scripts without these (benchmarks, demos) do not need raw draws seeded.
+_TRAINING = re.compile(r"\b(?:autograd|backward|Trainer|train\w*|fit)\b")
+_SEEDGEN = re.compile(r"seed", re.IGNORECASE)
+
+_SEED_CALL = {"numpy": "np.random.seed(SEED)", "python": "random.seed(SEED)",
+              "mxnet": "mx.random.seed(SEED)"}
+_GENERATOR = {"numpy": "numpy's global generator", "python": "Python's `random` module",
+              "mxnet": "MXNet's generator"}
+
+
+# --- rules -----------------------------------------------------------------------------------
+
+
+class UnseededShuffle(Rule):
+    code = "MXL301"
+    name = "unseeded-shuffle"
+    message = ("`{what}` shuffles with {generator} ({why}), which this entry script never seeds: "
+               "call `{seed}` before creating the loader{mx_note}")
+    what = """
+        Checks entry scripts that build a shuffling data pipeline (`DataLoader(shuffle=True)`,
+        `RandomSampler`, `NDArrayIter(shuffle=True)`, `mx.image.ImageIter(shuffle=True)`)
+        without ever seeding the generator that pipeline shuffles with.
+    """
+    why = """
+        MXNet seeds its own generator with a fixed default, but gluon's `RandomSampler` (what
+        `shuffle=True` uses) calls `np.random.shuffle`, and `mx.image.ImageIter` calls
+        `random.shuffle`. Neither global generator is seeded by `mx.random.seed`, so every run
+        sees the batches in a different order: losses, checkpoints and bugs cannot be
+        reproduced. Seeding in a helper (`set_seed(args.seed)`, in this file or another file of
+        the project) is followed through calls. A loader built in a helper that returns it is
+        reported where the entry script obtains it.
+    """
+    example = """
+        if __name__ == "__main__":
+            mx.random.seed(42)
+            loader = gluon.data.DataLoader(dataset, batch_size=64, shuffle=True)
+    """
+    use_instead = """
+        if __name__ == "__main__":
+            mx.random.seed(42)
+            np.random.seed(42)
+            loader = gluon.data.DataLoader(dataset, batch_size=64, shuffle=True)
+    """
+    fix_safety = """
+        The fix inserts `np.random.seed(0)` (or `random.seed(0)`) after the imports; it is unsafe:
+        it changes the program's behaviour and picks a seed for you. It is offered only when it
+        can be placed cleanly (a leading block of imports, the module name free or imported).
+    """
+    fixable = "unsafe"
+
+
+class UnseededNumpyRandom(Rule):
+    code = "MXL302"
+    name = "unseeded-numpy-random"
+    message = ("`{what}` draws from numpy's global generator, which this entry script never "
+               "seeds: call `np.random.seed(SEED)` at its start (or draw from "
+               "`np.random.default_rng(seed)`){mx_note}")
+    what = """
+        Checks training entry scripts that draw from numpy's global generator (`np.random.*`,
+        or an MXNet API that does: `transforms.RandomRotation`, `mx.image.LightingAug`) and
+        never call `np.random.seed`.
+    """
+    why = """
+        numpy's global generator is seeded from the operating system at start-up. Synthetic
+        data, train/validation splits and augmentations drawn from it differ on every run,
+        and `mx.random.seed` does not seed it. Draws that compute a seed (`seed =
+        np.random.randint(...)`) and explicit generators (`np.random.default_rng(seed)`,
+        `RandomState(seed)`) are not reported; scripts that do not train (benchmarks, demos)
+        are not reported for raw draws.
+    """
+    example = """
+        if __name__ == "__main__":
+            idx = np.random.permutation(len(dataset))
+            train(net, idx)
+    """
+    use_instead = """
+        if __name__ == "__main__":
+            np.random.seed(args.seed)
+            idx = np.random.permutation(len(dataset))
+            train(net, idx)
+    """
+    fix_safety = UnseededShuffle.fix_safety
+    fixable = "unsafe"
+
+
+class UnseededPythonRandom(Rule):
+    code = "MXL303"
+    name = "unseeded-python-random"
+    message = ("`{what}` draws from Python's `random` module, which this entry script never "
+               "seeds: call `random.seed(SEED)` at its start{mx_note}")
+    what = """
+        Checks training entry scripts that draw from Python's `random` module (directly, or
+        through an MXNet augmenter that does: `transforms.RandomResizedCrop`,
+        `transforms.RandomApply`, `mx.image.CreateAugmenter(rand_crop=True)`, the
+        `mx.image.*Aug` jitters) and never call `random.seed`.
+    """
+    why = """
+        In MXNet 1.9.1, `gluon.data.vision.transforms.RandomResizedCrop` crops through
+        `mx.image.random_size_crop`, which calls `random.uniform` and `random.randint`; the
+        `mx.image` augmenters do the same. Python's generator is seeded from the operating
+        system, and neither `mx.random.seed` nor `np.random.seed` seeds it, so the augmented
+        data differs on every run.
+    """
+    example = """
+        if __name__ == "__main__":
+            np.random.seed(0)
+            aug = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])
+            train(aug)
+    """
+    use_instead = """
+        if __name__ == "__main__":
+            np.random.seed(0)
+            random.seed(0)
+            aug = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])
+            train(aug)
+    """
+    fix_safety = UnseededShuffle.fix_safety
+    fixable = "unsafe"
+
+
+class SeedAfterRandomness(Rule):
+    code = "MXL304"
+    name = "seed-after-randomness"
+    message = ("`{seed}` runs after `{what}` (line {line}) already drew from {generator}: move "
+               "the seed before the first draw")
+    what = """
+        Checks entry scripts that seed a generator only after drawing from it, in execution
+        order (following calls into the script's functions and the project's helpers).
+    """
+    why = """
+        The draws made before the seed (synthetic data, a random split, a permutation) come
+        from an unseeded generator (numpy, `random`) or from MXNet's default seed rather than the
+        one the user asked for, so runs with different `--seed` values share them and reruns of
+        one seed do not. A shuffling DataLoader built before the seed is fine: it shuffles
+        when iterated. Draws that produce the seed itself are not reported.
+    """
+    example = """
+        if __name__ == "__main__":
+            data = np.random.uniform(size=(512, 10))
+            np.random.seed(args.seed)
+    """
+    use_instead = """
+        if __name__ == "__main__":
+            np.random.seed(args.seed)
+            data = np.random.uniform(size=(512, 10))
+    """
+
+
+# --- what one file knows ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One relevant call in execution order, with its place already turned into a span."""
+
+    op: str  # "seed" | "use" | "call"
+    kinds: tuple[str, ...] = ()
+    code: str = ""  # the rule a use belongs to ("" for MXNet draws: only ordering matters)
+    what: str = ""
+    span: tuple[int, int, int, int] | None = None  # 1-based row/col start and end
+    symbol: str | None = None
+    line: int = 0
+    module: str = ""
+    reached: bool = True
+    seedgen: bool = False
+    #: A raw draw (`np.random.rand()`), as opposed to an API that draws when applied.
+    direct: bool = False
+    #: A loader whose `shuffle=` is a parameter of the summarised function (bound by callers).
+    cond: str | None = None
+    target: str = ""
+    args: tuple[bool | None, ...] = ()
+    kwargs: tuple[tuple[str, bool | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class Summary:
+    params: tuple[tuple[str, bool | None], ...]
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True)
+class EntryFacts:
+    path: str
+    items: tuple[Item, ...]
+    fixes: tuple[tuple[str, Fix | None], ...]
+    training: bool
+
+
+def _truth(expr: cst.BaseExpression | None) -> bool | None:
+    """The truth of a literal (`True`, `0`, `None`...), None when not a literal."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return expr.value == "True"
+    if isinstance(expr, cst.Integer):
+        return expr.evaluated_value != 0
+    return None
+
+
+def _last_name(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return ""
+
+
+def _assumed_seeder(name: str) -> bool:
+    """An unknown function named like a seeder (`set_seed`, `seed_everything`) is taken at its
+    word: reporting a script that seeds through it would cry wolf."""
+    last = name.rsplit(".", 1)[-1]
+    return "seed" in last.lower() and name.split(".", 1)[0] not in _LIBRARIES
+
+
+class _Collector:
+    """Turns traced call sites of one file into items (nodes kept until positions are paid)."""
+
+    def __init__(self, checker: ReproducibilityChecker, flow: Flow) -> None:
+        self.ctx = checker.ctx
+        self.flow = flow
+        self.returns: dict[cst.FunctionDef, frozenset[str]] = {}
+
+    def _is_local(self, site: Site) -> bool:
+        """A call the tracer follows into this file's own code (its effects are traced)."""
+        func = site.call.func
+        if isinstance(func, cst.Name):
+            return func.value in self.flow.functions or func.value in self.flow.classes
+        cls = site.frames[-1].cls if site.frames else None
+        return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value == "self" and cls is not None \
+            and func.attr.value in self.flow.classes.get(cls, {})
+
+    def items(self, sites: list[Site], root_params: frozenset[str]
+              ) -> list[tuple[Item, cst.CSTNode]]:
+        out: list[tuple[Item, cst.CSTNode]] = []
+        for site in sites:
+            for item in self.classify(site, root_params):
+                out.append(item)
+        return out
+
+    def classify(self, site: Site, root_params: frozenset[str]
+                 ) -> list[tuple[Item, cst.CSTNode]]:
+        call = site.call
+        ctx = self.ctx
+        name = ctx.resolve(call.func)
+        symbol = _symbol(site.frames)
+        base = Item("use", reached=site.reached, symbol=symbol)
+        if name is None:
+            last = _last_name(call.func)
+            if "seed" in last.lower() and not self._is_local(site):
+                return [(replace(base, op="seed", kinds=ALL_KINDS, what=ctx.code(call.func)),
+                         call)]
+            return []
+        what = ctx.code(call.func)
+        if name in knowledge.NUMPY_SEEDERS:
+            return [(replace(base, op="seed", kinds=("numpy",), what=what), call)]
+        if name in knowledge.PY_SEEDERS:
+            return [(replace(base, op="seed", kinds=("python",), what=what), call)]
+        if name in knowledge.MXNET_SEEDERS:
+            return [(replace(base, op="seed", kinds=("mxnet",), what=what), call)]
+        if name in knowledge.ALL_SEEDERS:
+            return [(replace(base, op="seed", kinds=ALL_KINDS, what=what), call)]
+        draw = {"numpy": knowledge.numpy_random_call(name),
+                "python": knowledge.python_random_call(name),
+                "mxnet": knowledge.mxnet_random_call(name)}
+        for kind, hit in draw.items():
+            if hit:
+                code = {"numpy": "MXL302", "python": "MXL303"}.get(kind, "")
+                return [(replace(base, kinds=(kind,), code=code, what=what + "()", direct=True,
+                                 seedgen=self._seedgen(site)), call)]
+        pipeline = knowledge.SHUFFLING_PIPELINES.get(name)
+        if pipeline is not None:
+            return self._pipeline(site, base, what, pipeline, root_params)
+        if name in knowledge.PY_RANDOM_AUGMENTERS:
+            return [(replace(base, kinds=("python",), code="MXL303", what=what + "()"), call)]
+        if name in knowledge.NUMPY_RANDOM_AUGMENTERS:
+            return [(replace(base, kinds=("numpy",), code="MXL302", what=what + "()"), call)]
+        if name == knowledge.CREATE_AUGMENTER:
+            found = []
+            for kinds, code, keys in ((("python",), "MXL303",
+                                       knowledge.CREATE_AUGMENTER_PY_KEYWORDS),
+                                      (("numpy",), "MXL302",
+                                       knowledge.CREATE_AUGMENTER_NUMPY_KEYWORDS)):
+                on = [a.keyword.value for a in call.args if a.keyword is not None
+                      and a.keyword.value in keys and _truth(a.value) is not False
+                      and not _is_zero(a.value)]
+                if on:
+                    found.append((replace(base, kinds=kinds, code=code,
+                                          what=f"{what}({on[0]}=...)"), call))
+            return found
+        top = name.split(".", 1)[0]
+        if top not in _LIBRARIES or name in knowledge.ALL_SEEDERS:
+            return [(replace(base, op="call", target=name, what=what,
+                             args=tuple(_truth(a.value) for a in call.args
+                                        if a.keyword is None and not a.star),
+                             kwargs=tuple((a.keyword.value, _truth(a.value)) for a in call.args
+                                          if a.keyword is not None)), call)]
+        return []
+
+    def _seedgen(self, site: Site) -> bool:
+        """The draw computes a seed (`seed = random.randint(...)`, `--seed` default)."""
+        if isinstance(site.stmt, (cst.If, cst.For, cst.While, cst.With)):
+            return False
+        return bool(_SEEDGEN.search(self.ctx.code(site.stmt)))
+
+    def _pipeline(self, site: Site, base: Item, what: str,
+                  pipeline: tuple[tuple[str, ...], tuple[str, int] | None],
+                  root_params: frozenset[str]) -> list[tuple[Item, cst.CSTNode]]:
+        kinds, shuffle = pipeline
+        call = site.call
+        cond: str | None = None
+        label = what + "()"
+        if shuffle is not None:
+            keyword, position = shuffle
+            expr = _argument(call, keyword, position)
+            verdict, cond = self._evaluate(expr, site.frames, root_params)
+            if verdict is False or (verdict is None and cond is None):
+                return []
+            label = f"{what}(shuffle=True)"
+        anchor: cst.CSTNode = call
+        stmt = site.stmt
+        symbol = base.symbol
+        # A loader built by a helper that returns it is reported where the caller obtains it.
+        for depth in range(len(site.frames) - 1, -1, -1):
+            frame = site.frames[depth]
+            if frame.call is None or not flows_to_return(stmt, frame.function, self.returns):
+                break
+            anchor, stmt = frame.call, frame.stmt  # type: ignore[assignment]
+            symbol = _symbol(site.frames[:depth])
+        return [(replace(base, kinds=kinds, code="MXL301", what=label, cond=cond,
+                         symbol=symbol), anchor)]
+
+    def _evaluate(self, expr: cst.BaseExpression | None, frames: tuple[Frame, ...],
+                  root_params: frozenset[str]) -> tuple[bool | None, str | None]:
+        """Truth of a `shuffle=` argument, following parameters up the call chain; a parameter
+        of the summarised root function is returned by name (callers in other files bind it)."""
+        depth = len(frames) - 1
+        while isinstance(expr, cst.Name) and expr.value not in ("True", "False", "None"):
+            if depth < 0:
+                return None, None
+            frame = frames[depth]
+            if expr.value not in {p.name.value for p in function_params(frame.function)}:
+                return None, None
+            if frame.call is None:
+                return None, (expr.value if expr.value in root_params else None)
+            expr = bound_argument(frame.call, frame.function, expr.value, frame.bound)
+            depth -= 1
+        return _truth(expr), None
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.evaluated_value) == 0
+
+
+def _argument(call: cst.Call, keyword: str, position: int) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    plain = [a for a in call.args if a.keyword is None and not a.star]
+    if any(a.star for a in call.args):
+        return None
+    return plain[position].value if position < len(plain) else None
+
+
+def _symbol(frames: tuple[Frame, ...]) -> str | None:
+    if not frames:
+        return None
+    frame = frames[-1]
+    name = frame.function.name.value
+    return f"{frame.cls}.{name}" if frame.cls else name
+
+
+def module_level_training_loop(module: cst.Module, code: Any) -> bool:
+    """A script whose training loop runs at module level (no `__main__` guard)."""
+    for stmt in module.body:
+        if isinstance(stmt, (cst.For, cst.While, cst.With)):
+            text = code(stmt)
+            if ".backward(" in text or "autograd.record" in text or ".fit(" in text:
+                return True
+    return False
+
+
+# --- the checker -------------------------------------------------------------------------------
+
+
+class ReproducibilityChecker(Checker):
+    """Collects seeds and draws per file; decides per entry script in `finalize`."""
+
+    rules = (UnseededShuffle, UnseededNumpyRandom, UnseededPythonRandom, SeedAfterRandomness)
+    name = "reproducibility"
+
+    def end(self) -> None:
+        ctx = self.ctx
+        module = ctx.module
+        entry = ctx.is_entry or has_main_guard(module) or \
+            module_level_training_loop(module, ctx.code)
+        relevant = bool(_RELEVANT.search(ctx.source))
+        if not entry and not relevant:
+            return
+        collector = _Collector(self, Flow(module))
+        functions: dict[str, list[tuple[Item, cst.CSTNode]]] = {}
+        params: dict[str, tuple[tuple[str, bool | None], ...]] = {}
+        if relevant:
+            flow = Flow(module)
+            for fn in flow.functions.values():
+                names = frozenset(p.name.value for p in function_params(fn))
+                found = collector.items(list(Flow(module).function_sites(fn)), names)
+                if found:
+                    functions[ctx.qualname(fn.name.value)] = found
+                    params[ctx.qualname(fn.name.value)] = tuple(
+                        (p.name.value, _truth(p.default)) for p in function_params(fn))
+        entry_items: list[tuple[Item, cst.CSTNode]] = []
+        if entry:
+            flow = Flow(module)
+            sites = list(flow.module_sites())
+            sites.extend(flow.unreached_sites())
+            entry_items = [(it, node) for it, node in collector.items(sites, frozenset())
+                           if it.cond is None]
+        fix_nodes, fixes = self._fixes() if entry else ({}, {})
+        nodes = [n for _, n in entry_items] + [n for found in functions.values() for _, n in found]
+        nodes.extend(fix_nodes.values())
+        ranges = node_ranges(module, nodes) if nodes else {}
+
+        def placed(item: Item, node: cst.CSTNode) -> Item:
+            rng = ranges.get(node)
+            if rng is None:
+                return item
+            (sl, sc), (el, ec) = rng
+            return replace(item, span=(sl, sc + 1, el, ec + 1), line=sl,
+                           module=ctx.imports.module)
+
+        facts: dict[str, Any] = {
+            "functions": {q: Summary(params[q], tuple(placed(i, n) for i, n in found))
+                          for q, found in functions.items()},
+        }
+        if entry:
+            fix_objs: list[tuple[str, Fix | None]] = []
+            for kind, (text, anchor) in fixes.items():
+                rng = ranges.get(anchor)
+                if rng is None:
+                    fix_objs.append((kind, None))
+                    continue
+                (_sl, _sc), (el, ec) = rng
+                loc = Location(el, ec + 1)
+                fix_objs.append((kind, Fix("unsafe", f"Insert `{text.strip().splitlines()[-1]}` "
+                                           "after the imports", (Edit(text, loc, loc),))))
+            facts["entry"] = EntryFacts(ctx.path, tuple(placed(i, n) for i, n in entry_items),
+                                        tuple(fix_objs), bool(_TRAINING.search(ctx.source)))
+        ctx.facts.extra[self.name] = facts
+
+    def _fixes(self) -> tuple[dict[str, cst.CSTNode], dict[str, tuple[str, cst.CSTNode]]]:
+        """Where `np.random.seed(0)` / `random.seed(0)` can be inserted cleanly: after the
+        leading block of imports, with the module imported (or its name free to import it)."""
+        module = self.ctx.module
+        last: cst.CSTNode | None = None
+        for index, stmt in enumerate(module.body):
+            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                last = stmt.body[-1]
+                continue
+            if index == 0 and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+                    and isinstance(stmt.body[0], cst.Expr) \
+                    and isinstance(stmt.body[0].value, (cst.SimpleString,
+                                                        cst.ConcatenatedString)):
+                continue
+            break
+        if last is None:
+            return {}, {}
+        # Names the leading imports bind: a seed placed after them may only use those.
+        leading = ImportMap(self.ctx.imports.module, self.ctx.imports.is_package)
+        for stmt in module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                break
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    leading.add_import(small)
+                elif isinstance(small, cst.ImportFrom):
+                    leading.add_import_from(small)
+            if last in stmt.body:
+                break
+        aliases = leading.aliases
+        taken = self.ctx.imports.aliases
+        source = self.ctx.source
+        out: dict[str, tuple[str, cst.CSTNode]] = {}
+        numpy_names = [n for n, full in aliases.items() if full == "numpy"]
+        if numpy_names:
+            out["numpy"] = (f"\n{numpy_names[0]}.random.seed(0)", last)
+        elif "np" not in taken and not re.search(r"\bnp\b", source):
+            out["numpy"] = ("\nimport numpy as np\nnp.random.seed(0)", last)
+        if aliases.get("random") == "random":
+            out["python"] = ("\nrandom.seed(0)", last)
+        elif "random" not in taken and not re.search(r"(?<![.\w])random\b", source):
+            out["python"] = ("\nimport random\nrandom.seed(0)", last)
+        return {k: v[1] for k, v in out.items()}, out
+
+    # -- cross-file decision -------------------------------------------------------------------
+
+    @classmethod
+    def finalize(cls, project: ProjectIndex) -> list[Finding]:
+        summaries: dict[str, Summary] = {}
+        entries: list[EntryFacts] = []
+        for _module, facts in project.extra(cls.name):
+            assert isinstance(facts, dict)
+            summaries.update(facts.get("functions", {}))
+            if facts.get("entry") is not None:
+                entries.append(facts["entry"])
+        findings: list[Finding] = []
+        for entry in entries:
+            items = _expand(entry.items, summaries, frozenset(), None)
+            findings.extend(_decide(entry, items))
+        return findings
+
+
+def _lookup(name: str, summaries: dict[str, Summary]) -> str | None:
+    if name in summaries:
+        return name
+    pkg, _, leaf = name.rpartition(".")
+    if pkg:
+        found = [q for q in summaries if q.endswith("." + leaf) and q.startswith(pkg + ".")]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def _expand(items: tuple[Item, ...], summaries: dict[str, Summary], active: frozenset[str],
+            site: Item | None) -> list[Item]:
+    """Replace calls of project helpers by what they do, placed at the calling site."""
+    out: list[Item] = []
+    for item in items:
+        if site is not None:
+            item = replace(item, span=site.span, symbol=site.symbol, line=site.line,
+                           module=site.module, reached=site.reached and item.reached)
+        if item.op != "call":
+            out.append(item)
+            continue
+        target = _lookup(item.target, summaries)
+        if target is None:
+            if _assumed_seeder(item.target) or item.target in knowledge.ALL_SEEDERS:
+                out.append(replace(item, op="seed", kinds=ALL_KINDS))
+            continue
+        if target in active:
+            continue
+        summary = summaries[target]
+        bindings = _bind(summary.params, item)
+        inner: list[Item] = []
+        for sub in summary.items:
+            if sub.cond is not None:
+                if not bindings.get(sub.cond):
+                    continue
+                sub = replace(sub, cond=None)
+            inner.append(sub)
+        out.extend(_expand(tuple(inner), summaries, active | {target}, item))
+    return out
+
+
+def _bind(params: tuple[tuple[str, bool | None], ...], call: Item) -> dict[str, bool | None]:
+    values = {name: default for name, default in params}
+    names = [name for name, _ in params]
+    for index, truth in enumerate(call.args):
+        if index < len(names):
+            values[names[index]] = truth
+    values.update(dict(call.kwargs))
+    return values
+
+
+def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
+    seeded_anywhere = {k for it in items if it.op == "seed" for k in it.kinds}
+    first_seed: dict[str, int] = {}
+    for index, it in enumerate(items):
+        if it.op == "seed" and it.reached:
+            for kind in it.kinds:
+                first_seed.setdefault(kind, index)
+    mx_note = " (`mx.random.seed` seeds only MXNet's own generator)" \
+        if "mxnet" in seeded_anywhere else ""
+    findings: list[Finding] = []
+    reported: set[str] = set()
+    fixes = dict(entry.fixes)
+    for it in items:
+        if it.op != "use" or it.seedgen or it.code in reported or not it.code or it.span is None:
+            continue
+        missing = [k for k in it.kinds if k not in seeded_anywhere]
+        if not missing:
+            continue
+        if it.direct and not entry.training:
+            continue
+        reported.add(it.code)
+        kind = missing[0]
+        rule: type[Rule] = {"MXL301": UnseededShuffle, "MXL302": UnseededNumpyRandom,
+                            "MXL303": UnseededPythonRandom}[it.code]
+        message = rule.format(what=it.what, generator=_GENERATOR[kind], why=_why(it),
+                              seed=_SEED_CALL[kind], mx_note=mx_note)
+        fix = fixes.get(kind) if len(missing) == 1 else None
+        findings.append(_finding(rule, entry, it, message, fix))
+    done: set[tuple[int, int]] = set()
+    for kind, index in sorted(first_seed.items(), key=lambda kv: kv[1]):
+        seed = items[index]
+        earlier = [it for it in items[:index]
+                   if it.op == "use" and kind in it.kinds and it.reached and not it.seedgen
+                   and it.code != "MXL301" and it.span is not None]
+        if not entry.training:
+            earlier = [it for it in earlier if not it.direct]
+        if not earlier or seed.span is None or (seed.span[0], seed.span[1]) in done:
+            continue
+        done.add((seed.span[0], seed.span[1]))
+        first = earlier[0]
+        message = SeedAfterRandomness.format(seed=seed.what + "()", what=first.what,
+                                             line=first.line, generator=_GENERATOR[kind])
+        findings.append(_finding(SeedAfterRandomness, entry, seed, message, None))
+    return findings
+
+
+def _why(item: Item) -> str:
+    if item.what.startswith(("DataLoader", "RandomSampler")) or "DataLoader" in item.what \
+            or "RandomSampler" in item.what:
+        return "gluon's RandomSampler calls `np.random.shuffle`"
+    if "ImageIter" in item.what or "ImageDetIter" in item.what:
+        return "`mx.image.ImageIter` calls `random.shuffle`"
+    if "NDArrayIter" in item.what:
+        return "`mx.io.NDArrayIter` calls `np.random.shuffle`"
+    return "it calls `random.shuffle` and `np.random.shuffle`"
+
+
+def _finding(rule: type[Rule], entry: EntryFacts, item: Item, message: str,
+             fix: Fix | None) -> Finding:
+    assert item.span is not None
+    sl, sc, el, ec = item.span
+    return Finding(rule.code, message, entry.path, Location(sl, sc), Location(el, ec), fix=fix,
+                   symbol=item.symbol, data={"entry": entry.path})
+
+
+__all__ = ["ReproducibilityChecker", "SeedAfterRandomness", "UnseededNumpyRandom",
+           "UnseededPythonRandom", "UnseededShuffle"]
+
+
+# --- examples (they are the rules' tests) ------------------------------------------------------
+
+_LOADER_SCRIPT = '''import mxnet as mx
+import numpy as np
+from mxnet import gluon
+
+
+def main():
+    mx.random.seed(1)
+    dataset = gluon.data.ArrayDataset(np.arange(100))
+    loader = gluon.data.DataLoader(dataset, batch_size=8, shuffle=True)
+    for batch in loader:
+        print(batch)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+UnseededShuffle.invalid = (
+    Example(_LOADER_SCRIPT, line=9, filename="train.py",
+            expected_fix=_LOADER_SCRIPT.replace("from mxnet import gluon\n",
+                                                "from mxnet import gluon\nnp.random.seed(0)\n")),
+    Example('''import mxnet as mx
+from mxnet import gluon
+
+
+def get_loaders(train_set, val_set):
+    train = gluon.data.DataLoader(train_set, 32, shuffle=True, last_batch="rollover")
+    val = gluon.data.DataLoader(val_set, 32, shuffle=False)
+    return train, val
+
+
+if __name__ == "__main__":
+    train_data, val_data = get_loaders(ds_train, ds_val)
+    for epoch in range(10):
+        for x, y in train_data:
+            pass
+''', line=12, filename="train.py"),
+    Example('''from mxnet import gluon
+
+
+def make_loader(ds, shuffle):
+    return gluon.data.DataLoader(ds, batch_size=4, shuffle=shuffle)
+
+
+if __name__ == "__main__":
+    loader = make_loader(ds, True)
+''', line=9, filename="train.py"),
+    Example('''import mxnet as mx
+from mxnet.gluon.data import BatchSampler, DataLoader, RandomSampler
+
+sampler = BatchSampler(RandomSampler(len(ds)), 32, "keep")
+loader = DataLoader(ds, batch_sampler=sampler)
+for epoch in range(3):
+    for data, label in loader:
+        with mx.autograd.record():
+            loss = net(data)
+        loss.backward()
+''', line=4, filename="train.py"),
+    Example('''import mxnet as mx
+
+if __name__ == "__main__":
+    np_seed = 0
+    train_iter = mx.image.ImageIter(32, (3, 224, 224), path_imgrec="train.rec", shuffle=True)
+''', line=5, filename="train.py"),
+    Example('''import mxnet as mx
+from helpers import set_seed
+
+
+if __name__ == "__main__":
+    set_seed(0)
+    it = mx.io.NDArrayIter(data, label, batch_size=16, shuffle=True)
+''', line=7, filename="train.py",
+            project=(("helpers", "import mxnet as mx\n\n\ndef set_seed(s):\n"
+                                 "    mx.random.seed(s)\n"),)),
+)
+
+UnseededShuffle.valid = (
+    Valid(_LOADER_SCRIPT.replace("    mx.random.seed(1)\n",
+                                 "    mx.random.seed(1)\n    np.random.seed(1)\n"),
+          filename="train.py"),
+    # Seeded in a helper of the same file, called from main() before the loader.
+    Valid('''import random
+import mxnet as mx
+import numpy as np
+from mxnet import gluon
+
+
+def set_seed(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    mx.random.seed(seed)
+
+
+def main(args):
+    set_seed(args.seed)
+    loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
+
+
+if __name__ == "__main__":
+    main(parse_args())
+''', filename="train.py"),
+    # Seeded in a helper of another file of the project.
+    Valid('''from mxnet import gluon
+from utils import set_seed
+
+if __name__ == "__main__":
+    set_seed(0)
+    loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
+''', filename="train.py", project=(("utils", "import numpy as np\n\n\ndef set_seed(s):\n"
+                                              "    np.random.seed(s)\n"),)),
+    # A library module that only receives (or builds) a loader is not an entry script.
+    Valid('''from mxnet import autograd, gluon
+
+
+def get_loader(ds):
+    return gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
+
+
+def train(net, loader, trainer):
+    for x, y in loader:
+        with autograd.record():
+            loss = net(x)
+        loss.backward()
+''', filename="train_lib.py"),
+    Valid('''from mxnet import gluon
+
+if __name__ == "__main__":
+    val_loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=False)
+    test_loader = gluon.data.DataLoader(ds, 8)
+''', filename="evaluate.py"),
+    # A shuffle flag that cannot be known statically is not guessed.
+    Valid('''from mxnet import gluon
+
+if __name__ == "__main__":
+    loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=args.shuffle)
+''', filename="train.py"),
+    # gluoncv's seed helper seeds numpy, random and mxnet.
+    Valid('''import gluoncv as gcv
+from mxnet import gluon
+
+if __name__ == "__main__":
+    gcv.utils.random.seed(args.seed)
+    loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
+''', filename="train.py"),
+    # A seed set after building the loader but before iterating it still governs the order.
+    Valid('''import numpy as np
+from mxnet import gluon
+
+if __name__ == "__main__":
+    loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
+    np.random.seed(0)
+    for batch in loader:
+        pass
+''', filename="train.py"),
+    # An unknown project helper named after seeding is taken at its word.
+    Valid('''from mxnet import gluon
+from common.utils import seed_everything
+
+if __name__ == "__main__":
+    seed_everything(1)
+    loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
+''', filename="train.py"),
+)
+
+UnseededNumpyRandom.invalid = (
+    Example('''import mxnet as mx
+import numpy as np
+from mxnet import autograd
+
+
+def synthetic(n):
+    return np.random.uniform(size=(n, 10)), np.random.randint(0, 2, size=(n,))
+
+
+if __name__ == "__main__":
+    mx.random.seed(0)
+    x, y = synthetic(100)
+    with autograd.record():
+        loss = net(mx.nd.array(x))
+''', line=7, filename="train.py",
+            expected_fix='''import mxnet as mx
+import numpy as np
+from mxnet import autograd
+np.random.seed(0)
+
+
+def synthetic(n):
+    return np.random.uniform(size=(n, 10)), np.random.randint(0, 2, size=(n,))
+
+
+if __name__ == "__main__":
+    mx.random.seed(0)
+    x, y = synthetic(100)
+    with autograd.record():
+        loss = net(mx.nd.array(x))
+'''),
+    Example('''import numpy
+import mxnet as mx
+
+if __name__ == "__main__":
+    order = numpy.random.permutation(len(dataset))
+    train(net, order)
+''', line=5, filename="train.py"),
+    Example('''from numpy.random import shuffle
+from mxnet import gluon
+
+if __name__ == "__main__":
+    shuffle(samples)
+    trainer = gluon.Trainer(net.collect_params(), "sgd")
+''', line=5, filename="train.py"),
+    Example('''import random
+from mxnet.gluon.data.vision import transforms
+
+if __name__ == "__main__":
+    random.seed(0)
+    aug = transforms.Compose([transforms.RandomRotation((-10, 10)), transforms.ToTensor()])
+    train(aug)
+''', line=6, filename="train.py"),
+)
+
+UnseededNumpyRandom.valid = (
+    Valid('''import numpy as np
+
+if __name__ == "__main__":
+    rng = np.random.default_rng(args.seed)
+    idx = rng.permutation(100)
+    train(idx)
+''', filename="train.py"),
+    Valid('''import numpy as np
+
+if __name__ == "__main__":
+    state = np.random.RandomState(0)
+    noise = state.normal(size=10)
+    train(noise)
+''', filename="train.py"),
+    Valid('''import numpy as np
+
+if __name__ == "__main__":
+    np.random.seed(0)
+    x = np.random.rand(10)
+    train(x)
+''', filename="train.py"),
+    # mx.random.seed only, and no numpy randomness: nothing to report.
+    Valid('''import mxnet as mx
+
+if __name__ == "__main__":
+    mx.random.seed(0)
+    x = mx.nd.random.uniform(shape=(4, 4))
+    train(x)
+''', filename="train.py"),
+    # A benchmark does not train: its random inputs need no seed.
+    Valid('''import numpy as np
+import mxnet as mx
+
+if __name__ == "__main__":
+    data = mx.nd.array(np.random.rand(32, 3, 224, 224))
+    for _ in range(10):
+        net(data).wait_to_read()
+''', filename="benchmark.py"),
+    # Drawing the seed itself.
+    Valid('''import numpy as np
+
+if __name__ == "__main__":
+    seed = np.random.randint(0, 10000)
+    np.random.seed(seed)
+    train(np.random.rand(4))
+''', filename="train.py"),
+    # Library module: not an entry script.
+    Valid('''import numpy as np
+
+
+def augment(x):
+    return x + np.random.normal(size=x.shape)
+''', filename="augment.py"),
+    Valid('''import numpy as np
+from seeding import fix_all
+
+if __name__ == "__main__":
+    fix_all()
+    train(np.random.rand(4))
+''', filename="train.py", project=(("seeding", "import random\nimport numpy as np\n\n\n"
+                                   "def fix_all():\n    _inner(0)\n\n\n"
+                                   "def _inner(s):\n    np.random.seed(s)\n    random.seed(s)\n"),)),
+)
+
+UnseededPythonRandom.invalid = (
+    Example('''import random
+import numpy as np
+
+if __name__ == "__main__":
+    np.random.seed(0)
+    random.shuffle(files)
+    train(files)
+''', line=6, filename="train.py", expected_fix='''import random
+import numpy as np
+random.seed(0)
+
+if __name__ == "__main__":
+    np.random.seed(0)
+    random.shuffle(files)
+    train(files)
+'''),
+    Example('''import numpy as np
+from mxnet.gluon.data.vision import transforms
+
+
+def get_transform():
+    return transforms.Compose([
+        transforms.RandomResizedCrop(224),
+        transforms.RandomFlipLeftRight(),
+        transforms.ToTensor(),
+    ])
+
+
+def main():
+    np.random.seed(0)
+    train(get_transform())
+
+
+if __name__ == "__main__":
+    main()
+''', line=7, filename="train.py"),
+    Example('''import mxnet as mx
+
+if __name__ == "__main__":
+    mx.random.seed(0)
+    augs = mx.image.CreateAugmenter((3, 224, 224), rand_crop=True, rand_mirror=True)
+    fit(augs)
+''', line=5, filename="train.py"),
+)
+
+UnseededPythonRandom.valid = (
+    Valid('''import random
+
+if __name__ == "__main__":
+    random.seed(1)
+    random.shuffle(files)
+    train(files)
+''', filename="train.py"),
+    # MXNet operators (RandomFlipLeftRight, RandomColorJitter) use MXNet's seeded generator.
+    Valid('''import numpy as np
+from mxnet.gluon.data.vision import transforms
+
+if __name__ == "__main__":
+    np.random.seed(0)
+    aug = transforms.Compose([transforms.RandomFlipLeftRight(),
+                              transforms.RandomColorJitter(0.4, 0.4, 0.4)])
+    train(aug)
+''', filename="train.py"),
+    Valid('''import mxnet as mx
+
+if __name__ == "__main__":
+    augs = mx.image.CreateAugmenter((3, 224, 224), rand_crop=False, mean=True)
+    fit(augs)
+''', filename="train.py"),
+    Valid('''import random
+
+
+class Trainer:
+    def __init__(self, seed):
+        random.seed(seed)
+
+    def run(self):
+        random.shuffle(self.items)
+
+
+if __name__ == "__main__":
+    t = Trainer(0)
+    t.run()
+''', filename="train.py"),
+    Valid('''import random
+
+if __name__ == "__main__":
+    parser.add_argument("--seed", type=int, default=random.randint(0, 1000))
+    args = parser.parse_args()
+    random.seed(args.seed)
+    train(random.random())
+''', filename="train.py"),
+)
+
+SeedAfterRandomness.invalid = (
+    Example('''import numpy as np
+
+if __name__ == "__main__":
+    data = np.random.uniform(size=(512, 10))
+    np.random.seed(args.seed)
+    train(data)
+''', line=5, filename="train.py"),
+    Example('''import mxnet as mx
+
+
+def make_data():
+    return mx.nd.random.normal(shape=(100, 4))
+
+
+def main(args):
+    data = make_data()
+    mx.random.seed(args.seed)
+    train(data)
+
+
+if __name__ == "__main__":
+    main(parse())
+''', line=10, filename="train.py"),
+    Example('''import random
+from utils import seed_all
+
+if __name__ == "__main__":
+    random.shuffle(files)
+    seed_all(0)
+    train(files)
+''', line=6, filename="train.py",
+            project=(("utils", "import random\n\n\ndef seed_all(s):\n    random.seed(s)\n"),)),
+)
+
+SeedAfterRandomness.valid = (
+    Valid('''import numpy as np
+
+if __name__ == "__main__":
+    np.random.seed(args.seed)
+    data = np.random.uniform(size=(512, 10))
+''', filename="train.py"),
+    Valid('''import numpy as np
+from mxnet import gluon
+
+if __name__ == "__main__":
+    loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
+    np.random.seed(0)
+''', filename="train.py"),
+    # The draw is in a function that runs after the seed, even though it is defined above.
+    Valid('''import numpy as np
+
+
+def make_data():
+    return np.random.rand(10)
+
+
+def main():
+    np.random.seed(0)
+    train(make_data())
+
+
+if __name__ == "__main__":
+    main()
+''', filename="train.py"),
+    Valid('''import numpy as np
+
+if __name__ == "__main__":
+    seed = args.seed if args.seed is not None else np.random.randint(1 << 16)
+    np.random.seed(seed)
+''', filename="train.py"),
+    # Drawn from an explicit generator, not the global one.
+    Valid('''import numpy as np
+
+if __name__ == "__main__":
+    x = np.random.default_rng(0).random(4)
+    np.random.seed(1)
+''', filename="train.py"),
+)

@@ -1,0 +1,106 @@
+"""The command line as a user meets it: exit codes, `mxlint rule`, the pre-commit entry."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rule_cases import invalid_examples
+
+from mxlint import registry
+from mxlint.cli import main
+
+CASES = invalid_examples(cli=True)
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "MXLINT_OUTPUT_FORMAT"}
+    return subprocess.run(["mxlint", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+@pytest.fixture
+def bad(tmp_path: Path) -> tuple[Path, str]:
+    rule, ex, _ = next(c for c in CASES if c[0].code[3] != "0")
+    (tmp_path / "mxlint.toml").write_text(f'mxnet-version = "{ex.mxnet}.0"\n')
+    (tmp_path / ex.filename).write_text(ex.code)
+    return tmp_path / ex.filename, rule.code
+
+
+def test_exit_codes(bad, tmp_path: Path):
+    path, code = bad
+    proc = run("check", path.name, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert f"{path.name}:" in proc.stdout and code in proc.stdout
+    assert "Found" in proc.stderr and "Found" not in proc.stdout
+    assert run(path.name, cwd=tmp_path).returncode == 1  # `check` is the default command
+    assert run("check", "--exit-zero", path.name, cwd=tmp_path).returncode == 0
+    clean = tmp_path / "clean.py"
+    clean.write_text("import mxnet as mx\n\nx = 1\n")
+    proc = run("check", "clean.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert run("check", "missing.py", cwd=tmp_path).returncode == 2
+    assert run("check", "--output-format", "xml", path.name, cwd=tmp_path).returncode == 2
+
+
+def test_syntax_error_is_a_finding_not_a_crash(tmp_path: Path):
+    (tmp_path / "old.py").write_text("import mxnet\nprint 'x'\n")
+    proc = run("check", "old.py", cwd=tmp_path)
+    assert proc.returncode == 1 and "MXL001" in proc.stdout
+
+
+def test_pre_commit_entry_with_no_files_is_clean(tmp_path: Path, bad):
+    proc = run("check", "--pre-commit", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "")
+
+
+def test_columns_are_one_based_everywhere(bad, tmp_path: Path):
+    path, _ = bad
+    concise = run("check", path.name, cwd=tmp_path).stdout.splitlines()
+    data = json.loads(run("check", "--output-format", "json", path.name, cwd=tmp_path).stdout)
+    assert [f"{f['filename']}:{f['location']['row']}:{f['location']['column']}:" for f in data] \
+        == [line.split(" ", 1)[0] for line in concise]
+
+
+def test_rule_docs(capsys):
+    for code, rule in registry.all_rules().items():
+        assert main(["rule", code.lower()]) == 0
+        assert capsys.readouterr().out == rule.documentation()
+    assert main(["rule", "--all"]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in listing] == list(registry.all_rules())
+    assert main(["rule", "MXL999"]) == 2
+    assert main(["rule", "--all", "--output-format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {d["code"] for d in data} == set(registry.all_rules())
+
+
+def test_version_and_help():
+    proc = subprocess.run([sys.executable, "-m", "mxlint", "--version"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("mxlint ")
+    proc = subprocess.run([sys.executable, "-m", "mxlint", "check", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    for flag in ("--fix", "--unsafe-fixes", "--diff", "--add-noqa", "--statistics",
+                 "--output-format", "--output-file", "--select", "--extend-select", "--ignore",
+                 "--mxnet-version", "--exclude", "--extend-exclude"):
+        assert flag in proc.stdout
+
+
+def test_fix_exit_code_reflects_what_remains(tmp_path: Path, monkeypatch):
+    fixable = [c for c in invalid_examples(with_line=False, with_fix=True, cli=True)]
+    if not fixable:
+        pytest.skip("no fixable rule example")
+    rule, ex, _ = fixable[0]
+    (tmp_path / ex.filename).write_text(ex.code)
+    (tmp_path / "mxlint.toml").write_text(
+        f'select = ["{rule.code}"]\nmxnet-version = "{ex.mxnet}.0"\n')
+    monkeypatch.chdir(tmp_path)
+    flags = ["--unsafe-fixes"] if rule.fixable == "unsafe" else []
+    rc = main(["check", "--fix", *flags, ex.filename])
+    remaining = main(["check", *flags, ex.filename])
+    assert rc == remaining

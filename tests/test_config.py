@@ -1,0 +1,158 @@
+"""`[tool.mxlint]` / mxlint.toml: discovery, keys, CLI overrides, and errors (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rule_cases import invalid_examples
+
+from mxlint.cli import main
+from mxlint.config import ConfigError, find_config, load_settings
+
+CASES = invalid_examples(cli=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> tuple[Path, str, str]:
+    """A project with one rule example in pkg/mod.py; returns (root, code, relative path)."""
+    rule, ex, _ = next(c for c in CASES if c[0].code[3] != "0")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / ex.filename).write_text(ex.code)
+    (tmp_path / "pyproject.toml").write_text(f'[tool.mxlint]\nmxnet-version = "{ex.mxnet}.9"\n')
+    monkeypatch.chdir(tmp_path)
+    return tmp_path, rule.code, f"pkg/{ex.filename}"
+
+
+def _config(root: Path, body: str, name: str = "pyproject.toml") -> None:
+    header = "[tool.mxlint]\n" if name == "pyproject.toml" else ""
+    text = (root / "pyproject.toml").read_text()
+    version = text.split("mxnet-version = ")[1].splitlines()[0]
+    (root / name).write_text(header + f"mxnet-version = {version}\n" + body)
+
+
+def _codes(capsys, *args: str) -> tuple[int, set[str]]:
+    capsys.readouterr()
+    rc = main(["check", *args])
+    out = capsys.readouterr().out
+    return rc, {line.split(": ", 1)[1].split()[0] for line in out.splitlines() if ": MXL" in line}
+
+
+def test_config_is_found_walking_up(project):
+    root, _, rel = project
+    assert find_config(root / rel) == root / "pyproject.toml"
+    (root / "pkg" / "mxlint.toml").write_text("ignore = []\n")
+    assert find_config(root / rel) == root / "pkg" / "mxlint.toml"
+
+
+def test_pyproject_without_tool_mxlint_is_skipped(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text("[tool.mxlint]\nignore = []\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert find_config(sub) == tmp_path / "pyproject.toml"
+
+
+def test_ignore_select_and_cli_overrides(project, capsys):
+    root, code, rel = project
+    rc, codes = _codes(capsys, rel)
+    assert rc == 1 and code in codes
+    _config(root, f'ignore = ["{code[:4]}"]\n')
+    rc, codes = _codes(capsys, rel)
+    assert code not in codes
+    # CLI --select replaces the configured selection; the more specific code wins.
+    rc, codes = _codes(capsys, "--select", code, rel)
+    assert code in codes
+    rc, codes = _codes(capsys, "--select", code[:4], rel)
+    assert code not in codes
+    _config(root, f'select = ["{code}"]\n')
+    rc, codes = _codes(capsys, rel)
+    assert codes == {code}
+    rc, codes = _codes(capsys, "--ignore", code, rel)
+    assert rc == 0 and codes == set()
+    _config(root, 'select = ["MXL0"]\n')
+    rc, codes = _codes(capsys, rel)
+    assert code not in codes
+    rc, codes = _codes(capsys, "--extend-select", code, rel)
+    assert code in codes
+    rc, codes = _codes(capsys, "--isolated", "--select", code, rel)
+    assert code in codes
+
+
+def test_extend_select_and_per_file_ignores(project, capsys):
+    root, code, rel = project
+    _config(root, f'[tool.mxlint.per-file-ignores]\n"pkg/*" = ["{code}"]\n')
+    assert code not in _codes(capsys, rel)[1]
+    _config(root, f'[tool.mxlint.per-file-ignores]\n"other/*" = ["{code}"]\n')
+    assert code in _codes(capsys, rel)[1]
+
+
+def test_mxlint_toml(project, capsys):
+    root, code, rel = project
+    _config(root, f'ignore = ["{code}"]\n', name="mxlint.toml")
+    assert code not in _codes(capsys, rel)[1]
+
+
+def test_exclude_applies_to_explicit_paths(project, capsys):
+    root, code, rel = project
+    _config(root, 'extend-exclude = ["pkg"]\n')
+    rc, codes = _codes(capsys, rel)
+    assert rc == 0 and codes == set()
+    _config(root, 'exclude = ["pkg/*.py"]\n')
+    rc, codes = _codes(capsys, rel)
+    assert rc == 0 and codes == set()
+    rc, codes = _codes(capsys, "--exclude", "nothing", rel)
+    assert code in codes
+
+
+def test_mxnet_version_from_config_and_cli(tmp_path: Path):
+    (tmp_path / "mxlint.toml").write_text('mxnet-version = "2.0"\n')
+    assert load_settings(tmp_path / "mxlint.toml").mxnet_version == "2"
+    (tmp_path / "mxlint.toml").write_text('mxnet-version = "1.9.1"\n')
+    assert load_settings(tmp_path / "mxlint.toml").mxnet_version == "1"
+
+
+def test_per_rule_options_and_entry_points(tmp_path: Path):
+    (tmp_path / "mxlint.toml").write_text(
+        'entry-points = ["scripts/*.py"]\n[rules.MXL004]\nanything = 1\n')
+    settings = load_settings(tmp_path / "mxlint.toml")
+    assert settings.option("MXL004", "anything", 0) == 1
+    assert settings.option("MXL004", "missing", "d") == "d"
+    assert settings.is_entry_point(str(tmp_path / "scripts" / "run.py"))
+    assert not settings.is_entry_point(str(tmp_path / "lib" / "run.py"))
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    ("colour = 1\n", ["colour"]),
+    ('select = ["MXL1O1"]\n', ["select", "MXL1O1"]),
+    ('ignore = ["E501"]\n', ["ignore", "E501"]),
+    ('ignore = ["MXL999"]\n', ["ignore", "MXL999"]),
+    ('select = "MXL101"\n', ["select"]),
+    ('mxnet-version = "3.0"\n', ["mxnet-version"]),
+    ("select = [\n", ["invalid TOML"]),
+    ("[per-file-ignores]\n'a.py' = ['X1']\n", ["per-file-ignores", "X1"]),
+    ("[rules.MXL999]\nx = 1\n", ["rules.MXL999"]),
+    ("[rules]\nMXL101 = 3\n", ["rules.MXL101"]),
+])
+def test_bad_configuration_names_file_and_key(tmp_path: Path, capsys, monkeypatch, body, words):
+    config = tmp_path / "mxlint.toml"
+    config.write_text(body)
+    (tmp_path / "a.py").write_text("import mxnet\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        load_settings(config)
+    for word in [str(config), *words]:
+        assert word in str(info.value)
+    assert main(["check", "a.py"]) == 2
+    err = capsys.readouterr().err
+    assert str(config) in err and words[0] in err
+
+
+@pytest.mark.parametrize("args", [["--select", "MXL99X"], ["--ignore", "MXL998"],
+                                  ["--mxnet-version", "0.12"], ["--config", "nope.toml"]])
+def test_bad_cli_options_exit_2(tmp_path: Path, capsys, monkeypatch, args):
+    (tmp_path / "a.py").write_text("import mxnet\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", *args, "a.py"]) == 2
+    assert "mxlint: error:" in capsys.readouterr().err

@@ -1,0 +1,305 @@
+"""The contexts family (MXL201-MXL204): fixtures, fixes, data for --verify, traps."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from expectations import actual, expected
+
+from mxlint.api import check_source
+from mxlint.config import Settings
+from mxlint.fixes import apply_edits
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "contexts"
+
+
+def _check(source: str, mxnet: str = "1", select: str = "MXL2"):
+    return check_source(textwrap.dedent(source), "script.py",
+                        Settings(select=(select,), mxnet_version=mxnet))
+
+
+def _rows(source: str, code: str, mxnet: str = "1") -> list[int]:
+    return [f.location.row for f in _check(source, mxnet) if f.code == code]
+
+
+@pytest.mark.parametrize("kind", ["bad", "good"])
+def test_fixture_markers(kind: str) -> None:
+    root = FIXTURES / kind
+    assert expected(root) == actual(root, prefix="MXL2")
+
+
+def test_bad_fixtures_cover_every_rule() -> None:
+    codes = {code for _, _, code in expected(FIXTURES / "bad")}
+    assert codes == {"MXL201", "MXL202", "MXL203", "MXL204"}
+
+
+def test_unmoved_batch_fix_and_verify_data() -> None:
+    source = textwrap.dedent("""\
+        import mxnet as mx
+        from mxnet import gluon
+
+        def train(dataset):
+            ctx = mx.gpu(1)
+            net = gluon.nn.Dense(2)
+            net.initialize(ctx=ctx)
+            for x, y in gluon.data.DataLoader(dataset, batch_size=4):
+                out = net(x * 2)
+        """)
+    findings = check_source(source, "script.py", Settings(select=("MXL201",)))
+    assert [f.location.row for f in findings] == [9]
+    finding = findings[0]
+    assert finding.data == {"function": "script.train", "ctx": "ctx"}
+    assert "as_in_context(ctx)" in finding.message
+    assert finding.fix is not None and finding.fix.applicability == "unsafe"
+    fixed = apply_edits(source, finding.fix.edits)
+    assert "out = net((x * 2).as_in_context(ctx))" in fixed
+
+
+def test_multi_gpu_message_recommends_split_and_load_without_fix() -> None:
+    findings = _check("""\
+        import mxnet as mx
+        from mxnet import gluon, nd
+        ctx = [mx.gpu(0), mx.gpu(1)]
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+        net(nd.ones((2, 2)))
+        """)
+    assert [f.code for f in findings] == ["MXL201"]
+    assert "split_and_load" in findings[0].message
+    assert findings[0].fix is None
+
+
+@pytest.mark.parametrize("ctx_expr", [
+    "mx.gpu()",
+    "mx.Context('gpu', 0)",
+    "mx.gpu(0) if mx.context.num_gpus() else mx.cpu()",
+    "[mx.gpu(i) for i in range(2)]",
+    "d2l.try_gpu()",
+    "try_gpu()",
+])
+def test_possibly_gpu_contexts(ctx_expr: str) -> None:
+    source = f"""\
+        import mxnet as mx
+        import d2l
+        from mxnet import gluon, nd
+
+        def try_gpu():
+            return mx.gpu() if mx.context.num_gpus() else mx.cpu()
+
+        ctx = {ctx_expr}
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+        y = net(nd.ones((1, 2)))
+        """
+    assert _rows(source, "MXL201") == [11]
+
+
+@pytest.mark.parametrize("ctx_expr", [
+    "mx.cpu()",
+    "mx.Context('cpu', 0)",
+    "[mx.cpu(0), mx.cpu(1)]",
+    "[mx.cpu(0), mx.gpu(0)]",  # a copy lives on cpu(0)
+    "args.ctx",
+    "mx.context.current_context()",
+])
+def test_cpu_or_unknown_contexts_are_silent(ctx_expr: str) -> None:
+    source = f"""\
+        import mxnet as mx
+        from mxnet import gluon, nd
+        ctx = {ctx_expr}
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+        y = net(nd.ones((1, 2)))
+        print(net.weight.data())
+        """
+    assert _check(source) == []
+
+
+def test_branches_join_conservatively() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+        ctx = mx.gpu()
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+        x = nd.ones((1, 2))
+        if fast:
+            x = x.as_in_context(ctx)
+        net(x)
+        """
+    assert _check(source) == []
+    try_source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+        try:
+            ctx = mx.gpu()
+            nd.zeros((1,), ctx=ctx)
+        except mx.MXNetError:
+            ctx = mx.cpu()
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+        net(nd.ones((1, 2)))
+        """
+    assert _rows(try_source, "MXL201") == [10]
+
+
+def test_module_level_net_is_seen_in_functions() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+        ctx = mx.gpu()
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+
+        def evaluate(val_loader):
+            for data, label in val_loader:
+                print(net(data))
+
+        def evaluate_ok(val_loader, net):
+            for data, label in val_loader:
+                print(net(data))
+        """
+    assert _rows(source, "MXL201") == [9]
+
+
+def test_forward_creator_fix_and_requirement() -> None:
+    source = textwrap.dedent("""\
+        from mxnet import gluon, nd
+
+        class Net(gluon.Block):
+            def forward(self, x):
+                return x + nd.ones((1, 4), dtype='float32')
+        """)
+    findings = check_source(source, "script.py", Settings(select=("MXL202",)))
+    assert [f.location.row for f in findings] == [5]
+    assert findings[0].data == {"function": "script.Net.forward", "ctx": "x.context"}
+    assert findings[0].fix is not None
+    fixed = apply_edits(source, findings[0].fix.edits)
+    assert "nd.ones((1, 4), dtype='float32', ctx=x.context)" in fixed
+    # a base class the run cannot see: not provably a Block, silent
+    unknown = source.replace("gluon.Block", "thirdparty.Base")
+    assert check_source(unknown, "script.py", Settings(select=("MXL202",))) == []
+
+
+def test_forward_creator_in_project_subclass() -> None:
+    base = "from mxnet import gluon\n\nclass Base(gluon.Block):\n    pass\n"
+    source = ("from mxnet import nd\nfrom base import Base\n\n"
+              "class Net(Base):\n    def forward(self, x):\n        return x * nd.ones((1,))\n")
+    findings = check_source(source, "script.py", Settings(select=("MXL202",)),
+                            project=[("base", base)])
+    assert [f.location.row for f in findings] == [6]
+
+
+def test_mxnet2_hybridblock_forward_is_silent_but_block_is_not() -> None:
+    source = """\
+        from mxnet import gluon, np
+
+        class A(gluon.HybridBlock):
+            def forward(self, x):
+                return x + np.zeros((1,))
+
+        class B(gluon.Block):
+            def forward(self, x):
+                return x + np.zeros((1,))
+        """
+    assert _rows(source, "MXL202", mxnet="2") == [9]
+
+
+def test_finetune_fix_adds_ctx() -> None:
+    source = textwrap.dedent("""\
+        import mxnet as mx
+        from mxnet.gluon import nn
+        from mxnet.gluon.model_zoo import vision
+        ctx = mx.gpu()
+        net = vision.resnet18_v1(pretrained=True, ctx=ctx)
+        net.output = nn.Dense(3)
+        net.output.initialize()
+        """)
+    findings = check_source(source, "script.py", Settings(select=("MXL203",)))
+    assert [f.location.row for f in findings] == [7]
+    fix = findings[0].fix
+    assert fix is not None and fix.applicability == "unsafe"
+    fixed = apply_edits(source, fix.edits)
+    assert fixed.endswith("net.output.initialize(ctx=ctx)\n")
+
+
+def test_new_layer_fed_gpu_features_is_mxl203_not_mxl201() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+        ctx = mx.gpu()
+        body = gluon.nn.Dense(8)
+        body.initialize(ctx=ctx)
+        head = gluon.nn.Dense(2)
+        head.initialize()
+        x = nd.ones((1, 4), ctx=ctx)
+        y = head(body(x))
+        """
+    findings = _check(source)
+    assert [(f.code, f.location.row) for f in findings] == [("MXL203", 7)]
+
+
+def test_param_data_fix() -> None:
+    source = textwrap.dedent("""\
+        import mxnet as mx
+        from mxnet import gluon
+        devs = [mx.gpu(0), mx.gpu(1)]
+        net = gluon.nn.Dense(4)
+        net.initialize(ctx=devs)
+        params = net.collect_params()
+        for p in params.values():
+            p.grad()
+        """)
+    findings = check_source(source, "script.py", Settings(select=("MXL204",)))
+    assert [f.location.row for f in findings] == [8]
+    fix = findings[0].fix
+    assert fix is not None
+    assert apply_edits(source, fix.edits).endswith("p.grad(devs[0])\n")
+
+
+def test_ignore_is_respected() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+        ctx = mx.gpu()
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+        net(nd.ones((1, 2)))
+        """
+    assert _rows(source, "MXL201") == [6]
+    findings = check_source(textwrap.dedent(source), "script.py",
+                            Settings(select=("MXL2",), ignore=("MXL201",)))
+    assert findings == []
+
+
+def test_mxnet2_spelling_uses_to_device() -> None:
+    source = textwrap.dedent("""\
+        from mxnet import gluon, np, npx
+        npx.set_np()
+        device = npx.gpu(0) if npx.num_gpus() else npx.cpu()
+        net = gluon.nn.Dense(3)
+        net.initialize(device=device)
+        x = np.random.uniform(size=(2, 4))
+        y = net(x)
+        z = net(np.ones((2, 4), device=device))
+        """)
+    findings = check_source(source, "script.py", Settings(select=("MXL201",)))
+    assert [f.location.row for f in findings] == [7]
+    assert "x.to_device(device)" in findings[0].message
+    fix = findings[0].fix
+    assert fix is not None
+    assert "y = net(x.to_device(device))" in apply_edits(source, fix.edits)
+
+
+def test_reinitialising_a_placed_network_is_a_no_op() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+        from mxnet.gluon.model_zoo import vision
+        net = vision.resnet18_v1(pretrained=True)
+        net.initialize(ctx=mx.gpu())
+        print(net(nd.ones((1, 3, 224, 224))))
+        """
+    assert _check(source) == []

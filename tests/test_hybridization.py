@@ -1,0 +1,372 @@
+"""The hybridization family (MXL101-MXL108): fixtures, taint flow, ancestry, helpers, guards."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from expectations import actual, expected
+
+from mxlint.api import check_source
+from mxlint.config import Settings
+from mxlint.fixes import apply_edits
+from mxlint.taint import Hooks, Interpreter, Kind, join
+
+HEADER = "from mxnet import nd, autograd\nfrom mxnet.gluon import nn\n"
+
+
+def _check(source: str, project: tuple[tuple[str, str], ...] = (), mxnet: str = "1",
+           filename: str = "model.py") -> list[tuple[int, str]]:
+    findings = check_source(textwrap.dedent(source), filename,
+                            Settings(select=("MXL1",), mxnet_version=mxnet), project)
+    return sorted((f.location.row, f.code) for f in findings)
+
+
+def _dedent(text: str) -> str:
+    return textwrap.dedent(text)
+
+
+# --- fixtures ---------------------------------------------------------------------------------
+
+
+def test_bad_fixtures_report_exactly_the_marked_lines(fixtures_dir):
+    root = fixtures_dir / "hybridization" / "bad"
+    marks = expected(root)
+    assert len(marks) >= 20
+    assert {code for _, _, code in marks} == {f"MXL10{i}" for i in range(1, 9)}
+    assert actual(root, prefix="MXL1") == marks
+
+
+def test_good_fixtures_are_silent(fixtures_dir):
+    root = fixtures_dir / "hybridization" / "good"
+    assert expected(root) == set()
+    assert actual(root, prefix="MXL1") == set()
+
+
+# --- the taint interpreter --------------------------------------------------------------------
+
+
+class _Recorder(Hooks):
+    def __init__(self) -> None:
+        self.tests: list[tuple[str, Kind]] = []
+
+    def test(self, node: cst.BaseExpression, kind: Kind) -> None:
+        self.tests.append((cst.Module([]).code_for_node(node), kind))
+
+
+def _tests_of(body: str, env: dict[str, Kind]) -> list[tuple[str, Kind]]:
+    fn = cst.parse_module(_dedent(body)).body[0]
+    assert isinstance(fn, cst.FunctionDef)
+    hooks = _Recorder()
+    Interpreter(hooks, env).block(fn.body)
+    return hooks.tests
+
+
+def test_reassignment_to_a_python_value_clears_taint():
+    tests = _tests_of("""
+        def f(x):
+            y = x * 2
+            if y > 0:
+                pass
+            y = 3
+            if y > 0:
+                pass
+    """, {"x": Kind.TENSOR})
+    assert tests == [("y > 0", Kind.TENSOR), ("y > 0", Kind.PYTHON)]
+
+
+def test_none_checks_narrow_optional_tensors():
+    tests = _tests_of("""
+        def f(x, mask):
+            if mask is None:
+                return x
+            if mask.sum() > 0:
+                pass
+    """, {"x": Kind.TENSOR, "mask": Kind.OPTIONAL})
+    assert tests == [("mask is None", Kind.PYTHON), ("mask.sum() > 0", Kind.TENSOR)]
+
+
+def test_branches_join_and_loops_reach_a_fixpoint():
+    tests = _tests_of("""
+        def f(x, n):
+            h = None
+            for i in range(n):
+                h = x + i
+            if h:
+                pass
+            if i:
+                pass
+    """, {"x": Kind.TENSOR, "n": Kind.PYTHON})
+    assert tests == [("h", Kind.OPTIONAL), ("i", Kind.UNKNOWN)]
+    assert join(Kind.TENSOR, Kind.PYTHON) is Kind.UNKNOWN
+    assert join(Kind.TENSOR, Kind.MAYBE_GROUP) is Kind.MAYBE_GROUP
+
+
+def test_identity_isinstance_and_len_are_python_values():
+    tests = _tests_of("""
+        def f(x):
+            if x is not None and isinstance(x, list) and len(x) > 1:
+                pass
+    """, {"x": Kind.TENSOR})
+    assert all(kind is Kind.PYTHON for _, kind in tests)
+
+
+# --- flow inside hybrid_forward ---------------------------------------------------------------
+
+
+def test_taint_flows_through_operators_methods_children_and_slices():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                self.dense = nn.Dense(4)
+                self.flag = True
+
+            def hybrid_forward(self, F, x, weight, bias=None, eps=1e-5):
+                a = self.dense(x).reshape((0, -1)).T
+                if a.sum() > eps:
+                    pass
+                b = F.relu(weight)[1:]
+                if b:
+                    pass
+                if self.flag and eps > 0 and bias is None:
+                    pass
+                return a
+        """)
+    assert _check(src) == [(12, "MXL101"), (14, "MXL104"), (15, "MXL101")]
+
+
+def test_messages_suggest_the_rewrite_and_never_cond():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                if x.sum() > 0:
+                    x = -x
+                return x[0], x.shape
+        """)
+    findings = check_source(src, "model.py", Settings(select=("MXL1",)))
+    by_code = {f.code: f.message for f in findings}
+    assert "F.where" in by_code["MXL101"]
+    assert "F.slice_axis" in by_code["MXL104"] and "selects an output" in by_code["MXL104"]
+    assert "constructor argument" in by_code["MXL103"]
+    assert not any("contrib.cond" in m or "while_loop" in m for m in by_code.values())
+    assert all(f.data == {"class": "model.Net", "method": "hybrid_forward",
+                          "file": "model.py"} for f in findings)
+    assert all(f.symbol == "Net.hybrid_forward" for f in findings)
+
+
+def test_imperative_guards_silence_their_branch_only():
+    src = HEADER + "import mxnet as mx\n" + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                if F is nd:
+                    print(x.asnumpy())
+                else:
+                    print(x)
+                if F is mx.sym:
+                    y = x
+                else:
+                    y = nd.relu(x)
+                if isinstance(x, mx.nd.NDArray):
+                    assert x.sum() > 0
+                if not isinstance(x, mx.sym.Symbol):
+                    print(len(x))
+                return x.asnumpy()
+        """)
+    assert _check(src) == [(10, "MXL106"), (19, "MXL102")]
+
+
+def test_mxnet2_forward_is_checked_only_in_hybrid_blocks():
+    src = _dedent("""
+        from mxnet import np, npx
+        from mxnet.gluon import nn
+
+        class Net(nn.HybridBlock):
+            def forward(self, x):
+                if np.sum(x) > 0:
+                    x = -x
+                return x[0] + len(x) + x.shape[0]
+
+        class Eager(nn.Block):
+            def forward(self, x):
+                if np.sum(x) > 0:
+                    x = -x
+                return x
+        """)
+    assert _check(src, mxnet="2") == [(7, "MXL101")]
+    # In MXNet 1.x a HybridBlock's `forward` override is not hybridized.
+    assert _check(src, mxnet="1") == []
+
+
+# --- ancestry across files ----------------------------------------------------------------------
+
+
+BASES = _dedent("""
+    from mxnet.gluon import nn
+
+    class HybridBase(nn.HybridBlock):
+        pass
+
+    class Mid(HybridBase):
+        pass
+
+    class PlainBase(nn.Block):
+        pass
+    """)
+
+SUB = HEADER + _dedent("""
+    from .bases import {base}
+
+    class Net({base}):
+        def hybrid_forward(self, F, x):
+            return x.asnumpy()
+    """)
+
+
+@pytest.mark.parametrize(("base", "expected_codes"), [
+    ("Mid", [(8, "MXL102")]),
+    ("HybridBase", [(8, "MXL102")]),
+    ("PlainBase", []),
+])
+def test_ancestry_is_followed_across_files(base, expected_codes):
+    src = SUB.format(base=base)
+    assert _check(src, project=(("bases", BASES),)) == expected_codes
+
+
+def test_unknown_ancestry_with_hybrid_forward_is_treated_as_hybrid():
+    src = HEADER + _dedent("""
+        from somewhere_else import Base
+
+        class Net(Base):
+            def hybrid_forward(self, F, x):
+                return x.asnumpy()
+        """)
+    assert _check(src) == [(8, "MXL102")]
+
+
+# --- helpers, transitively and across files -----------------------------------------------------
+
+
+def test_transitive_cross_file_helper_names_the_helper_and_location():
+    src = HEADER + _dedent("""
+        from .utils import scale
+
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                y = F.relu(x)
+                z = scale(F, y, 3)
+                return scale(F, z, self.k) if False else z
+        """)
+    utils = "from .ops import peak\n\ndef scale(F, v, k):\n    return F.relu(v) * k / peak(v)\n"
+    ops = "def peak(t):\n    m = t.max()\n    return m.asscalar()\n"
+    findings = check_source(src, "model.py", Settings(select=("MXL1",)),
+                            (("utils", utils), ("ops", ops)))
+    hits = [f for f in findings if f.code == "MXL102"]
+    assert [f.location.row for f in hits] == [9, 10]
+    assert "`scale()`" not in hits[0].message or "ops.py:3" in hits[0].message
+    assert "ops.py:3" in hits[0].message and "`.asscalar()`" in hits[0].message
+    assert hits[0].data["helper"] == "utils.scale"
+
+
+def test_helper_breaks_depend_on_which_arguments_are_tensors():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def __init__(self, size=4, **kwargs):
+                super().__init__(**kwargs)
+                self.size = size
+
+            def hybrid_forward(self, F, x):
+                a = self.count(self.size)
+                b = self.count(x)
+                return x * a + b
+
+            def count(self, v):
+                return len(v)
+        """)
+    assert _check(src) == [(11, "MXL104")]
+
+
+def test_recursive_helpers_terminate():
+    src = HEADER + _dedent("""
+        def ping(x, n):
+            return pong(x, n - 1) if n > 0 else x.asnumpy()
+
+        def pong(x, n):
+            return ping(x, n)
+
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                return ping(x, 3)
+        """)
+    assert _check(src) == [(12, "MXL102")]
+
+
+def test_helpers_called_outside_hybrid_code_are_silent():
+    src = HEADER + _dedent("""
+        def to_numpy(x):
+            return x.asnumpy()
+
+        def evaluate(net, data):
+            return to_numpy(net(data))
+        """)
+    assert _check(src) == []
+
+
+# --- fixes ---------------------------------------------------------------------------------------
+
+
+def test_nd_call_fix_uses_the_f_parameter_name():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, G, x):
+                y = nd.relu(x)
+                z = nd.zeros((2, 2))
+                w = nd.zeros((2, 2), ctx=x.context)
+                return y + z + w
+        """)
+    findings = check_source(src, "model.py", Settings(select=("MXL105",)))
+    fixes = {f.location.row: f.fix for f in findings}
+    assert fixes[6] is not None and fixes[6].applicability == "safe"
+    assert fixes[7] is not None and fixes[7].applicability == "unsafe"
+    assert fixes[8] is None
+    fixed = apply_edits(src, list(fixes[6].edits))
+    assert "y = G.relu(x)" in fixed
+
+
+def test_inherited_helper_methods_are_found_in_base_classes_of_other_files():
+    base = _dedent("""
+        from mxnet.gluon import nn
+
+        class Base(nn.HybridBlock):
+            def _norm(self, v):
+                return v / v.max().asscalar()
+
+            def _scale(self, F, v):
+                return F.relu(v) * 2
+        """)
+    src = HEADER + _dedent("""
+        from .base import Base
+
+        class Net(Base):
+            def hybrid_forward(self, F, x):
+                y = self._scale(F, x)
+                return self._norm(y)
+        """)
+    findings = check_source(src, "model.py", Settings(select=("MXL1",)), (("base", base),))
+    assert [(f.location.row, f.code) for f in findings] == [(9, "MXL102")]
+    assert "base.py:6" in findings[0].message
+
+
+def test_shape_reads_in_none_or_config_fallbacks_are_not_reported():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x, size=None):
+                a = self.size if self.fixed else x.shape[2:]
+                b = x.shape[2:] if size is None else size
+                if size is None:
+                    size = x.shape[-1]
+                c = x.shape[0]
+                return F.contrib.BilinearResize2D(x, height=a[0], width=b[1]) * c
+        """)
+    assert _check(src) == [(10, "MXL103")]

@@ -1,0 +1,149 @@
+"""The real `pre-commit try-repo` against this repository, in a throwaway git repository.
+
+pre-commit installs mxlint from a snapshot of this checkout into its own virtualenv (with pip,
+from the package index), stages a bad file, and must fail with the MXL finding; once the file is
+fixed the hook passes. `mxlint-fix` rewrites the file (pre-commit then reports the change) and
+`mxlint-requirements` reads requirements files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from rule_cases import invalid_examples
+
+from mxlint import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS = ROOT / ".pre-commit-hooks.yaml"
+PACKAGE_PARTS = ("pyproject.toml", ".pre-commit-hooks.yaml", "mxlint", "rules", "README.md",
+                 "LICENSE")
+
+pytestmark = pytest.mark.slow
+
+
+def _git(*args: str, cwd: Path, env: dict[str, str]) -> None:
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                   timeout=120)
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GIT_", "PRE_COMMIT", "MXLINT_", "VIRTUAL_ENV"))}
+    env.update({
+        "HOME": str(home),
+        "PRE_COMMIT_HOME": str(home / "pre-commit"),
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    })
+    return env
+
+
+def _snapshot(dest: Path, env: dict[str, str]) -> Path:
+    """This checkout's package files, as a git repository pre-commit can clone."""
+    dest.mkdir()
+    for part in PACKAGE_PARTS:
+        src = ROOT / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif src.is_file():
+            shutil.copy2(src, dest / part)
+    if not (dest / "README.md").exists():
+        (dest / "README.md").write_text("mxlint\n")  # pyproject's `readme`
+    _git("init", "-q", cwd=dest, env=env)
+    _git("add", "-A", cwd=dest, env=env)
+    _git("commit", "-q", "-m", "snapshot", cwd=dest, env=env)
+    return dest
+
+
+def _try_repo(repo: Path, hook: str, cwd: Path, env: dict[str, str],
+              *files: str) -> subprocess.CompletedProcess:
+    args = ["pre-commit", "try-repo", str(repo), hook, "--verbose"]
+    if files:
+        args += ["--files", *files]
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
+    if shutil.which("pre-commit") is None:
+        pytest.fail("pre-commit is a test dependency (pip install -e .[test])")
+    base = tmp_path_factory.mktemp("precommit")
+    env = _env(base / "home")
+    (base / "home").mkdir()
+    repo = _snapshot(base / "mxlint-repo", env)
+    project = base / "project"
+    project.mkdir()
+    _git("init", "-q", cwd=project, env=env)
+    return repo, project, env
+
+
+def test_hook_manifest_declares_the_three_hooks():
+    hooks = {h["id"]: h for h in yaml.safe_load(HOOKS.read_text())}
+    assert set(hooks) == {"mxlint", "mxlint-fix", "mxlint-requirements"}
+    assert "--fix" in hooks["mxlint-fix"]["entry"]
+    pattern = re.compile(hooks["mxlint-requirements"]["files"])
+    for name in ("requirements.txt", "requirements-dev.txt", "ci/gpu_requirements.txt",
+                 "constraints.txt", "pyproject.toml", "setup.cfg", "setup.py",
+                 "environment.yml", "Dockerfile", "docker/Dockerfile.gpu", "conda-env.yaml"):
+        assert pattern.search(name), name
+    for name in ("train.py", "docs/setup.rst", "requirements.md", "Dockerfile/x.py"):
+        assert not pattern.search(name), name
+
+
+def test_mxlint_hook_fails_on_a_staged_bad_file_then_passes(setup):
+    repo, project, env = setup
+    rule, ex, _ = next(c for c in invalid_examples(cli=True) if c[0].code[3] != "0")
+    (project / "pyproject.toml").write_text(f'[tool.mxlint]\nmxnet-version = "{ex.mxnet}.0"\n')
+    bad = project / ex.filename
+    bad.write_text(ex.code)
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint", project, env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{ex.filename}:{ex.line}:" in proc.stdout and rule.code in proc.stdout
+    bad.write_text("import mxnet as mx\n\nx = 1\n")
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint", project, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _git("rm", "-q", "-f", ex.filename, cwd=project, env=env)
+
+
+def test_mxlint_fix_hook_rewrites_then_passes(setup):
+    repo, project, env = setup
+    path = project / "noqa_user.py"
+    path.write_text("import mxnet as mx\nx = mx.nd.zeros((1,))  # noqa: MXL999\n")
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint-fix", project, env, "noqa_user.py")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "files were modified by this hook" in proc.stdout
+    assert path.read_text() == "import mxnet as mx\nx = mx.nd.zeros((1,))\n"
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint-fix", project, env, "noqa_user.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_requirements_hook(setup):
+    repo, project, env = setup
+    cases = [(r, ex) for r in registry.all_rules().values() if r.kind != "python"
+             for ex in r.invalid if getattr(ex, "filename", "") == "requirements.txt"]
+    if not cases:
+        pytest.skip("no requirements rule yet")
+    rule, ex = cases[0]
+    req = project / "requirements.txt"
+    req.write_text(ex.code)
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint-requirements", project, env, "requirements.txt")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert rule.code in proc.stdout
+    # A Python file alone does not trigger the requirements hook at all.
+    proc = _try_repo(repo, "mxlint-requirements", project, env, "pyproject.toml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,137 @@
+"""Unit tests of the verify stage's static parts: planning, verdict logic, statistics, CLI
+parsing. None of these start MXNet."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+from pathlib import Path
+
+import pytest
+
+from mxlint.rule import Finding, Location
+from mxlint.verify import bench, interpret, plan
+from mxlint.verify.cli import _shard
+from mxlint.verify.model import Rewrite
+
+
+def _finding(path: Path, line: int, code: str) -> Finding:
+    return Finding(code, code, str(path), Location(line, 1), Location(line, 2))
+
+
+def test_module_of_walks_packages(tmp_path: Path) -> None:
+    pkg = tmp_path / "proj" / "models"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "net.py").write_text("x = 1\n")
+    module, roots = plan.module_of(pkg / "net.py")
+    assert module == "models.net"
+    assert roots == [str((tmp_path / "proj").resolve()), str(pkg.resolve())]
+
+
+def test_enclosing_class_and_runnable() -> None:
+    tree = ast.parse("class A:\n    class B:\n        def f(self):\n            pass\n"
+                     "def g():\n    pass\n")
+    assert plan.enclosing_class(tree, 4) == "A.B"
+    assert plan.enclosing_class(tree, 6) is None
+    assert not plan.is_runnable(tree)
+    assert plan.is_runnable(ast.parse("def main():\n    pass\nif __name__ == '__main__':\n"
+                                      "    main()\n"))
+    assert plan.is_runnable(ast.parse("import os\nprint(os.sep)\n"))
+    assert not plan.is_runnable(ast.parse('"""doc"""\nimport os\n'))
+
+
+def test_constructor_args_from_project(tmp_path: Path) -> None:
+    src = tmp_path / "train.py"
+    src.write_text("net = Net(classes=10, dims=(2, 3))\nother = Net(size)\n")
+    cache: dict[Path, ast.Module | None] = {}
+    assert plan.constructor_args("Net", [src], cache) == {"args": [],
+                                                          "kwargs": {"classes": 10,
+                                                                     "dims": (2, 3)}}
+    assert plan.constructor_args("Missing", [src], cache) is None
+
+
+@pytest.mark.parametrize("line,code,rng", [
+    ("loader = DataLoader(ds, shuffle=True)", "MXL301", "numpy"),
+    ("x = np.random.rand(3)", "MXL302", "numpy"),
+    ("scale = random.uniform(0, 1)", "MXL303", "random"),
+    ("w = mx.nd.random.normal(shape=(2,))", "MXL304", "mxnet"),
+])
+def test_rng_of(line: str, code: str, rng: str) -> None:
+    assert plan.rng_of(line, code) == rng
+
+
+def test_build_groups_by_class_and_script(tmp_path: Path) -> None:
+    mod = tmp_path / "blocks.py"
+    mod.write_text("class Net:\n    def hybrid_forward(self, F, x):\n        return x.shape\n"
+                   "    def other(self, F, x):\n        return x.asnumpy()\n")
+    script = tmp_path / "train.py"
+    script.write_text("import numpy as np\nx = np.random.rand(2)\nprint(x)\n")
+    findings = [_finding(mod, 3, "MXL103"), _finding(mod, 5, "MXL102"),
+                _finding(script, 2, "MXL302"), _finding(script, 1, "MXL501")]
+    tasks, skipped = plan.build(findings, [mod, script], {})
+    kinds = sorted((t.kind, len(t.items)) for t in tasks)
+    assert kinds == [("block", 2), ("script", 1)]
+    assert [s.item.finding.code for s in skipped] == ["MXL501"]
+    block = next(t for t in tasks if t.kind == "block")
+    assert block.job["class"] == "Net" and block.job["module"] == "blocks"
+
+
+def test_module_finding_runs_through_an_importing_script(tmp_path: Path) -> None:
+    (tmp_path / "helpers.py").write_text("def step(net, x):\n    net(x).backward()\n")
+    (tmp_path / "main.py").write_text("from helpers import step\nstep(None, None)\n")
+    tasks, skipped = plan.build([_finding(tmp_path / "helpers.py", 2, "MXL403")],
+                                [tmp_path / "helpers.py", tmp_path / "main.py"], {})
+    assert not skipped
+    assert tasks[0].job["file"] == str((tmp_path / "main.py").resolve())
+    assert tasks[0].job["watch"] == [[str((tmp_path / "helpers.py").resolve()), 2]]
+
+
+def test_shards_partition_the_tasks(tmp_path: Path) -> None:
+    findings = []
+    for i in range(12):
+        path = tmp_path / f"s{i}.py"
+        path.write_text("import numpy as np\nprint(np.random.rand())\n")
+        findings.append(_finding(path, 2, "MXL302"))
+    tasks, _ = plan.build(findings, [], {})
+    parts = [plan.shard(tasks, i, 3) for i in (1, 2, 3)]
+    keys = sorted(t.key for part in parts for t in part)
+    assert keys == sorted(t.key for t in tasks)
+    assert all(part for part in parts)
+
+
+def test_growth_needs_a_steady_rise() -> None:
+    assert interpret.growth([5, 5, 5, 6, 7, 8, 9, 10]) == pytest.approx(1.0)
+    assert interpret.growth([5, 5, 5, 5, 5, 5, 5]) is None
+    assert interpret.growth([5, 9, 5, 9, 5, 9, 5, 9]) is None
+    assert interpret.growth([1, 2, 3]) is None  # too short to tell
+
+
+def test_fingerprint_diff_compares_common_parts() -> None:
+    a = {"fingerprint": {"first_batch": "aa", "losses": ["1", "2"], "params": None}}
+    b = {"fingerprint": {"first_batch": "aa", "losses": ["1", "3", "4"], "params": "p"}}
+    assert interpret.fingerprint_diff(a, b) == (True, "losses")
+    assert interpret.fingerprint_diff(a, a) == (False, "first batch, losses")
+    assert interpret.fingerprint_diff({"fingerprint": {}}, a) == (None, "")
+
+
+def test_benchmark_summary_pools_paired_ratios() -> None:
+    def proc(orig: float, new: float) -> dict[str, object]:
+        times = {"original": [orig] * 10, "rewrite": [new] * 10}
+        return {"status": "ok", "cpu": times, "wall": times, "gpu": False}
+
+    rewrite = bench.summarize([proc(3.0, 2.0), proc(3.2, 2.0)], Rewrite(True, "ok"))
+    assert rewrite.ratio == pytest.approx(1.55, abs=0.06)
+    assert rewrite.spread == (1.5, 1.6)
+    assert rewrite.within_noise is False
+    noisy = bench.summarize([proc(2.0, 2.0), proc(2.02, 2.0)], Rewrite(True, "ok"))
+    assert noisy.within_noise is True
+    failed = bench.summarize([{"status": "no-input", "reason": "x"}], Rewrite(True, "ok"))
+    assert failed.ratio is None and "benchmark failed" in failed.evidence
+
+
+def test_shard_argument() -> None:
+    assert _shard("2/4") == (2, 4)
+    for bad in ("0/4", "5/4", "x", "1/0"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            _shard(bad)

@@ -1,0 +1,282 @@
+"""MXL5xx: the dependency-file readers, the rules' own examples, and the bad/good fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from expectations import actual, expected
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mxlint.rules.versions import file_kind, releases
+
+from mxlint import registry
+from mxlint.api import check_paths
+from mxlint.config import Settings
+from mxlint.dockerfile import cuda_of_image, parse_dockerfile
+from mxlint.requirements_parsing import (
+    conda_to_pep440,
+    parse_environment_yml,
+    parse_pyproject,
+    parse_requirements_txt,
+    parse_setup_cfg,
+    parse_setup_py,
+    poetry_to_pep440,
+)
+from mxlint.rule import Example, Valid
+
+REQ_RULES = [r for r in registry.all_rules().values() if r.kind == "requirements"]
+
+
+# --- every rule's examples, as files in a scratch project -----------------------------------
+
+
+def _run(tmp_path: Path, code: str, filename: str, project, rule) -> list:
+    target = tmp_path / filename
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(code, encoding="utf-8")
+    for name, text in project:
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = check_paths([tmp_path], Settings(select=(rule.code,), root=tmp_path))
+    return [f for f in result.findings if f.code == rule.code]
+
+
+def _cases(kind: str):
+    for rule in REQ_RULES:
+        for i, ex in enumerate(getattr(rule, kind)):
+            yield pytest.param(rule, ex, id=f"{rule.code}-{kind}-{i}")
+
+
+@pytest.mark.parametrize(("rule", "example"), list(_cases("invalid")))
+def test_invalid_example_is_reported(tmp_path, rule, example):
+    ex = example if isinstance(example, Example) else Example(example)
+    hits = _run(tmp_path, ex.code, ex.filename, ex.project, rule)
+    assert hits, f"{rule.code} not reported on {ex.filename}:\n{ex.code}"
+    if ex.line is not None:
+        rows = [f.location.row for f in hits if Path(f.filename).name == ex.filename]
+        assert ex.line in rows, rows
+
+
+@pytest.mark.parametrize(("rule", "example"), list(_cases("valid")))
+def test_valid_example_is_silent(tmp_path, rule, example):
+    ex = example if isinstance(example, Valid) else Valid(example)
+    assert _run(tmp_path, ex.code, ex.filename, ex.project, rule) == []
+
+
+def test_every_requirements_rule_has_examples_and_docs():
+    assert {r.code for r in REQ_RULES} >= {"MXL501", "MXL502", "MXL503", "MXL504", "MXL505",
+                                           "MXL506"}
+    for rule in REQ_RULES:
+        assert rule.invalid and rule.valid, rule.code
+        doc = rule.documentation()
+        for heading in ("## What it does", "## Why is this bad?", "## Example",
+                        "## Use instead", "## Fix safety"):
+            assert heading in doc, (rule.code, heading)
+        assert "flake8" in doc, rule.code
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+
+def test_bad_project_findings_are_exactly_the_marked_ones(fixtures_dir):
+    root = fixtures_dir / "versions" / "bad"
+    marked = expected(root)
+    assert {code for _, _, code in marked} >= {"MXL501", "MXL502", "MXL503", "MXL504",
+                                                 "MXL505", "MXL506"}
+    assert actual(root, prefix="MXL5") == marked
+
+
+def test_good_project_is_clean(fixtures_dir):
+    root = fixtures_dir / "versions" / "good"
+    assert expected(root) == set()
+    assert actual(root, prefix="MXL5") == set()
+
+
+def test_findings_point_at_the_requirement(fixtures_dir):
+    root = fixtures_dir / "versions" / "bad"
+    result = check_paths([root], Settings(select=("MXL5",), root=root))
+    by_place = {(Path(f.filename).name, f.location.row, f.code): f for f in result.findings}
+    dock = by_place[("Dockerfile", 12, "MXL505")]
+    line = (root / "Dockerfile").read_text().splitlines()[11]
+    assert line[dock.location.column - 1:].startswith("onnx==1.19.0")
+    assert "onnx<1.19" in dock.message
+    pin = by_place[("requirements.txt", 4, "MXL501")]
+    assert pin.location.column == 1 and "mxnet-cu112==1.9.1" in pin.message
+
+
+# --- readers --------------------------------------------------------------------------------
+
+
+def test_requirements_txt_reader():
+    text = (
+        "# comment\n"
+        "-r base.txt\n"
+        "--constraint=constraints.txt\n"
+        "mxnet-cu112[extra]==1.9.1 \\\n"
+        "    --hash=sha256:abc\n"
+        "numpy<1.24; python_version >= \"3.8\"  # cap\n"
+        "  onnx>=1.10 --hash=sha256:def\n"
+        "https://host/x/mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl\n"
+        "git+https://github.com/org/repo.git#egg=gluoncv\n"
+        "-e .\n"
+        "not a requirement !!\n"
+        "pkg==${VERSION}\n"
+    )
+    parsed = parse_requirements_txt(text)
+    got = [(r.name, r.specifier, r.line, r.col, r.extras, r.direct) for r in parsed.requirements]
+    assert got == [
+        ("mxnet-cu112", "==1.9.1", 4, 1, ("extra",), False),
+        ("numpy", "<1.24", 6, 1, (), False),
+        ("onnx", ">=1.10", 7, 3, (), False),
+        ("mxnet-cu112", "==1.9.1", 8, 1, (), True),
+        ("gluoncv", "", 9, 1, (), True),
+    ]
+    assert parsed.requirements[1].marker == 'python_version >= "3.8"'
+    assert [(i.kind, i.target, i.line) for i in parsed.includes] == [
+        ("r", "base.txt", 2), ("c", "constraints.txt", 3)]
+    assert not parsed.custom_index
+    assert parse_requirements_txt("-i https://pypi.org/simple\nmxnet\n").custom_index is False
+    assert parse_requirements_txt("-f ./wheels\nmxnet\n").custom_index is True
+
+
+def test_pyproject_reader_pep621_and_groups():
+    text = (
+        '[project]\nname = "x"\ndependencies = [\n  "mxnet>=1.6",\n  \'numpy\',\n]\n'
+        '[project.optional-dependencies]\ngpu = ["mxnet-cu112==1.9.1"]\n'
+    )
+    parsed = parse_pyproject(text)
+    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [("mxnet", 4, 4),
+                                                                      ("numpy", 5, 4)]
+    assert [(r.name, r.line) for r in parsed.groups["extra:gpu"]] == [("mxnet-cu112", 8)]
+    assert parse_pyproject("[project\nbroken").requirements == []
+
+
+def test_poetry_reader_and_specs():
+    text = (
+        '[tool.poetry.dependencies]\npython = "^3.8"\nmxnet = "^1.9.1"\n'
+        'numpy = {version = "~1.23", extras = ["x"]}\nonnx = "1.14.1"\n'
+        '[tool.poetry.group.gpu.dependencies]\nmxnet-cu112 = ">=1.9"\n'
+    )
+    parsed = parse_pyproject(text)
+    assert [(r.name, r.specifier, r.line) for r in parsed.requirements] == [
+        ("mxnet", ">=1.9.1,<2", 3), ("numpy", ">=1.23,<1.24", 4), ("onnx", "==1.14.1", 5)]
+    assert [(r.name, r.line) for r in parsed.groups["poetry:gpu"]] == [("mxnet-cu112", 7)]
+    assert poetry_to_pep440("^0.2.3") == ">=0.2.3,<0.3"
+    assert poetry_to_pep440("~1.2.3") == ">=1.2.3,<1.3"
+    assert poetry_to_pep440("*") == ""
+    assert poetry_to_pep440(">=1.2, <2") == ">=1.2,<2"
+    assert poetry_to_pep440("1.9.*") == "==1.9.*"
+    assert poetry_to_pep440("^1 || ^2") is None
+
+
+def test_setup_py_reader_never_executes():
+    text = (
+        "import os\nos.system('exit 1')\nfrom setuptools import setup\n"
+        "BASE = ['numpy<1.24']\nREQ = BASE + [\n    'mxnet==1.9.1',\n]\n"
+        "setup(install_requires=REQ, extras_require={'gpu': ['mxnet-cu112==1.9.1']})\n"
+    )
+    parsed = parse_setup_py(text)
+    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [("numpy", 4, 9),
+                                                                      ("mxnet", 6, 5)]
+    assert [r.name for r in parsed.groups["extra:gpu"]] == ["mxnet-cu112"]
+    assert parse_setup_py("setup(install_requires=open('r.txt').read().split())\n") \
+        .requirements == []
+    assert parse_setup_py("def (:\n").requirements == []
+
+
+def test_setup_cfg_reader():
+    text = ("[options]\ninstall_requires =\n    mxnet>=1.5\n    # note\n    numpy<1.24\n"
+            "python_requires = >=3.8\n[options.extras_require]\ngpu = mxnet-cu112==1.9.1\n")
+    parsed = parse_setup_cfg(text)
+    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [("mxnet", 3, 5),
+                                                                      ("numpy", 5, 5)]
+    assert [(r.name, r.line, r.col) for r in parsed.groups["extra:gpu"]] == [
+        ("mxnet-cu112", 8, 7)]
+
+
+def test_environment_yml_reader():
+    text = ("name: x\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.9\n"
+            "  - conda-forge::numpy>=1.21  # c\n  - \"mxnet 1.9.1 py39_0\"\n  - pip\n"
+            "  - pip:\n      - -r requirements.txt\n      - onnx==1.14.1\nprefix: /opt\n")
+    parsed = parse_environment_yml(text)
+    got = [(r.name, r.specifier, r.line, r.col, r.conda) for r in parsed.requirements]
+    assert got == [
+        ("python", "==3.9.*", 5, 5, True),
+        ("numpy", ">=1.21", 6, 5, True),
+        ("mxnet", "==1.9.1", 7, 6, True),
+        ("pip", "", 8, 5, True),
+        ("onnx", "==1.14.1", 11, 9, False),
+    ]
+    assert [(i.kind, i.target) for i in parsed.includes] == [("r", "requirements.txt")]
+    assert conda_to_pep440("=1.9.1=py38_0") == "==1.9.1.*"
+    assert conda_to_pep440(">=1.2|<0.5") is None
+
+
+def test_dockerfile_reader():
+    text = (
+        "ARG CUDA=11.2.2\nARG MX=1.9.1\n"
+        "FROM --platform=linux/amd64 nvidia/cuda:${CUDA}-cudnn8-runtime-ubuntu20.04 AS build\n"
+        "# a comment\nWORKDIR /src\nCOPY reqs/gpu.txt ./requirements.txt\n"
+        "ARG MX\n"
+        "RUN apt-get update && \\\n"
+        "    # comment inside\n"
+        "    python3 -m pip install --no-cache-dir -U 'mxnet-cu112==${MX}' numpy\\<1.24 \\\n"
+        "      -r requirements.txt && pip3 install $UNKNOWN onnx  # trailing comment onnx2\n"
+        "FROM build AS final\n"
+        'RUN ["pip", "install", "gluoncv==0.10.5"]\n'
+        "RUN conda install -y -c conda-forge mxnet=1.9\n"
+    )
+    stages = parse_dockerfile(text)
+    assert [(s.name, s.cuda, s.line) for s in stages] == [("build", "11.2", 3), ("final", "11.2", 12)]
+    got = [(r.name, r.specifier, r.line, r.col) for r in stages[0].requirements]
+    assert got == [("mxnet-cu112", "==1.9.1", 10, 47), ("numpy", "<1.24", 10, 67),
+                   ("onnx", "", 11, 52)]
+    assert [i.target for i in stages[0].includes] == ["requirements.txt"]
+    assert stages[0].copies == {"/src/requirements.txt": "reqs/gpu.txt"}
+    assert [r.name for r in stages[1].requirements][-2:] == ["gluoncv", "mxnet"]
+    assert parse_dockerfile("ARG BASE\nFROM ${BASE}\nRUN pip install mxnet\n")[0].cuda is None
+
+
+def test_cuda_of_image():
+    assert cuda_of_image("nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04") == "11.2"
+    assert cuda_of_image("nvcr.io/nvidia/cuda:10.1-devel") == "10.1"
+    assert cuda_of_image("pytorch/pytorch:1.9.0-cuda11.1-cudnn8-runtime") == "11.1"
+    assert cuda_of_image("ubuntu:20.04") is None
+    assert cuda_of_image("nvidia/cuda") is None
+    assert cuda_of_image("localhost:5000/cuda") is None
+
+
+def test_file_kinds():
+    assert file_kind("requirements-dev.txt") == "requirements"
+    assert file_kind("dev-requirements.in") == "requirements"
+    assert file_kind("constraints.txt") == "requirements"
+    assert file_kind("Dockerfile.gpu") == "dockerfile"
+    assert file_kind("train.Dockerfile") == "dockerfile"
+    assert file_kind("environment-gpu.yml") == "environment"
+    assert file_kind("config.yml") is None
+    assert file_kind("setup.py") == "setup.py"
+    assert file_kind("train.py") is None
+
+
+def test_release_tables():
+    table = releases()
+    assert "1.9.1" in table.variants["mxnet-cu112"]
+    assert "1.8.0" not in table.variants["mxnet-cu112"]
+    assert "1.9.1" not in table.variants["mxnet-cu100"]
+    assert "1.24.0" in table.numpy and "1.19.0" in table.onnx
+
+
+_PIECES = [*"mxnetcu12=<>.-[]{}\"'#\\\n :;|&$()^~*,", "FROM ", "RUN pip install ", "-r ",
+           "dependencies:", "- pip:", "[project]", "setup(install_requires=["]
+_ANY_TEXT = st.lists(st.sampled_from(_PIECES), max_size=80).map("".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_ANY_TEXT)
+def test_readers_never_crash(text):
+    parse_requirements_txt(text)
+    parse_pyproject(text)
+    parse_setup_cfg(text)
+    parse_environment_yml(text)
+    parse_dockerfile(text)
+    parse_setup_py(text)
