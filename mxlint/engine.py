@@ -17,9 +17,11 @@ from mxlint.positions import Range, node_ranges
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 from mxlint.walker import walk
 
-#: A file that mentions none of these is not an MXNet file: it is not parsed for Python rules.
+#: A file that mentions none of these is not parsed for Python rules: not MXNet code, and no
+#: randomness an MXNet program's reproducibility depends on (numpy/random in entry scripts).
 MXNET_HINT = re.compile(
-    rb"\b(?:mxnet|gluon|mx|mxn|hybrid_forward|HybridBlock|asnumpy|asscalar|autograd|nd|npx|F)\b"
+    rb"\b(?:mxnet|gluon|mx|mxn|hybrid_forward|HybridBlock|asnumpy|asscalar|autograd|nd|npx|F"
+    rb"|numpy|np|random)\b"
 )
 
 

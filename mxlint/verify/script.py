@@ -13,6 +13,7 @@ import contextlib
 import gc
 import hashlib
 import os
+import tempfile
 import random
 import re
 import sys
@@ -62,7 +63,8 @@ class Probe:
         if memory:
             mx.profiler.set_config(profile_memory=True, profile_symbolic=False,
                                    profile_imperative=False, profile_api=False,
-                                   aggregate_stats=True, filename=os.devnull)
+                                   aggregate_stats=True,
+                                   filename=os.path.join(tempfile.mkdtemp(prefix="mxlint-prof-"), "profile.json"))
             mx.profiler.set_state("run")
             self._storage = 0.0
 
