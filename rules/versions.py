@@ -462,8 +462,19 @@ def _check_pin(name: str, records: list[Requirement]) -> list[Hit]:
     if spec is None or not spec.contains(FUTURE, prereleases=True):
         return []
     return [(r, UnpinnedMxnet, UnpinnedMxnet.format(text=r.text, name=name,
-                                                    version=latest_release(name)))
+                                                    version=_pin_for(name, spec)))
             for r in records if not r.constraint]
+
+
+def _pin_for(name: str, spec: SpecifierSet) -> str:
+    """The release to pin: the newest final one the spec admits, else the newest pre-release
+    it admits (`mxnet>=2.0.0a` -> a 2.0 beta, never 1.9.1), else the newest final one."""
+    known = releases().variants.get(name) or releases().variants["mxnet"]
+    finals = [v for v in _final(known) if spec.contains(v)]
+    if finals:
+        return str(max(finals))
+    pre = [v for v in known if spec.contains(v, prereleases=True)]
+    return str(max(pre)) if pre else latest_release(name)
 
 
 def _check_released(name: str, records: list[Requirement]) -> list[Hit]:
