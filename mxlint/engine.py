@@ -191,12 +191,13 @@ def lint_source(path: str, source: str, settings: Settings, *,
             checker.end()
         except Exception as exc:
             errors.append((type(checker).__name__, exc))
-    for name, exc in errors:
-        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    for name, error in errors:
+        tb = error.__traceback__
+        frame = traceback.extract_tb(tb)[-1] if tb else None
         where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
         result.findings.append(_engine_finding(
             registry.all_rules()["MXL002"], path, 1, 1, checker=name,
-            detail=f"{type(exc).__name__}: {exc}{where}"))
+            detail=f"{type(error).__name__}: {error}{where}"))
         result.error = True
     result.facts = ctx.facts
     _position_reports(ctx, result)

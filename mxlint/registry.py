@@ -39,7 +39,8 @@ def _load() -> tuple[dict[str, type[Rule]], tuple[type[Checker], ...], tuple[typ
                 checkers.append(obj)
             elif issubclass(obj, TextChecker) and obj is not TextChecker and obj.rules:
                 text_checkers.append(obj)
-    for checker in (*checkers, *text_checkers):
+    owners: list[type[Checker] | type[TextChecker]] = [*checkers, *text_checkers]
+    for checker in owners:
         for rule in checker.rules:
             if rules.get(rule.code) is not rule:
                 raise RegistryError(f"{checker.__name__} reports {rule.code}, which is not "

@@ -13,10 +13,10 @@ import contextlib
 import gc
 import hashlib
 import os
-import tempfile
 import random
 import re
 import sys
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
