@@ -267,8 +267,96 @@ def load(path):
     )
 
 
+class BackwardWithoutRecord(Rule):
+    code = "MXL403"
+    name = "backward-without-record"
+    message = ("`{name}` was computed outside `autograd.record()`, so `{name}.backward()` has no "
+               "graph to differentiate (MXNet raises \"Cannot differentiate node because it is "
+               "not in a computational graph\"); compute it inside the `with autograd.record():` "
+               "block")
+    what = """
+        Finds `loss.backward()` where `loss` was last assigned, in the same function or script,
+        outside any `with autograd.record():` block.
+    """
+    why = """
+        MXNet records operators for differentiation only inside `autograd.record()`. A loss
+        computed after the block (a common slip: only the network call is inside) is not part of
+        any graph, and `backward()` raises at run time — often after a long data-loading start-up.
+        Calling `loss.backward()` *after* the block is fine and idiomatic, as long as the loss was
+        computed inside it.
+    """
+    example = """
+        with autograd.record():
+            output = net(data)
+        loss = loss_fn(output, label)
+        loss.backward()
+    """
+    use_instead = """
+        with autograd.record():
+            output = net(data)
+            loss = loss_fn(output, label)
+        loss.backward()
+    """
+    fix_safety = """
+        No automatic fix: moving statements into the block can change what is recorded.
+    """
+    invalid = (
+        Example("""
+from mxnet import autograd
+
+def step(net, loss_fn, trainer, data, label):
+    with autograd.record():
+        output = net(data)
+    loss = loss_fn(output, label)
+    loss.backward()
+    trainer.step(data.shape[0])
+""", line=8),
+        Example("""
+import mxnet as mx
+
+def step(net, loss_fn, data, label):
+    loss = loss_fn(net(data), label)
+    loss.backward()
+""", line=6),
+    )
+    valid = (
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, trainer, data, label):
+    with autograd.record():
+        output = net(data)
+        loss = loss_fn(output, label)
+    loss.backward()
+    trainer.step(data.shape[0])
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(loss):
+    loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, data, label):
+    with autograd.record():
+        loss = loss_fn(net(data), label)
+        loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, data, label, compute):
+    with autograd.record():
+        loss = compute(net, data, label)
+    loss.backward()
+"""),
+    )
+
+
 class MemoryChecker(Checker):
-    rules = (AccumulatedWithoutSync, TimingWithoutSync)
+    rules = (AccumulatedWithoutSync, BackwardWithoutRecord, TimingWithoutSync)
     name = "memory"
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -294,6 +382,7 @@ class MemoryChecker(Checker):
                 if isinstance(node, _LOOPS):
                     self._loop(node, tensors)
         self._timing(list(body))
+        self._backward(body)
         for stmt in body:
             for node in iter_nodes(stmt, stop=_NESTED):
                 if isinstance(node, cst.IndentedBlock):
@@ -328,11 +417,33 @@ class MemoryChecker(Checker):
                     if isinstance(el.value, cst.Name):
                         yield el.value.value, node.value
 
+    def _backward(self, body: tuple | list) -> None:
+        """MXL403: the last assignment of `x` before `x.backward()` ran outside record()."""
+        last: dict[str, cst.CSTNode] = {}
+        for stmt in body:
+            for node in iter_nodes(stmt, stop=_NESTED):
+                for target, value in self._bindings(node):
+                    if isinstance(value, (cst.Call, cst.BinaryOperation)):
+                        last[target] = node
+                    else:
+                        last.pop(target, None)
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                        node.func.attr.value == "backward" and \
+                        isinstance(node.func.value, cst.Name):
+                    name = node.func.value.value
+                    where = last.get(name)
+                    if where is not None and where not in self._recording and \
+                            node not in self._recording:
+                        self.ctx.report(node, BackwardWithoutRecord,
+                                        BackwardWithoutRecord.format(name=name))
+
     def _in_record(self, node: cst.CSTNode) -> bool:
         return node in self._record_nodes
 
     def begin(self) -> None:
         self._record_nodes: set[cst.CSTNode] = set()
+        #: Nodes inside `autograd.record()` proper (train_mode() does not record).
+        self._recording: set[cst.CSTNode] = set()
         self._scopes: list = []
 
     def visit_With(self, node: cst.With) -> None:
@@ -340,8 +451,11 @@ class MemoryChecker(Checker):
             call = item.item
             if isinstance(call, cst.Call) and \
                     self.ctx.resolve(call.func) in knowledge.AUTOGRAD_RECORD:
+                recording = self.ctx.resolve(call.func) == "mxnet.autograd.record"
                 for inner in iter_nodes(node.body, stop=_NESTED):
                     self._record_nodes.add(inner)
+                    if recording:
+                        self._recording.add(inner)
 
     def _is_tensor(self, value: cst.BaseExpression, names: set[str],
                    stmt: cst.CSTNode | None = None) -> bool:
