@@ -247,8 +247,9 @@ def _entry_for(path: Path, sources: list[Path], cache: dict[Path, ast.Module | N
 
 
 def shard(tasks: list[Task], index: int, total: int) -> list[Task]:
-    """Tasks for CI job `index` of `total` (1-based), stable across machines."""
-    import zlib
+    """Tasks for CI job `index` of `total` (1-based): every job computes the same task list from
+    the same checkout, orders it by a machine-independent key and takes every `total`-th task,
+    so shards are disjoint, cover everything and differ in size by at most one."""
 
     def rel(key: str) -> str:
         kind, _, rest = key.partition(":")
@@ -256,4 +257,5 @@ def shard(tasks: list[Task], index: int, total: int) -> list[Task]:
             rest = os.path.relpath(rest.split(":", 1)[0]) + rest[len(rest.split(":", 1)[0]):]
         return f"{kind}:{rest}"
 
-    return [t for t in tasks if zlib.crc32(rel(t.key).encode()) % total == index - 1]
+    ordered = sorted(tasks, key=lambda t: rel(t.key))
+    return ordered[index - 1::total]
