@@ -32,10 +32,13 @@ def check_source(
     settings = settings or Settings()
     module = Path(filename).stem
     results = [lint_source(filename, source, settings, module_name=module, force=True)]
+    sources = {filename: source}
     for name, text in project:
-        results.append(lint_source(name.replace(".", "/") + ".py", text, settings,
-                                   module_name=name, force=True))
+        path = name.replace(".", "/") + ".py"
+        sources[path] = text
+        results.append(lint_source(path, text, settings, module_name=name, force=True))
     findings = list(results[0].findings)
-    findings.extend(f for f in resolve_project(results, settings) if f.filename == filename)
+    findings.extend(f for f in resolve_project(results, settings, sources)
+                    if f.filename == filename)
     findings.sort(key=Finding.sort_key)
     return findings

@@ -54,6 +54,10 @@ class FileFacts:
     """What one file contributes to cross-file analysis; picklable and cacheable."""
 
     module: str
+    #: The file as the run shows it, and whether it is a package `__init__`: enough to read
+    #: the file again when a cross-file analysis needs its tree after the run.
+    path: str = ""
+    is_package: bool = False
     #: class qualname -> resolved base names
     classes: dict[str, list[str]] = field(default_factory=dict)
     #: checker name -> its own facts
@@ -80,7 +84,7 @@ class FileContext:
         self.settings = settings
         self.mxnet_line = mxnet_line
         self.is_entry = is_entry
-        self.facts = FileFacts(module=imports.module)
+        self.facts = FileFacts(module=imports.module, path=path, is_package=imports.is_package)
         self.reports: list[Report] = []
         #: Enclosing structural nodes, outermost first (ClassDef, FunctionDef, For, With...).
         self.stack: list[cst.CSTNode] = []

@@ -204,6 +204,22 @@ def lint_source(path: str, source: str, settings: Settings, *,
     return suppressions.apply(result, source, settings)
 
 
+def context_for(facts: FileFacts, source: str, settings: Settings) -> FileContext | None:
+    """The context of a file read again after the run, with no checker: for cross-file analyses
+    that need a tree only for the few files other files actually call into."""
+    try:
+        module = cst.parse_module(source)
+    except Exception:
+        return None
+    imports = ImportMap(facts.module, facts.is_package)
+    _prepass_imports(module, imports)
+    ctx = FileContext(facts.path, source, module, imports, settings,
+                      infer_mxnet_line(source, settings), settings.is_entry_point(facts.path))
+    visits, leaves = _dispatch([_EngineFacts(ctx)])
+    walk(module, visits, leaves, ctx.stack, lambda owner, exc: None)
+    return ctx
+
+
 def _position_reports(ctx: FileContext, result: FileResult) -> None:
     reports = ctx.reports
     if not reports:

@@ -70,7 +70,7 @@ class MxlintChecker:
         settings = _settings_for(directory)
         result = lint_source(self.filename, source, settings)
         findings = list(result.findings)
-        findings.extend(resolve_project([result], settings))
+        findings.extend(resolve_project([result], settings, {self.filename: source}))
         findings.sort(key=lambda f: (f.location.row, f.location.column, f.code))
         for f in findings:
             yield f.location.row, f.location.column - 1, f"{f.code} {f.message}", type(self)

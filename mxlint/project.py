@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mxlint import knowledge
 from mxlint.checker import FileFacts
+
+if TYPE_CHECKING:
+    from mxlint.checker import FileContext
+    from mxlint.config import Settings
 
 
 class ProjectIndex:
     """All files' facts, queried after every file has been read once."""
 
-    def __init__(self, facts: Iterable[FileFacts]) -> None:
+    def __init__(self, facts: Iterable[FileFacts], settings: Settings | None = None,
+                 sources: Mapping[str, str] | None = None) -> None:
         self.files: list[FileFacts] = list(facts)
+        self.settings = settings
+        #: Text of files that are not (or not yet) on disk, by path: in-memory checks.
+        self.sources = dict(sources or {})
+        self._contexts: dict[str, FileContext | None] = {}
         self.classes: dict[str, list[str]] = {}
         for f in self.files:
             self.classes.update(f.classes)
@@ -22,6 +33,28 @@ class ProjectIndex:
     def extra(self, checker: str) -> list[tuple[str, object]]:
         """(module, facts) of one checker, for every file that has some."""
         return [(f.module, f.extra[checker]) for f in self.files if checker in f.extra]
+
+    def context(self, facts: FileFacts) -> FileContext | None:
+        """A file of the run parsed again (memoised), for analyses that need its tree only when
+        another file turns out to call into it; None if it cannot be read or parsed now."""
+        if facts.path in self._contexts:
+            return self._contexts[facts.path]
+        from mxlint.config import Settings
+        from mxlint.engine import context_for
+        from mxlint.runner import decode_source
+
+        ctx = None
+        if facts.path in self.sources:
+            ctx = context_for(facts, self.sources[facts.path], self.settings or Settings())
+        elif facts.path.endswith((".py", ".pyi")):
+            try:
+                source = decode_source(Path(facts.path).read_bytes())
+            except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
+                source = None
+            if source is not None:
+                ctx = context_for(facts, source, self.settings or Settings())
+        self._contexts[facts.path] = ctx
+        return ctx
 
     def _lookup(self, name: str) -> str | None:
         """The project class a (possibly re-exported) name refers to."""

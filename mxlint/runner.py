@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 import tokenize
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,10 +95,12 @@ def lint_file(path: Path, settings: Settings) -> FileResult:
     return lint_source(shown, source, settings)
 
 
-def resolve_project(results: Iterable[FileResult], settings: Settings) -> list[Finding]:
-    """Findings that need the whole run: conditional ones and checkers' cross-file reports."""
+def resolve_project(results: Iterable[FileResult], settings: Settings,
+                    sources: Mapping[str, str] | None = None) -> list[Finding]:
+    """Findings that need the whole run: conditional ones and checkers' cross-file reports.
+    `sources` gives the text of files checked from memory rather than read from disk."""
     results = list(results)
-    index = ProjectIndex(r.facts for r in results if r.facts is not None)
+    index = ProjectIndex((r.facts for r in results if r.facts is not None), settings, sources)
     findings: list[Finding] = []
     for result in results:
         for finding, requirement in result.conditional:

@@ -4,7 +4,7 @@ summarises helpers for calls from other files, and resolves cross-file calls in 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -24,7 +24,7 @@ from mxlint.rules._hybrid_analysis import (
     param_env,
 )
 
-from mxlint.checker import Checker, FixSpec, NodeEdit
+from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit
 from mxlint.positions import Range, node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding, Location, Rule
@@ -365,34 +365,13 @@ class HybridAnalysis(Checker):
                           "helper": callee}, requires=(requirement, qual))
 
     def _store_facts(self, summarizer: _Summarizer, sites) -> None:  # type: ignore[no-untyped-def]
+        """Sites into helpers of other files, the summaries this file computed anyway, and the
+        names of the functions it defines: `finalize` summarises one of those (re-reading this
+        file) only if a site of the run reaches it, so a file nobody calls into costs nothing."""
         ctx = self.ctx
         analysis = summarizer.analysis
-        for name in analysis.functions:
-            summarizer.get(ctx.qualname(name))
-        for cls, methods in analysis.methods.items():
-            for method in methods:
-                if method not in ("__init__", "hybrid_forward", "forward"):
-                    summarizer.get(ctx.qualname(f"{cls}.{method}"))
         nodes: list[cst.CSTNode] = [s[0] for s in sites]
-        for always, per_param, *_ in summarizer.raw.values():
-            nodes.extend(r.node for r in always)
-            for raws in per_param.values():
-                nodes.extend(r.node for r in raws)
         ranges = local_ranges(ctx.module, ctx.source, nodes) if nodes else {}
-
-        def brk(raw: _Raw) -> Break:
-            line = ranges[raw.node][0][0] if raw.node in ranges else 0
-            return Break(raw.code, raw.what, ctx.path, line)
-
-        summaries: dict[str, Summary] = {}
-        for qual, (always, per_param, pending, returns, params, bound, _k) in \
-                summarizer.raw.items():
-            if not always and not per_param and not pending:
-                continue
-            summaries[qual] = Summary(
-                qual.rsplit(".", 1)[-1], params, bound, tuple(brk(r) for r in always),
-                {p: tuple(brk(r) for r in raws) for p, raws in per_param.items()},
-                dict(pending), returns)
         out_sites: list[Site] = []
         for call, callee, keys, qual, method, requirement, symbol, relaxed in sites:
             if call not in ranges:
@@ -400,16 +379,24 @@ class HybridAnalysis(Checker):
             (sl, sc), (el, ec) = ranges[call]
             out_sites.append(Site(ctx.path, qual, method, requirement, (sl, sc + 1, el, ec + 1),
                                   callee, keys, symbol, relaxed))
-        if summaries or out_sites:
-            ctx.facts.extra[NAME] = {"summaries": summaries, "sites": out_sites}
+        summaries = summaries_of(ctx, summarizer, list(summarizer.raw))
+        defined = [ctx.qualname(name) for name in analysis.functions]
+        for cls, methods in analysis.methods.items():
+            defined.extend(ctx.qualname(f"{cls}.{m}") for m in methods
+                           if m not in ("__init__", "hybrid_forward", "forward"))
+        if summaries or out_sites or defined:
+            ctx.facts.extra[NAME] = {"summaries": summaries, "sites": out_sites,
+                                     "defined": defined}
 
     @classmethod
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
-        summaries: dict[str, Summary] = {}
         sites: list[Site] = []
-        for _module, facts in project.extra(NAME):
-            assert isinstance(facts, dict)
-            summaries.update(facts["summaries"])
+        summaries = LazySummaries(project)
+        for file in project.files:
+            facts = file.extra.get(NAME)
+            if facts is None:
+                continue
+            summaries.add(file, facts["summaries"], facts["defined"])
             sites.extend(facts["sites"])
         rules = {r.code: r for r in cls.rules}
         findings: list[Finding] = []
@@ -434,7 +421,82 @@ class HybridAnalysis(Checker):
         return findings
 
 
-def lookup(name: str, summaries: dict[str, Summary]) -> Summary | None:
+def summaries_of(ctx: FileContext, summarizer: _Summarizer, quals: list[str]
+                 ) -> dict[str, Summary]:
+    """Summaries with their breaks located (file, line), ready to cross files."""
+    raws = {q: summarizer.get(q) for q in quals}
+    nodes: list[cst.CSTNode] = []
+    for raw in raws.values():
+        if raw is None:
+            continue
+        always, per_param, *_ = raw
+        nodes.extend(r.node for r in always)
+        for found in per_param.values():
+            nodes.extend(r.node for r in found)
+    ranges = local_ranges(ctx.module, ctx.source, nodes) if nodes else {}
+
+    def brk(raw: _Raw) -> Break:
+        line = ranges[raw.node][0][0] if raw.node in ranges else 0
+        return Break(raw.code, raw.what, ctx.path, line)
+
+    out: dict[str, Summary] = {}
+    for qual, raw in raws.items():
+        if raw is None:
+            continue
+        always, per_param, pending, returns, params, bound, _kind = raw
+        out[qual] = Summary(
+            qual.rsplit(".", 1)[-1], params, bound, tuple(brk(r) for r in always),
+            {p: tuple(brk(r) for r in found) for p, found in per_param.items()},
+            dict(pending), returns)
+    return out
+
+
+class LazySummaries(Mapping[str, Summary]):
+    """Every helper of the run by qualified name; a helper no file summarised during the run
+    is summarised on first lookup, from its file parsed again."""
+
+    def __init__(self, project: ProjectIndex) -> None:
+        self.project = project
+        self.known: dict[str, Summary] = {}
+        self.where: dict[str, FileFacts] = {}
+        self._summarizers: dict[str, _Summarizer | None] = {}
+
+    def add(self, file: FileFacts, summaries: dict[str, Summary], defined: list[str]) -> None:
+        self.known.update(summaries)
+        for qual in defined:
+            self.where.setdefault(qual, file)
+
+    def __getitem__(self, qual: str) -> Summary:
+        if qual in self.known:
+            return self.known[qual]
+        file = self.where.get(qual)
+        if file is None:
+            raise KeyError(qual)
+        summarizer = self._summarizer(file)
+        found = summaries_of(summarizer.analysis.ctx, summarizer, [qual]) if summarizer else {}
+        summary = found.get(qual) or Summary(qual.rsplit(".", 1)[-1], (), False)
+        self.known[qual] = summary
+        return summary
+
+    def _summarizer(self, file: FileFacts) -> _Summarizer | None:
+        if file.path not in self._summarizers:
+            ctx = self.project.context(file)
+            self._summarizers[file.path] = (
+                _Summarizer(FileAnalysis(ctx), ctx.mxnet_line) if ctx is not None else None)
+        return self._summarizers[file.path]
+
+    def __contains__(self, qual: object) -> bool:
+        return qual in self.known or qual in self.where
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.known
+        yield from (q for q in self.where if q not in self.known)
+
+    def __len__(self) -> int:
+        return len(self.known.keys() | self.where.keys())
+
+
+def lookup(name: str, summaries: Mapping[str, Summary]) -> Summary | None:
     if name in summaries:
         return summaries[name]
     pkg, _, leaf = name.rpartition(".")
@@ -445,7 +507,7 @@ def lookup(name: str, summaries: dict[str, Summary]) -> Summary | None:
     return None
 
 
-def _inherited(name: str, project: ProjectIndex, summaries: dict[str, Summary]
+def _inherited(name: str, project: ProjectIndex, summaries: Mapping[str, Summary]
                ) -> str | None:
     """`self@pkg.mod.Net.helper`: the summary of `helper` in the nearest base class."""
     cls, _, method = name[len(INHERITED):].rpartition(".")
@@ -461,7 +523,7 @@ def _inherited(name: str, project: ProjectIndex, summaries: dict[str, Summary]
     return None
 
 
-def expand(callee: str, keys: tuple[str, ...], summaries: dict[str, Summary],
+def expand(callee: str, keys: tuple[str, ...], summaries: Mapping[str, Summary],
            active: frozenset[str],
            inherited: Callable[[str], str | None] = lambda name: None) -> list[Break]:
     """Every break a call reaches with tensors at `keys`, through helpers of any file."""
