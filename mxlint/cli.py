@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mxlint import __version__, registry
 from mxlint.config import (
@@ -23,6 +24,9 @@ from mxlint.config import (
 )
 from mxlint.output import ENV_VAR, FORMATS, MACHINE_FORMATS, render, render_statistics
 from mxlint.rule import DOCS_URL, Finding
+
+if TYPE_CHECKING:
+    from mxlint.cache import Cache
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -79,6 +83,27 @@ def add_fix_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--pre-commit", action="store_true", help=argparse.SUPPRESS)
 
 
+def _jobs(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, got `{value}`") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("expected 0 (one per core) or more")
+    return n
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("run")
+    group.add_argument("-j", "--jobs", type=_jobs, default=0,
+                       help="worker processes (default 0: one per core; 1: no workers)")
+    group.add_argument("--no-cache", action="store_true",
+                       help="read and write no cache (default: .mxlint_cache/ at the project "
+                            "root)")
+    group.add_argument("--cache-dir", type=Path, default=None,
+                       help="cache directory (default: .mxlint_cache, or $MXLINT_CACHE_DIR)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mxlint", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -90,9 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_selection_arguments(check)
     add_output_arguments(check)
     add_fix_arguments(check)
+    add_run_arguments(check)
     from mxlint.verify.cli import add_doctor_parser, add_verify_arguments
 
     add_verify_arguments(check)
+
+    clean = sub.add_parser("clean", help="remove the cache (.mxlint_cache) of a project")
+    clean.add_argument("paths", nargs="*", type=Path,
+                       help="project directories (default: the current one)")
+    clean.add_argument("--cache-dir", type=Path, default=None,
+                       help="the cache directory to remove")
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?")
@@ -191,7 +223,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
 
     if args.diff:
-        report = fixes.fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=False)
+        report = fixes.fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=False,
+                                 jobs=args.jobs)
         _emit("".join(fixes.unified_diff(f) for f in report.fixed), args)
         n = report.count
         if n:
@@ -203,14 +236,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_FINDINGS if (report.fixed or report.remaining) else EXIT_CLEAN
 
     fixed = 0
+    cache = _cache_for(args, settings)
     if args.fix:
-        report = fixes.fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=True)
+        report = fixes.fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=True,
+                                 jobs=args.jobs, cache=cache)
         for name, why in report.skipped:
             _note(f"mxlint: warning: {name}: not fixed ({why})")
         findings, error, fixed = report.remaining, report.error, report.count
     else:
-        result = run(paths, settings)
+        result = run(paths, settings, jobs=args.jobs, cache=cache)
         findings, error = result.findings, result.error
+    if cache is not None:
+        cache.save()
 
     verify_table = ""
     if getattr(args, "verify", False):
@@ -229,6 +266,33 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _cache_for(args: argparse.Namespace, settings: Settings) -> Cache | None:
+    from mxlint.cache import Cache, default_dir
+
+    if args.no_cache:
+        return None
+    return Cache.load(args.cache_dir or default_dir(settings), settings)
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from mxlint.cache import DIRNAME, ENV_VAR, clean
+
+    if args.cache_dir is not None:
+        targets = [args.cache_dir]
+    elif os.environ.get(ENV_VAR, "").strip():
+        targets = [Path(os.environ[ENV_VAR].strip())]
+    else:
+        targets = [p / DIRNAME for p in (args.paths or [Path(".")])]
+    for target in targets:
+        try:
+            removed = clean(target)
+        except (OSError, ValueError) as exc:
+            _note(f"mxlint: error: {exc}")
+            return EXIT_ERROR
+        _note(f"Removed {target}" if removed else f"No cache at {target}")
+    return EXIT_CLEAN
 
 
 def _summary(findings: Sequence[Finding], fixed: int, args: argparse.Namespace) -> None:
@@ -286,6 +350,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "rule": cmd_rule,
     "doctor": cmd_doctor,
+    "clean": cmd_clean,
 }
 
 

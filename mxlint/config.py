@@ -19,7 +19,7 @@ else:  # pragma: no cover
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "__pycache__", "build", "dist",
     ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".mxlint_cache",
-    "node_modules", "site-packages", ".eggs", "*.egg-info",
+    "node_modules", "site-packages", ".eggs", "*.egg-info", ".ipynb_checkpoints",
 )
 
 KNOWN_KEYS = {
@@ -149,6 +149,8 @@ class Settings:
         return False
 
     def is_entry_point(self, path: str) -> bool:
+        if path.endswith(".ipynb"):
+            return True  # a notebook is a program: its cells run top to bottom
         rel = self.relative(path)
         return any(_glob_match(rel, pattern) for pattern in self.entry_points)
 

@@ -3,7 +3,9 @@
 A fix is applied only if the result still parses; files are written atomically (a temporary file
 in the same directory, then `os.replace`) with their permissions, encoding, BOM and line endings
 kept; a file that changed on disk while mxlint ran is left alone. Fixing is iterated until
-nothing applicable is left, so running it twice changes nothing the second time.
+nothing applicable is left, so running it twice changes nothing the second time. A notebook is
+fixed in its joined code cells and written back with only the changed cells' `source` replaced
+(`mxlint.notebooks`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from typing import TYPE_CHECKING
 from mxlint.rule import Edit, Finding
 
 if TYPE_CHECKING:
+    from mxlint.cache import Cache
     from mxlint.config import Settings
+    from mxlint.notebooks import Notebook
 
 #: Passes over one file in memory (each re-lints the fixed text).
 MAX_PASSES = 10
@@ -198,6 +202,9 @@ class SourceFile:
     encoding: str
     mode: int
     python: bool
+    #: A notebook: `text` is its code cells joined (what is linted and fixed), and the file
+    #: is written back as the notebook's JSON with only the changed cells replaced.
+    notebook: Notebook | None = None
 
     @classmethod
     def read(cls, path: Path) -> SourceFile:
@@ -211,10 +218,28 @@ class SourceFile:
         if text.startswith("\ufeff"):
             text = text[1:]
             encoding = "utf-8-sig"
-        return cls(path, data, text, encoding, stat.S_IMODE(path.stat().st_mode), python)
+        notebook = None
+        if path.suffix == ".ipynb":
+            from mxlint.notebooks import Notebook
+
+            notebook = Notebook.parse(text)  # NotebookError is a SyntaxError
+            text, python = notebook.source, True
+        return cls(path, data, text, encoding, stat.S_IMODE(path.stat().st_mode), python,
+                   notebook)
+
+    def in_text(self, findings: Sequence[Finding]) -> list[Finding]:
+        """Findings positioned in `text` (a notebook's are reported per cell)."""
+        if self.notebook is None:
+            return list(findings)
+        return [self.notebook.cell_map.to_source(f) for f in findings]
+
+    def on_disk(self, text: str) -> str:
+        """The file's content for (fixed) `text`; raises UnwritableFix (an OSError) for a
+        notebook fix that cannot be written back."""
+        return text if self.notebook is None else self.notebook.render(text)
 
     def encode(self, text: str) -> bytes:
-        return text.encode(self.encoding)
+        return self.on_disk(text).encode(self.encoding)
 
 
 class ChangedOnDisk(Exception):
@@ -283,7 +308,7 @@ def _stats(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int, in
 
 
 def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False,
-              write: bool = True) -> FixReport:
+              write: bool = True, jobs: int = 1, cache: Cache | None = None) -> FixReport:
     """Fix every applicable finding under `paths`; with write=False only compute the changes."""
     from mxlint.runner import run
 
@@ -292,7 +317,7 @@ def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False
     stale = False
     for _round in range(MAX_ROUNDS if write else 1):
         before = _stats(paths, settings)
-        result = run(paths, settings)
+        result = run(paths, settings, jobs=jobs, cache=cache)
         report.error = result.error
         by_file: dict[str, list[Finding]] = {}
         for f in result.findings:
@@ -310,6 +335,7 @@ def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False
             if before.get(filename) != (st.st_mtime_ns, st.st_size):
                 report.skipped.append((filename, "changed on disk during the run"))
                 continue
+            findings = src.in_text(findings)
             text, applied = src.text, 0
             for _pass in range(MAX_PASSES):
                 text, n = apply_findings(text, findings, unsafe, src.python)
@@ -321,6 +347,11 @@ def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False
                 if not findings:
                     break
             if not applied or text == src.text:
+                continue
+            try:
+                after = src.on_disk(text)
+            except OSError as exc:  # a notebook fix that cannot be written back
+                report.skipped.append((filename, f"cannot write: {exc}"))
                 continue
             if write:
                 try:
@@ -334,9 +365,9 @@ def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False
             progress = True
             entry = fixed.get(filename)
             if entry is None:
-                fixed[filename] = FileFix(path, src.text, text, applied)
+                fixed[filename] = FileFix(path, src.on_disk(src.text), after, applied)
             else:
-                entry.after, entry.applied = text, entry.applied + applied
+                entry.after, entry.applied = after, entry.applied + applied
         report.remaining = result.findings
         if not write or not progress:
             stale = False
@@ -345,7 +376,7 @@ def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False
     report.fixed = [fixed[k] for k in sorted(fixed)]
     if stale:
         # The last round wrote files: the report reflects them as written.
-        final = run(paths, settings)
+        final = run(paths, settings, jobs=jobs, cache=cache)
         report.remaining, report.error = final.findings, final.error
     return report
 
@@ -354,6 +385,10 @@ def unified_diff(fix: FileFix) -> str:
     import difflib
 
     name = fix.path.as_posix()
+    if fix.path.suffix == ".ipynb":
+        from mxlint.notebooks import unified_diff as notebook_diff
+
+        return notebook_diff(name, fix.before, fix.after)
     return "".join(difflib.unified_diff(
         fix.before.splitlines(keepends=True), fix.after.splitlines(keepends=True),
         fromfile=f"a/{name}", tofile=f"b/{name}"))
@@ -375,7 +410,7 @@ def add_noqa_paths(paths: Sequence[Path], settings: Settings) -> tuple[int, list
     skipped: list[tuple[str, str]] = []
     for filename, findings in sorted(by_file.items()):
         path = Path(filename)
-        if path.suffix not in (".py", ".pyi"):
+        if path.suffix not in (".py", ".pyi", ".ipynb"):
             continue
         try:
             src = SourceFile.read(path)
@@ -386,13 +421,16 @@ def add_noqa_paths(paths: Sequence[Path], settings: Settings) -> tuple[int, list
         if before.get(filename) != (st.st_mtime_ns, st.st_size):
             skipped.append((filename, "changed on disk during the run"))
             continue
-        text, count = add_noqa(src.text, findings)
+        text, count = add_noqa(src.text, src.in_text(findings))
         if not count or (src.python and not parses(text)):
             continue
         try:
             atomic_write(src, text)
         except ChangedOnDisk:
             skipped.append((filename, "changed on disk during the run"))
+            continue
+        except OSError as exc:
+            skipped.append((filename, f"cannot write: {exc}"))
             continue
         total += count
     return total, skipped

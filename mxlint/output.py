@@ -14,10 +14,13 @@ import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mxlint import __version__, registry
-from mxlint.rule import DOCS_URL, Finding, Fix, Rule
+from mxlint.rule import DOCS_URL, Edit, Finding, Fix, Rule
+
+if TYPE_CHECKING:
+    from mxlint.notebooks import Notebook
 
 FORMATS = ("concise", "full", "json", "sarif", "github")
 MACHINE_FORMATS = frozenset({"json", "sarif", "github"})
@@ -26,20 +29,24 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/mxlint/mxlint"
 
 
+def _edit_json(e: Edit) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "content": e.content,
+        "location": {"row": e.location.row, "column": e.location.column},
+        "end_location": {"row": e.end_location.row, "column": e.end_location.column},
+    }
+    if e.cell is not None:  # a notebook: rows are relative to this cell
+        out["cell"] = e.cell
+    return out
+
+
 def _fix_json(fix: Fix | None) -> dict[str, Any] | None:
     if fix is None:
         return None
     return {
         "applicability": fix.applicability,
         "message": fix.message,
-        "edits": [
-            {
-                "content": e.content,
-                "location": {"row": e.location.row, "column": e.location.column},
-                "end_location": {"row": e.end_location.row, "column": e.end_location.column},
-            }
-            for e in fix.edits
-        ],
+        "edits": [_edit_json(e) for e in fix.edits],
     }
 
 
@@ -79,9 +86,15 @@ def _marker(f: Finding, unsafe: bool) -> str:
     return ""
 
 
+def where(f: Finding) -> str:
+    """`row:col`, or `cell N:row:col` in a notebook (Ruff's notation)."""
+    cell = f"cell {f.cell}:" if f.cell is not None else ""
+    return f"{cell}{f.location.row}:{f.location.column}"
+
+
 def render_concise(findings: Sequence[Finding], unsafe: bool = False) -> str:
-    lines = [f"{f.filename}:{f.location.row}:{f.location.column}: {f.code}{_marker(f, unsafe)} "
-             f"{f.message}" for f in findings]
+    lines = [f"{f.filename}:{where(f)}: {f.code}{_marker(f, unsafe)} {f.message}"
+             for f in findings]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -93,6 +106,40 @@ class _Sources:
 
     def __init__(self) -> None:
         self._cache: dict[str, list[str] | None] = {}
+        self._notebooks: dict[str, Notebook | None] = {}
+
+    def notebook(self, filename: str) -> Notebook | None:
+        if filename not in self._notebooks:
+            from mxlint import notebooks
+
+            self._notebooks[filename] = notebooks.read(filename)
+        return self._notebooks[filename]
+
+    def finding_lines(self, f: Finding, cell: int | None = None) -> list[str] | None:
+        """The lines a finding's rows refer to: its file's, or its notebook cell's."""
+        cell = cell if cell is not None else f.cell
+        if cell is None:
+            return self.lines(f.filename)
+        notebook = self.notebook(f.filename)
+        return notebook.cell_lines(cell) if notebook is not None else None
+
+    def finding_line(self, f: Finding) -> str:
+        lines = self.finding_lines(f) or []
+        return lines[f.location.row - 1] if 0 < f.location.row <= len(lines) else ""
+
+    def json_rows(self, f: Finding) -> tuple[int, int] | None:
+        """A notebook finding's first and last line in the notebook file, if known."""
+        notebook = self.notebook(f.filename) if f.cell is not None else None
+        if notebook is None or f.cell is None:
+            return None
+        try:
+            start = notebook.json_line(f.cell, f.location.row)
+            end = notebook.json_line(f.cell, f.end_location.row)
+        except (ValueError, SyntaxError):  # the file changed under us
+            return None
+        if start is None:
+            return None
+        return start, max(end or start, start)
 
     def lines(self, filename: str) -> list[str] | None:
         if filename not in self._cache:
@@ -111,13 +158,17 @@ class _Sources:
 
 
 def _fix_diff(lines: list[str], fix: Fix) -> list[str]:
+    return _edits_diff(lines, fix.edits)
+
+
+def _edits_diff(lines: list[str], edits: Sequence[Edit]) -> list[str]:
     from mxlint.fixes import OverlappingEdits, apply_edits
 
-    rows = [e.location.row for e in fix.edits] + [e.end_location.row for e in fix.edits]
+    rows = [e.location.row for e in edits] + [e.end_location.row for e in edits]
     first, last = max(min(rows), 1), min(max(rows), len(lines))
     before = "".join(lines)
     try:
-        after = apply_edits(before, fix.edits)
+        after = apply_edits(before, edits)
     except OverlappingEdits:
         return []
     diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
@@ -125,14 +176,30 @@ def _fix_diff(lines: list[str], fix: Fix) -> list[str]:
     return out or [f"  (lines {first}-{last} unchanged)"]
 
 
+def _notebook_fix_diff(f: Finding, sources: _Sources) -> list[str]:
+    """A notebook fix as a diff per cell it edits (a seed may go into another cell)."""
+    assert f.fix is not None
+    by_cell: dict[int, list[Edit]] = {}
+    for e in f.fix.edits:
+        by_cell.setdefault(e.cell if e.cell is not None else f.cell or 0, []).append(e)
+    out: list[str] = []
+    for cell, edits in sorted(by_cell.items()):
+        lines = sources.finding_lines(f, cell)
+        if lines is None:
+            continue
+        if len(by_cell) > 1 or cell != f.cell:
+            out.append(f"cell {cell}:")
+        out.extend(_edits_diff(lines, edits))
+    return out
+
+
 def render_full(findings: Sequence[Finding], unsafe: bool = False) -> str:
     """Each finding with its source lines, a caret under the range, and the fix as a diff."""
     sources = _Sources()
     out: list[str] = []
     for f in findings:
-        out.append(f"{f.filename}:{f.location.row}:{f.location.column}: {f.code}"
-                   f"{_marker(f, unsafe)} {f.message}")
-        lines = sources.lines(f.filename)
+        out.append(f"{f.filename}:{where(f)}: {f.code}{_marker(f, unsafe)} {f.message}")
+        lines = sources.finding_lines(f)
         if lines and 1 <= f.location.row <= len(lines):
             width = len(str(f.end_location.row))
             pad = " " * width
@@ -151,7 +218,9 @@ def render_full(findings: Sequence[Finding], unsafe: bool = False) -> str:
                          "display": "Suggested change"}[f.fix.applicability]
                 out.append(f"{pad} = help: {f.fix.message}")
                 out.append(f"{pad}   {label}:")
-                out.extend(f"{pad}   {d}" for d in _fix_diff(lines, f.fix))
+                diff = (_notebook_fix_diff(f, sources) if f.cell is not None
+                        else _fix_diff(lines, f.fix))
+                out.extend(f"{pad}   {d}" for d in diff)
         out.append(f"  = docs: {f.url}")
         out.append("")
     return "\n".join(out) + ("\n" if out else "")
@@ -168,13 +237,26 @@ def _gh_escape(text: str, prop: bool = False) -> str:
 
 
 def render_github(findings: Sequence[Finding], unsafe: bool = False) -> str:
-    """GitHub Actions workflow commands: one `::error` annotation per finding."""
+    """GitHub Actions workflow commands: one `::error` annotation per finding.
+
+    A notebook finding is annotated on the line of the notebook file that holds its cell's
+    row, and its message starts with `cell N:row:col:`.
+    """
+    sources = _Sources()
     lines = []
     for f in findings:
-        props = (f"file={_gh_escape(Path(f.filename).as_posix(), True)},line={f.location.row},"
-                 f"col={f.location.column},endLine={f.end_location.row},"
-                 f"endColumn={f.end_location.column},title={_gh_escape(f.code, True)}")
-        lines.append(f"::error {props}::{_gh_escape(f'{f.code} {f.message}')}")
+        file = f"file={_gh_escape(Path(f.filename).as_posix(), True)}"
+        title = f"title={_gh_escape(f.code, True)}"
+        if f.cell is None:
+            props = (f"{file},line={f.location.row},col={f.location.column},"
+                     f"endLine={f.end_location.row},endColumn={f.end_location.column},{title}")
+            text = f"{f.code} {f.message}"
+        else:
+            rows = sources.json_rows(f)
+            props = f"{file},line={rows[0]},endLine={rows[1]},{title}" if rows else \
+                f"{file},{title}"
+            text = f"{where(f)}: {f.code} {f.message}"
+        lines.append(f"::error {props}::{_gh_escape(text)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -225,8 +307,7 @@ def _fingerprints(findings: Sequence[Finding], root: Path, sources: _Sources) ->
     seen: Counter[tuple[str, str, str]] = Counter()
     out = []
     for f in findings:
-        lines = sources.lines(f.filename) or []
-        text = lines[f.location.row - 1].strip() if 0 < f.location.row <= len(lines) else ""
+        text = sources.finding_line(f).strip()
         key = (f.code, _uri(f.filename, root), " ".join(text.split()))
         seen[key] += 1
         digest = hashlib.sha256("\0".join((*key, str(seen[key]))).encode()).hexdigest()
@@ -253,20 +334,32 @@ def render_sarif(findings: Sequence[Finding], unsafe: bool = False,
         location: dict[str, Any] = {"uri": uri}
         if not uri.startswith("file:"):
             location["uriBaseId"] = "%SRCROOT%"
+        physical: dict[str, Any] = {"artifactLocation": location}
+        if f.cell is None:
+            physical["region"] = _region(f.location.row, f.location.column,
+                                         f.end_location.row, f.end_location.column)
+        else:
+            # Rows of a notebook cell are not rows of the .ipynb file: the region is the line
+            # of the file that holds the cell's row; the cell position goes in the message
+            # and the properties.
+            rows = sources.json_rows(f)
+            physical["region"] = {"startLine": rows[0] if rows else 1,
+                                  "endLine": rows[1] if rows else 1}
+        text = f.message if f.cell is None else f"{where(f)}: {f.message}"
         result: dict[str, Any] = {
             "ruleId": f.code,
             "level": "error",
-            "message": {"text": f.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": location,
-                "region": _region(f.location.row, f.location.column, f.end_location.row,
-                                  f.end_location.column),
-            }}],
+            "message": {"text": text},
+            "locations": [{"physicalLocation": physical}],
             "partialFingerprints": {"mxlintFinding/v1": fingerprint},
         }
         if f.code in index:
             result["ruleIndex"] = index[f.code]
-        if f.fix is not None and f.fix.edits:
+        if f.cell is not None:
+            result["properties"] = {"cell": f.cell, "cellLocation": {
+                "row": f.location.row, "column": f.location.column,
+                "endRow": f.end_location.row, "endColumn": f.end_location.column}}
+        if f.fix is not None and f.fix.edits and f.cell is None:
             result["fixes"] = [{
                 "description": {"text": f"{f.fix.message} ({f.fix.applicability})"},
                 "artifactChanges": [{
@@ -279,7 +372,7 @@ def render_sarif(findings: Sequence[Finding], unsafe: bool = False,
                 }],
             }]
         if f.symbol:
-            result["properties"] = {"symbol": f.symbol}
+            result.setdefault("properties", {})["symbol"] = f.symbol
         if verify_json(f) is not None:
             result.setdefault("properties", {})["verify"] = verify_json(f)
         results.append(result)

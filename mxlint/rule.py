@@ -42,6 +42,8 @@ class Edit:
     content: str
     location: Location
     end_location: Location
+    #: Notebook cell of the edit (rows are then relative to it); None in other files.
+    cell: int | None = None
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,8 @@ class Finding:
     def url(self) -> str:
         return DOCS_URL.format(code=self.code)
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.filename, self.location.row, self.location.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
 
 
 @dataclass(frozen=True)

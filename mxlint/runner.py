@@ -8,12 +8,16 @@ import tokenize
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mxlint import registry, suppressions
+from mxlint import notebooks, registry, suppressions
 from mxlint.config import Settings
 from mxlint.engine import FileResult, lint_source
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding, Location
+
+if TYPE_CHECKING:
+    from mxlint.cache import Cache
 
 
 @dataclass
@@ -21,6 +25,8 @@ class RunResult:
     findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0
     error: bool = False
+    #: Files whose own result came from the cache.
+    cached: int = 0
 
 
 def decode_source(data: bytes) -> str:
@@ -33,7 +39,7 @@ def decode_source(data: bytes) -> str:
 
 
 def discover(paths: Sequence[Path], settings: Settings) -> tuple[list[Path], list[Path]]:
-    """Python files and the non-Python files a text checker reads, in a stable order."""
+    """Python files (and notebooks) and the files a text checker reads, in a stable order."""
     text_types = registry.text_checkers()
     python: list[Path] = []
     text: list[Path] = []
@@ -51,6 +57,10 @@ def discover(paths: Sequence[Path], settings: Settings) -> tuple[list[Path], lis
                 # setup.py is also a dependency file, read (never run) by a text checker.
                 if any(t.matches(path.name) for t in text_types):
                     text.append(path)
+        elif path.suffix == notebooks.SUFFIX:
+            if not path.is_dir():
+                seen.add(path)
+                python.append(path)  # lint_file reads it as a notebook
         elif any(t.matches(path.name) for t in text_types):
             seen.add(path)
             text.append(path)
@@ -83,6 +93,8 @@ def lint_file(path: Path, settings: Settings) -> FileResult:
     shown = _display(path)
     try:
         data = path.read_bytes()
+        if path.suffix == notebooks.SUFFIX:
+            return notebooks.lint_notebook(shown, data, settings)
         source = decode_source(data)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         rule = registry.all_rules()["MXL003"]
@@ -138,10 +150,17 @@ def check_text_files(paths: Sequence[Path], settings: Settings) -> list[Finding]
     return findings
 
 
-def run(paths: Sequence[Path], settings: Settings) -> RunResult:
+def run(paths: Sequence[Path], settings: Settings, *, jobs: int = 1,
+        cache: Cache | None = None) -> RunResult:
+    """Lint `paths`: each file on its own (`jobs` processes; 0 = one per core; results of
+    unchanged files from `cache`), then what needs every file, then dependency files."""
+    from mxlint.workers import lint_all
+
     python, text = discover(paths, settings)
     out = RunResult(files_checked=len(python) + len(text))
-    results = [lint_file(p, settings) for p in python]
+    results = lint_all(python, settings, jobs=jobs, cache=cache)
+    if cache is not None:
+        out.cached = cache.hits
     for r in results:
         out.findings.extend(r.findings)
         out.error = out.error or r.error

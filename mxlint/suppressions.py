@@ -18,7 +18,7 @@ import re
 import tokenize
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 
@@ -184,15 +184,27 @@ def apply(result: FileResult, source: str, settings: Settings) -> FileResult:
 
 def filter_cross_file(findings: Iterable[Finding], results: Sequence[FileResult],
                       settings: Settings) -> list[Finding]:
-    """Apply each file's suppressions to findings produced after all files were read."""
+    """Apply each file's suppressions to findings produced after all files were read.
+
+    A notebook's findings are positioned in its joined source until here: suppressed against
+    that source, then reported in their cells (see `mxlint.notebooks`).
+    """
+    from mxlint.notebooks import FACTS_KEY as CELLS_KEY
+
     by_path: dict[str, Suppressions] = {}
+    cells: dict[str, Any] = {}
     for r in results:
         if r.facts is not None and FACTS_KEY in r.facts.extra:
             by_path[r.path] = r.facts.extra[FACTS_KEY]
+        if r.facts is not None and CELLS_KEY in r.facts.extra:
+            cells[r.path] = r.facts.extra[CELLS_KEY]
     out = []
     for f in findings:
         sup = by_path.get(f.filename)
-        if sup is None or not sup.match(f.code, f.location.row, settings.inline_noqa):
+        if f.cell is None and (sup is None
+                               or not sup.match(f.code, f.location.row, settings.inline_noqa)):
+            out.append(cells[f.filename].localize(f) if f.filename in cells else f)
+        elif f.cell is not None:
             out.append(f)
     return out
 

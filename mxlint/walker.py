@@ -44,29 +44,67 @@ def _fields(typ: type) -> tuple[str, ...]:
     return names
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Semantic children in source order (no whitespace or punctuation nodes)."""
+#: type -> is it a CSTNode. `isinstance` against libcst's ABCs goes through
+#: `ABCMeta.__instancecheck__`, which dominated tree walks; a type is asked once.
+_IS_NODE: dict[type, bool] = {}
+_SEQUENCES = (tuple, list)
+
+
+def _is_node_type(typ: type) -> bool:
+    known = _IS_NODE.get(typ)
+    if known is None:
+        known = _IS_NODE[typ] = issubclass(typ, cst.CSTNode)
+    return known
+
+
+def _kids(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    is_node = _IS_NODE
     for name in _fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif type(value) in (tuple, list):
+        typ = type(value)
+        flag = is_node.get(typ)
+        if flag is None:
+            flag = _is_node_type(typ)
+        if flag:
+            out.append(value)
+        elif typ in _SEQUENCES:
             for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+                flag = is_node.get(type(item))
+                if flag is None:
+                    flag = _is_node_type(type(item))
+                if flag:
+                    out.append(item)
+    return out
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Semantic children in source order (no whitespace or punctuation nodes)."""
+    return iter(_kids(node))
+
+
+_STOPS: dict[tuple[type, ...], dict[type, bool]] = {}
 
 
 def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()) -> Iterator[cst.CSTNode]:
     """Pre-order descendants of `node` (itself included); do not enter nodes of `stop` types
     below the root (e.g. nested function definitions)."""
+    stops = _STOPS.get(stop)
+    if stops is None:
+        stops = _STOPS[stop] = {}
     stack = [node]
     root = node
     while stack:
         current = stack.pop()
         yield current
-        if stop and current is not root and isinstance(current, stop):
-            continue
-        kids = list(children(current))
+        if stop and current is not root:
+            typ = type(current)
+            halt = stops.get(typ)
+            if halt is None:
+                halt = stops[typ] = issubclass(typ, stop)
+            if halt:
+                continue
+        kids = _kids(current)
         kids.reverse()
         stack.extend(kids)
 
@@ -100,7 +138,6 @@ def walk(
                 on_error(owner, exc)
 
     stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
-    CSTNode = cst.CSTNode
     while stack:
         node, leaving = stack.pop()
         typ = type(node)
@@ -119,14 +156,6 @@ def walk(
             stack.append((node, True))
         elif typ in leaves:
             stack.append((node, True))
-        kids: list[tuple[cst.CSTNode, bool]] = []
-        for name in _fields(typ):
-            value = getattr(node, name)
-            if isinstance(value, CSTNode):
-                kids.append((value, False))
-            elif type(value) in (tuple, list):
-                for item in value:
-                    if isinstance(item, CSTNode):
-                        kids.append((item, False))
+        kids = [(kid, False) for kid in _kids(node)]
         kids.reverse()
         stack.extend(kids)

@@ -73,6 +73,7 @@ def run_verify(args: argparse.Namespace, findings: Sequence[Finding], paths: Seq
 
     options = options_from(args, settings)
     files, _ = discover(list(paths), settings)
+    files = [f for f in files if f.suffix != ".ipynb"]  # entry candidates: Python files
     result = verify(findings, files, options, progress_bar() if options.progress else None)
     for i, finding in enumerate(findings):
         verdict = result.verdicts.get(i)
@@ -87,6 +88,8 @@ def run_verify(args: argparse.Namespace, findings: Sequence[Finding], paths: Seq
 
 
 def table(findings: Sequence[Finding], verdicts: dict[int, Any]) -> str:
+    from mxlint.output import where
+
     rows = []
     for i, f in enumerate(findings):
         v = verdicts.get(i)
@@ -103,7 +106,7 @@ def table(findings: Sequence[Finding], verdicts: dict[int, Any]) -> str:
                             + (" (within noise)" if v.rewrite.within_noise else ""))
             elif v.rewrite.evidence and not v.rewrite.verified:
                 rewrite += f": {v.rewrite.evidence}"
-        rows.append(f"{f.filename}:{f.location.row}:{f.location.column}: {f.code} "
+        rows.append(f"{f.filename}:{where(f)}: {f.code} "
                     f"{v.verdict.upper()}\n      {detail}{rewrite}")
     if not rows:
         return ""

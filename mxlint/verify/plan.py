@@ -177,6 +177,9 @@ def build(findings: list[Finding], scripts: list[Path], options: dict[str, Any]
                                    + ("see `mxlint doctor`" if code.startswith("MXL5") else
                                       "the finding is static only")))
             continue
+        if finding.cell is not None:
+            skipped.append(Skipped(item, "notebook cells are not run by --verify"))
+            continue
         tree = _parse(path, cache)
         if tree is None:
             skipped.append(Skipped(item, "the file does not parse"))

@@ -1,0 +1,297 @@
+"""mxlint against flake8 and a bare libcst parse loop, on the same files, in one run.
+
+    python benchmarks/speed.py --corpus path/to/repo [--corpus another/repo]
+    python benchmarks/speed.py --generate 400        # a synthetic MXNet-style corpus
+
+Every tool runs as a whole process (start-up and imports included, as users run them), on the
+same list of `.py` files, one after the other, `--repeat` times; the best wall time of each is
+kept. Peak memory is the largest sum of resident memory over a process and its workers,
+sampled from /proc. Prints a table and the ratios the project tracks:
+
+- cold `mxlint check` (-j = cores, empty cache) / `flake8 -j cores` (default plugins)
+- cold `mxlint check -j1` / a bare single-process `libcst.parse_module` loop (engine overhead)
+- warm `mxlint check` (nothing changed) / cold `mxlint check`
+- `mxlint check FILE` / `flake8 FILE` on one file, whole processes
+- peak memory of `mxlint check` / `flake8 -j cores`
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PARSE_LOOP = r"""
+import io, sys, tokenize
+import libcst
+for line in open(sys.argv[1], encoding="utf-8"):
+    path = line.rstrip("\n")
+    try:
+        data = open(path, "rb").read()
+        enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        libcst.parse_module(data.decode(enc).lstrip("\ufeff"))
+    except Exception:
+        pass
+"""
+
+# flake8 loads every installed plugin, mxlint's included; "default plugins" means without it.
+FLAKE8_DEFAULT = r"""
+import importlib.metadata as md, sys
+_all = md.distributions
+md.distributions = lambda **kw: (d for d in _all(**kw) if d.metadata["Name"] != "mxlint")
+from flake8.main.cli import main
+sys.exit(main())
+"""
+
+
+@dataclass
+class Measure:
+    name: str
+    seconds: float
+    peak_mb: float
+    rc: int
+
+
+def _tree_rss_kb(root: int) -> int:
+    """Resident memory of `root` and its descendants, from /proc (0 where /proc is missing)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as fh:
+                ppid = kb = 0
+                for line in fh:
+                    if line.startswith("PPid:"):
+                        ppid = int(line.split()[1])
+                    elif line.startswith("VmRSS:"):
+                        kb = int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+        parents[int(entry)] = ppid
+        rss[int(entry)] = kb
+    total = 0
+    for pid, kb in rss.items():
+        p = pid
+        while p and p != root:
+            p = parents.get(p, 0)
+        if p == root:
+            total += kb
+    return total
+
+
+def run(name: str, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measure:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            done.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if proc.returncode not in (0, 1):
+        sys.stderr.write(f"{name}: exit {proc.returncode}\n{err.decode(errors='replace')[-2000:]}")
+    return Measure(name, seconds, peak / 1024, proc.returncode)
+
+
+def best(name: str, cmd: list[str], cwd: Path, repeat: int, before=None) -> Measure:  # type: ignore[no-untyped-def]
+    runs = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        runs.append(run(name, cmd, cwd))
+    fastest = min(runs, key=lambda m: m.seconds)
+    fastest.peak_mb = max(m.peak_mb for m in runs)
+    return fastest
+
+
+# -- a synthetic corpus ----------------------------------------------------------------------
+
+_BLOCK = '''
+class Block{i}(nn.HybridBlock):
+    """A residual unit."""
+
+    def __init__(self, channels, use_bias={bias}, **kwargs):
+        super().__init__(**kwargs)
+        self.use_bias = use_bias
+        with self.name_scope():
+            self.conv = nn.Conv2D(channels, 3, padding=1, use_bias=use_bias)
+            self.bn = nn.BatchNorm()
+            self.body = nn.HybridSequential()
+            for _ in range({depth}):
+                self.body.add(nn.Dense(channels, activation="relu"))
+
+    def hybrid_forward(self, F, x):
+        y = self.bn(self.conv(x))
+        if self.use_bias:
+            y = F.relu(y)
+        {extra}
+        return F.where(y > 0, y, F.zeros_like(y)) + self.body(x)
+'''
+
+_EXTRAS = ["", "y = y * 2", "if y.sum() > 0:\n            y = y / 2", "n = x.shape[0]",
+           "print(y)", "z = y.asnumpy()"]
+
+_TRAIN = '''
+
+def train_{i}(net, loader, epochs, ctx):
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {{"learning_rate": 0.1}})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    metric = mx.metric.Accuracy()
+    for epoch in range(epochs):
+        total = 0.0
+        for data, label in loader:
+            data = data.as_in_context(ctx)
+            label = label.as_in_context(ctx)
+            with autograd.record():
+                out = net(data)
+                loss = loss_fn(out, label)
+            loss.backward()
+            trainer.step(data.shape[0])
+            metric.update([label], [out])
+            total += loss.mean().asscalar()
+        name, acc = metric.get()
+        print("epoch %d %s=%.3f loss=%.3f" % (epoch, name, acc, total))
+'''
+
+
+def generate(root: Path, files: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    for n in range(files):
+        package = root / f"pkg{n // 50}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").touch()
+        parts = ["import mxnet as mx\nfrom mxnet import autograd, gluon, nd\n"
+                 "from mxnet.gluon import nn\n"]
+        for i in range(rng.randint(3, 12)):
+            parts.append(_BLOCK.format(i=i, bias=rng.choice([True, False]),
+                                       depth=rng.randint(1, 4), extra=rng.choice(_EXTRAS)))
+            if rng.random() < 0.4:
+                parts.append(_TRAIN.format(i=i))
+        (package / f"module_{n}.py").write_text("".join(parts), encoding="utf-8")
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+def python_files(roots: list[Path]) -> list[Path]:
+    skip = {".git", "__pycache__", ".mxlint_cache", "build", "dist", ".tox", ".venv"}
+    out: list[Path] = []
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d not in skip)
+            out.extend(Path(dirpath) / f for f in sorted(filenames) if f.endswith(".py"))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, action="append", default=[],
+                        help="a directory of Python code (repeatable)")
+    parser.add_argument("--generate", type=int, default=0, metavar="N",
+                        help="also generate N synthetic MXNet-style modules")
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0))
+                        if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="mxlint-bench-"))
+    try:
+        roots = [p.resolve() for p in args.corpus]
+        if args.generate:
+            generate(work / "generated", args.generate)
+            roots.append(work / "generated")
+        if not roots:
+            parser.error("give --corpus DIR and/or --generate N")
+        files = python_files(roots)
+        if not files:
+            parser.error("no .py files in the corpus")
+        listing = work / "files.txt"
+        listing.write_text("".join(f"{p}\n" for p in files), encoding="utf-8")
+        lines = sum(p.read_bytes().count(b"\n") for p in files)
+        one = max(files, key=lambda p: p.stat().st_size)
+        cache = work / "cache"
+        py = sys.executable
+        mxlint = [py, "-m", "mxlint", "check", "--isolated", "--exit-zero", "--statistics",
+                  "--select", "ALL", "--cache-dir", str(cache)]
+        flake8 = [py, "-c", FLAKE8_DEFAULT, "--isolated", "--exit-zero"]
+        at_file = [str(p) for p in files]
+
+        def drop_cache() -> None:
+            shutil.rmtree(cache, ignore_errors=True)
+
+        print(f"corpus: {len(files)} files, {lines} lines; jobs={args.jobs}; "
+              f"best of {args.repeat}", flush=True)
+        m: dict[str, Measure] = {}
+        m["parse"] = best("bare libcst.parse_module loop (1 process)",
+                          [py, "-c", PARSE_LOOP, str(listing)], work, args.repeat)
+        m["flake8"] = best(f"flake8 -j{args.jobs} (default plugins)",
+                           [*flake8, f"-j{args.jobs}", *at_file], work, args.repeat)
+        m["cold"] = best(f"mxlint check -j{args.jobs}, cold cache",
+                         [*mxlint, f"-j{args.jobs}", *at_file], work, args.repeat, drop_cache)
+        m["cold1"] = best("mxlint check -j1, cold cache",
+                          [*mxlint, "-j1", *at_file], work, args.repeat, drop_cache)
+        drop_cache()
+        run("prime", [*mxlint, f"-j{args.jobs}", *at_file], work)
+        m["warm"] = best(f"mxlint check -j{args.jobs}, warm cache",
+                         [*mxlint, f"-j{args.jobs}", *at_file], work, args.repeat)
+        m["one"] = best(f"mxlint check ONE FILE ({one.name})",
+                        [*mxlint, "--no-cache", str(one)], work, args.repeat)
+        m["flake8one"] = best(f"flake8 ONE FILE ({one.name})", [*flake8, str(one)], work,
+                              args.repeat)
+
+        width = max(len(x.name) for x in m.values())
+        print(f"\n{'run':<{width}}  {'wall s':>8}  {'peak MB':>8}")
+        for x in m.values():
+            print(f"{x.name:<{width}}  {x.seconds:8.2f}  {x.peak_mb:8.0f}")
+        ratios = {
+            "cold / flake8 -j (target <= 1.0)": m["cold"].seconds / m["flake8"].seconds,
+            "cold -j1 / bare parse loop (target <= 1.5)": m["cold1"].seconds
+            / m["parse"].seconds,
+            "cold -j / bare parse loop": m["cold"].seconds / m["parse"].seconds,
+            "warm / cold (target <= 0.1)": m["warm"].seconds / m["cold"].seconds,
+            "one file / flake8 one file (target <= 1.0)": m["one"].seconds
+            / m["flake8one"].seconds,
+            "peak memory / flake8 -j (target <= 2.0)": m["cold"].peak_mb
+            / max(m["flake8"].peak_mb, 1e-9),
+        }
+        print()
+        for label, value in ratios.items():
+            print(f"{label:<46} {value:6.2f}")
+        if args.json:
+            args.json.write_text(json.dumps({
+                "files": len(files), "lines": lines, "jobs": args.jobs,
+                "runs": {k: vars(v) for k, v in m.items()}, "ratios": ratios}, indent=2))
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""Lint many files: from the cache where possible, the rest across worker processes.
+
+Each file is linted on its own (cross-file facts are resolved afterwards, in the parent), so
+files spread over processes with no shared state; results come back in input order. Workers
+cost a process start each, so a run with few files to lint stays in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mxlint.cache import Cache
+    from mxlint.config import Settings
+    from mxlint.engine import FileResult
+
+#: Below this many files to lint, starting workers costs more than it saves.
+MIN_FILES_PER_WORKER = 8
+
+_settings: Settings | None = None
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _init(settings: Settings) -> None:
+    global _settings
+    _settings = settings
+
+
+def _lint(path: Path) -> FileResult:
+    from mxlint.runner import lint_file
+
+    assert _settings is not None
+    return lint_file(path, _settings)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork starts a worker in milliseconds with mxlint already imported; elsewhere, spawn.
+    if sys.platform == "linux":
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def lint_many(paths: Sequence[Path], settings: Settings, jobs: int) -> list[FileResult]:
+    from mxlint.runner import lint_file
+
+    jobs = min(jobs, len(paths) // MIN_FILES_PER_WORKER)
+    if jobs <= 1:
+        return [lint_file(p, settings) for p in paths]
+    # Small chunks keep the workers busy to the end when file sizes vary a lot.
+    chunksize = max(1, min(16, len(paths) // (jobs * 8)))
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init,
+                                 initargs=(settings,)) as pool:
+            return list(pool.map(_lint, paths, chunksize=chunksize))
+    except (OSError, RuntimeError):
+        # No processes here (sandboxes, a broken pool): the same work, in this process.
+        return [lint_file(p, settings) for p in paths]
+
+
+def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = None,
+             cache: Cache | None = None) -> list[FileResult]:
+    """One result per path, in order; cached results for unchanged files."""
+    from mxlint.cache import file_key
+    from mxlint.engine import module_name_for
+    from mxlint.runner import _display
+
+    jobs = default_jobs() if jobs is None or jobs < 1 else jobs
+    if cache is None:
+        return lint_many(paths, settings, jobs)
+    results: list[FileResult | None] = [None] * len(paths)
+    todo: list[tuple[int, str, str]] = []
+    for index, path in enumerate(paths):
+        shown = _display(path)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            todo.append((index, shown, ""))  # lint_file reports why it cannot be read
+            continue
+        module, is_package = module_name_for(path)
+        key = file_key(data, f"{module}:{is_package}")
+        found = cache.get(shown, key)
+        if found is not None:
+            results[index] = found
+        else:
+            todo.append((index, shown, key))
+    fresh = lint_many([paths[i] for i, _, _ in todo], settings, jobs)
+    for (index, shown, key), result in zip(todo, fresh):
+        results[index] = result
+        if key:
+            cache.put(shown, key, result)
+    return [r for r in results if r is not None]

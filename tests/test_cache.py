@@ -1,0 +1,186 @@
+"""The results cache and worker processes: same findings as a fresh serial run, always."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mxlint.cache import DIRNAME, Cache, clean
+from mxlint.cli import main
+from mxlint.config import Settings
+from mxlint.runner import run
+
+BASE_HYBRID = "from mxnet.gluon import nn\n\n\nclass Base(nn.HybridBlock):\n    pass\n"
+BASE_PLAIN = "from mxnet.gluon import nn\n\n\nclass Base(nn.Block):\n    pass\n"
+MODEL = (
+    "from .base import Base\n"
+    "from .utils import peak\n"
+    "\n"
+    "\n"
+    "class Net(Base):\n"
+    "    def hybrid_forward(self, F, x):\n"
+    "        if x.sum() > 0:\n"
+    "            x = x * 2\n"
+    "        return x / peak(x)\n"
+)
+UTILS_BAD = "import mxnet as mx\n\n\ndef peak(t):\n    return t.max().asscalar()\n"
+UTILS_GOOD = "import mxnet as mx\n\n\ndef peak(t):\n    return t.max()\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(BASE_HYBRID)
+    (pkg / "model.py").write_text(MODEL)
+    (pkg / "utils.py").write_text(UTILS_BAD)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _run(root: Path, settings: Settings | None = None, jobs: int = 1
+         ) -> tuple[list[tuple[str, int, str]], Cache]:
+    settings = settings or Settings(root=root)
+    cache = Cache.load(root / DIRNAME, settings)
+    result = run([Path("pkg")], settings, jobs=jobs, cache=cache)
+    cache.save()
+    rows = [(Path(f.filename).name, f.location.row, f.code) for f in result.findings]
+    return rows, cache
+
+
+def _touch(path: Path, text: str) -> None:
+    path.write_text(text)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def test_warm_run_reads_every_file_from_the_cache(project: Path):
+    cold, cache = _run(project)
+    assert cold == [("model.py", 7, "MXL101"), ("model.py", 9, "MXL102")]
+    assert (cache.hits, cache.misses) == (0, 4)
+    warm, cache = _run(project)
+    assert warm == cold
+    assert (cache.hits, cache.misses) == (4, 0)
+
+
+def test_changing_one_file_relints_only_that_file(project: Path):
+    _run(project)
+    _touch(project / "pkg" / "model.py", MODEL.replace("        if x.sum() > 0:\n"
+                                                      "            x = x * 2\n", ""))
+    rows, cache = _run(project)
+    assert rows == [("model.py", 7, "MXL102")]
+    assert (cache.hits, cache.misses) == (3, 1)
+
+
+def test_a_base_class_change_reaches_the_unchanged_subclass(project: Path):
+    _run(project)
+    _touch(project / "pkg" / "base.py", BASE_PLAIN)
+    rows, cache = _run(project)
+    assert rows == []  # Net is a plain Block now: hybrid_forward is never hybridized
+    assert (cache.hits, cache.misses) == (3, 1)
+    _touch(project / "pkg" / "base.py", BASE_HYBRID)
+    rows, _ = _run(project)
+    assert rows == [("model.py", 7, "MXL101"), ("model.py", 9, "MXL102")]
+
+
+def test_a_helper_fixed_in_another_file_clears_the_cached_callers_finding(project: Path):
+    _run(project)
+    _touch(project / "pkg" / "utils.py", UTILS_GOOD)
+    rows, cache = _run(project)
+    assert rows == [("model.py", 7, "MXL101")]
+    assert (cache.hits, cache.misses) == (3, 1)
+
+
+def test_other_settings_do_not_share_results(project: Path):
+    _run(project)
+    rows, cache = _run(project, Settings(root=project, ignore=("MXL101",)))
+    assert rows == [("model.py", 9, "MXL102")]
+    assert cache.hits == 0
+
+
+def test_moving_a_file_out_of_its_package_is_a_new_entry(project: Path):
+    _run(project)
+    (project / "pkg" / "__init__.py").unlink()
+    _, cache = _run(project)
+    # Module names changed (`pkg.model` -> `model`): nothing reused.
+    assert cache.hits == 0
+
+
+def test_a_damaged_cache_is_an_empty_cache(project: Path):
+    _, cache = _run(project)
+    cache.file.write_bytes(b"\x80\x04not a pickle")
+    rows, cache = _run(project)
+    assert rows == [("model.py", 7, "MXL101"), ("model.py", 9, "MXL102")]
+    assert cache.hits == 0
+    with cache.file.open("rb") as fh:  # and it was rewritten whole
+        assert pickle.load(fh)["format"] == 1
+
+
+def test_internal_errors_are_not_remembered(project: Path, monkeypatch: pytest.MonkeyPatch):
+    from mxlint.rules.hybridization import HybridizationChecker
+
+    def boom(self: object) -> None:
+        raise RuntimeError("rule bug")
+
+    monkeypatch.setattr(HybridizationChecker, "end", boom)
+    _, cache = _run(project)
+    assert cache.hits == 0
+    monkeypatch.undo()
+    os.chdir(project)
+    rows, cache = _run(project)
+    assert rows == [("model.py", 7, "MXL101"), ("model.py", 9, "MXL102")]
+    assert cache.misses >= 1  # the files that failed were linted again
+
+
+def test_cli_writes_the_cache_and_no_cache_writes_nothing(project: Path, capsys):
+    assert main(["check", "pkg", "--no-cache"]) == 1
+    assert not (project / DIRNAME).exists()
+    uncached = capsys.readouterr().out
+    assert main(["check", "pkg"]) == 1
+    cold = capsys.readouterr().out
+    tag = project / DIRNAME / "CACHEDIR.TAG"
+    assert tag.is_file() and (project / DIRNAME / ".gitignore").read_text().endswith("*\n")
+    assert main(["check", "pkg"]) == 1
+    assert capsys.readouterr().out == cold == uncached
+    custom = project / "elsewhere"
+    assert main(["check", "pkg", "--cache-dir", str(custom)]) == 1
+    assert any(custom.glob("*.pickle"))
+
+
+def test_clean_removes_the_cache_and_refuses_other_directories(project: Path, capsys):
+    main(["check", "pkg"])
+    assert (project / DIRNAME).is_dir()
+    assert main(["clean"]) == 0
+    assert not (project / DIRNAME).exists()
+    assert main(["clean"]) == 0  # nothing to remove is not an error
+    assert "No cache" in capsys.readouterr().err
+    precious = project / "pkg"
+    with pytest.raises(ValueError):
+        clean(precious)
+    assert main(["clean", "--cache-dir", str(precious)]) == 2
+    assert (precious / "model.py").is_file()
+
+
+def test_worker_processes_report_exactly_what_one_process_reports(fixtures_dir: Path,
+                                                                  tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    root = tmp_path / "fixtures"
+    shutil.copytree(fixtures_dir, root)
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(select=("ALL",), root=tmp_path)
+    serial = run([Path("fixtures")], settings, jobs=1)
+    parallel = run([Path("fixtures")], settings, jobs=2)
+    assert serial.findings and parallel.findings == serial.findings
+    assert parallel.error == serial.error
+
+
+def test_jobs_option_is_checked(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "-j", "many", "."])
+    assert exc.value.code == 2
+    assert "expected a number of processes" in capsys.readouterr().err
