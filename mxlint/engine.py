@@ -229,7 +229,7 @@ def _position_reports(ctx: FileContext, result: FileResult) -> None:
         nodes.append(report.node)
         if report.fix is not None:
             nodes.extend(edit.node for edit in report.fix.edits)
-    ranges = node_ranges(ctx.module, nodes)
+    ranges = node_ranges(ctx.module, nodes, ctx.source)
     seen: set[tuple[str, int, int]] = set()
     for report in reports:
         rng = ranges.get(report.node)

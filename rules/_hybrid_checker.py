@@ -196,7 +196,7 @@ def local_ranges(module: cst.Module, source: str, nodes: list[cst.CSTNode]
         found = lines.get(fn.name.value, [])
         if index >= len(found) or len(found) != sum(
                 1 for f in functions if f.name.value == fn.name.value):
-            return node_ranges(module, nodes)
+            return node_ranges(module, nodes, source)
         starts[id(fn)] = found[index]
     out: dict[cst.CSTNode, Range] = {}
     source_lines = source.splitlines()
@@ -211,7 +211,7 @@ def local_ranges(module: cst.Module, source: str, nodes: list[cst.CSTNode]
         assert isinstance(inner, cst.FunctionDef)
         rel = node_ranges(mini, [*inside, inner.name])
         if inner.name not in rel:
-            return node_ranges(module, nodes)
+            return node_ranges(module, nodes, source)
         shift = starts[id(fn)] - rel[inner.name][0][0]
         line = source_lines[starts[id(fn)] - 1]
         indent = len(line) - len(line.lstrip(" \t"))
@@ -233,7 +233,7 @@ def local_ranges(module: cst.Module, source: str, nodes: list[cst.CSTNode]
                 out[node] = ((sl, sc + dsc), (el, ec + dec))
             wanted.discard(node)
     if wanted:  # outside any function (cannot happen for summaries): the slow way
-        out.update(node_ranges(module, list(wanted)))
+        out.update(node_ranges(module, list(wanted), source))
     return out
 
 

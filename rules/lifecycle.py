@@ -257,7 +257,7 @@ class LifecycleChecker(Checker):
     def _line(self, node: cst.CSTNode) -> int:
         from mxlint.positions import node_ranges
 
-        rng = node_ranges(self.ctx.module, [node]).get(node)
+        rng = node_ranges(self.ctx.module, [node], self.ctx.source).get(node)
         return rng[0][0] if rng else 0
 
 

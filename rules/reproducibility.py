@@ -461,7 +461,7 @@ class ReproducibilityChecker(Checker):
         fix_nodes, fixes = self._fixes() if entry else ({}, {})
         nodes = [n for _, n in entry_items] + [n for found in functions.values() for _, n in found]
         nodes.extend(fix_nodes.values())
-        ranges = node_ranges(module, nodes) if nodes else {}
+        ranges = node_ranges(module, nodes, ctx.source) if nodes else {}
 
         def placed(item: Item, node: cst.CSTNode) -> Item:
             rng = ranges.get(node)
