@@ -6,7 +6,19 @@ process (`mxlint.verify.child`) with NaiveEngine, a timeout and a memory limit.
 
 from __future__ import annotations
 
-from mxlint.verify.model import Rewrite, Verdict
-from mxlint.verify.runner import VerifyOptions, VerifyResult, verify
+from typing import Any
+
+#: Imported on first use: `mxlint check` without --verify never pays for this package.
+_LAZY = {"Rewrite": "model", "Verdict": "model", "VerifyOptions": "runner",
+         "VerifyResult": "runner", "verify": "runner"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"mxlint.verify.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Rewrite", "Verdict", "VerifyOptions", "VerifyResult", "verify"]
