@@ -247,6 +247,15 @@ def _last_name(func: cst.BaseExpression) -> str:
     return ""
 
 
+def _seeding_decorator(fn: cst.FunctionDef) -> bool:
+    """`@with_seed()`, `@seed_everything`: a decorator named like a seeder seeds the call."""
+    for dec in fn.decorators:
+        expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+        if "seed" in _last_name(expr).lower():
+            return True
+    return False
+
+
 def _assumed_seeder(name: str) -> bool:
     """An unknown function named like a seeder (`set_seed`, `seed_everything`) is taken at its
     word: reporting a script that seeds through it would cry wolf."""
@@ -302,6 +311,8 @@ class _Collector:
             return [(replace(base, op="seed", kinds=("mxnet",), what=what), call)]
         if name in knowledge.ALL_SEEDERS:
             return [(replace(base, op="seed", kinds=ALL_KINDS, what=what), call)]
+        if any(_seeding_decorator(frame.function) for frame in site.frames):
+            return []  # `@with_seed()` (MXNet's test suite) seeds every generator per call
         draw = {"numpy": knowledge.numpy_random_call(name),
                 "python": knowledge.python_random_call(name),
                 "mxnet": knowledge.mxnet_random_call(name)}
@@ -897,6 +908,20 @@ if __name__ == "__main__":
 )
 
 UnseededNumpyRandom.valid = (
+    Valid('''import numpy as np
+import mxnet as mx
+from common import with_seed
+
+
+@with_seed()
+def test_dense():
+    x = mx.nd.array(np.random.rand(4, 8))
+    assert x.shape == (4, 8)
+
+
+if __name__ == "__main__":
+    test_dense()
+''', filename="test_dense.py"),
     Valid('''import numpy as np
 
 if __name__ == "__main__":
