@@ -910,18 +910,25 @@ if __name__ == "__main__":
 UnseededNumpyRandom.valid = (
     Valid('''import numpy as np
 import mxnet as mx
+from mxnet import autograd, gluon
 from common import with_seed
 
 
 @with_seed()
-def test_dense():
+def test_training():
+    net = gluon.nn.Dense(2)
+    net.initialize()
+    trainer = gluon.Trainer(net.collect_params(), "sgd")
     x = mx.nd.array(np.random.rand(4, 8))
-    assert x.shape == (4, 8)
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    trainer.step(4)
 
 
 if __name__ == "__main__":
-    test_dense()
-''', filename="test_dense.py"),
+    test_training()
+''', filename="test_training.py"),
     Valid('''import numpy as np
 
 if __name__ == "__main__":

@@ -100,3 +100,15 @@ def test_no_fix_when_imports_are_not_a_clean_leading_block():
     (finding,) = check_source(source, "train.py", SETTINGS)
     assert finding.code == "MXL302"
     assert finding.fix is None  # numpy is imported after other code: no clean place
+
+
+def test_a_seeding_decorator_seeds_the_draws_of_its_function():
+    from mxlint.api import check_source
+    from mxlint.config import Settings
+    from mxlint.registry import all_rules
+
+    valid = [v for v in all_rules()["MXL302"].valid if v.filename == "test_training.py"]
+    assert len(valid) == 1
+    undecorated = valid[0].code.replace("@with_seed()\n", "")
+    assert [(f.code, f.location.row) for f in check_source(
+        undecorated, "test_training.py", Settings())] == [("MXL302", 11)]
