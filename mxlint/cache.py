@@ -44,15 +44,19 @@ def default_dir(settings: Settings) -> Path:
 
 
 def _code_stamp() -> str:
-    """mxlint's own code: a version string does not change while developing mxlint."""
-    root = Path(__file__).resolve().parent
+    """mxlint's own code: a version string does not change while developing mxlint. The rules
+    package may live apart from `mxlint/` (an editable install maps it from `rules/`)."""
+    import mxlint.rules
+
+    roots = {Path(p).resolve() for p in (*mxlint.__path__, *mxlint.rules.__path__)}
     parts: list[str] = []
-    for path in sorted(root.rglob("*.py")) + sorted(root.rglob("*.json")):
-        try:
-            st = path.stat()
-        except OSError:
-            continue
-        parts.append(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
+    for root in sorted(roots):
+        for path in sorted(root.rglob("*.py")) + sorted(root.rglob("*.json")):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

@@ -391,3 +391,68 @@ SINGLE_OUTPUT_OPS = frozenset({
     "contrib.ROIAlign", "Deconvolution", "InstanceNorm", "GroupNorm", "SoftmaxOutput",
     "LinearRegressionOutput", "LogisticRegressionOutput", "MakeLoss", "make_loss",
 })
+
+
+# --- Recorded graphs (MXL402, MXL404, MXL405) ---------------------------------------------
+# Checked on MXNet 1.9.1: any write into an array that already has autograd information (the
+# output of a recorded operator, an `attach_grad()` variable, or an input that a recorded
+# operator read) raises "Assigning to NDArrays that are already in a computational graph";
+# a partial write (`y[i] = v`, `y += v`) of a recorded value into a fresh array raises
+# "Inplace operations (+=, -=, x[:]=, etc) are not supported"; `y[:] = v` into a fresh array
+# and `op(..., out=fresh)` are plain copies and work.
+
+AUTOGRAD_PAUSE_RECORDING = "mxnet.autograd.pause"
+AUTOGRAD_BACKWARD = frozenset({"mxnet.autograd.backward", "mxnet.autograd.grad"})
+#: Methods whose result no longer holds the autograd graph of their receiver.
+DETACHING_METHODS = TO_PYTHON_METHODS | frozenset({"detach", "wait_to_read", "wait_to_write",
+                                                   "attach_grad", "tostype"})
+#: Operators that cut the graph (`nd.stop_gradient(x)`), by their last name.
+DETACHING_OPS = frozenset({"stop_gradient", "BlockGrad"})
+#: Methods of Python containers and training utilities that never return a tensor.
+NON_TENSOR_CALL_METHODS = frozenset({
+    "append", "extend", "insert", "update", "add", "items", "keys", "values", "format", "join",
+    "reset", "step", "zero_grad", "backward", "info", "debug", "warning", "warn", "error",
+    "log", "write", "close", "save_parameters", "load_parameters", "collect_params",
+    "set_description", "set_postfix", "add_scalar", "add_scalars", "get", "pop", "setdefault",
+    "clear", "copy_", "next", "get_name", "startswith", "endswith", "lower", "upper",
+})
+#: Evaluation metrics (`EvalMetric` subclasses): calling one of these builds a metric.
+METRIC_NAMESPACES = ("mxnet.metric", "mxnet.gluon.metric", "gluoncv.utils.metrics",
+                     "gluonnlp.metric")
+METRIC_BASES = frozenset({"mxnet.metric.EvalMetric", "mxnet.gluon.metric.EvalMetric",
+                          "mxnet.metric.CustomMetric", "mxnet.gluon.metric.CustomMetric"})
+#: Python containers that may outlive a training step (`outputs = []` before the loop).
+CONTAINER_FACTORIES = frozenset({"list", "dict", "set", "collections.deque",
+                                 "collections.defaultdict", "collections.OrderedDict",
+                                 "deque", "defaultdict", "OrderedDict"})
+#: Container methods that store their argument(s).
+STORING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "add"})
+#: Words of a variable name that say "validation/test data" (`val_data`, `X_test`).
+VALIDATION_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test",
+                              "testing", "holdout"})
+#: Words that, next to a validation word, make a name data (`valid_data`, not `valid_length`).
+DATA_WORDS = frozenset({
+    "data", "dataset", "datasets", "x", "y", "xs", "ys", "input", "inputs", "batch",
+    "batches", "loader", "loaders", "iter", "iterator", "dataiter", "set", "img", "imgs",
+    "image", "images", "sample", "samples", "feature", "features", "feat", "feats", "label",
+    "labels", "seq", "seqs", "text", "texts", "src", "tgt", "token", "tokens", "sentence",
+    "sentences", "example", "examples", "ds", "dl", "arr", "array", "tensor", "frames",
+    "video", "videos", "points", "pts", "iterable", "pairs", "queries", "records", "inp",
+})
+#: Logging sinks: a sync whose value goes here is a readback for logging.
+LOGGING_FUNCTIONS = frozenset({"print", "logging.info", "logging.debug", "logging.warning",
+                               "logging.error", "logging.log", "tqdm.tqdm.write"})
+LOGGING_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "critical", "log",
+                             "add_scalar", "add_scalars", "set_postfix", "set_description",
+                             "set_postfix_str"})
+LOGGER_WORDS = frozenset({"logger", "log", "logging", "writer", "sw", "summary", "tb",
+                          "pbar", "progress", "tqdm", "bar", "mlflow", "wandb"})
+#: Names of networks and their parts: `<net>.<method>(x)` is a forward pass.
+NETWORK_WORDS = frozenset({"net", "model", "network", "encoder", "decoder", "generator",
+                           "discriminator", "backbone", "head", "classifier", "block", "cell",
+                           "rnn", "lstm", "gru", "policy", "critic", "actor", "teacher",
+                           "student", "netg", "netd"})
+#: Words of a loop's iterable that make it a loop over devices or shards of one batch.
+SHARD_WORDS = frozenset({"ctx", "ctxs", "context", "contexts", "device", "devices", "gpu",
+                         "gpus", "shard", "shards", "part", "parts", "split", "splits",
+                         "slices", "chunk", "chunks", "ngpu", "ngpus"})

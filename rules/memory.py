@@ -4,10 +4,17 @@ MXNet's engine returns from every operator at once and computes later. A loop th
 NDArrays (a running `total += loss`, a list of outputs) never waits for the engine, so the Python
 side runs ahead and the pending work and its buffers pile up; a timer read without a sync
 measures how fast operators were *queued*, not run. Both end at the first synchronising call.
+
+Inside `with autograd.record():` (MXL402, MXL404, MXL405) a block is read statement by
+statement, tracking which names hold outputs of recorded operators and which arrays a recorded
+operator has read (MXNet gives both autograd information): recorded outputs kept beyond the
+step pile up (with their whole graph when they are not backpropagated), writing into an array
+with autograd information raises, and evaluation recorded there is never backpropagated.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -355,8 +362,122 @@ def step(net, loss_fn, data, label, compute):
     )
 
 
+_EVERY_STEP_SYNCS = frozenset({"asscalar", "asnumpy", "item"})
+
+
+class SyncEveryStep(Rule):
+    code = "MXL602"
+    name = "sync-in-training-loop"
+    message = ("`{expr}` waits, on every training step, for the work queued so far before "
+               "the rest of the step (`backward()`, `trainer.step()`) is queued: the device "
+               "idles while Python catches up; read values back after `trainer.step()`, or "
+               "every N steps (`if i % 50 == 0:`)")
+    default_enabled = False
+    what = """
+        Finds `.asscalar()`, `.asnumpy()` and `.item()` of a tensor that run unconditionally on
+        every iteration of a training loop (a loop over a data pipeline that calls
+        `backward()`) before the iteration's last `backward()`/`trainer.step()`. Off by
+        default: it is about throughput, not correctness.
+    """
+    why = """
+        MXNet's engine runs operators asynchronously; a readback blocks Python until every
+        operator it depends on has run. In the middle of a step (logging the loss right after
+        the forward pass, a NumPy metric before `backward()`), it means the backward pass and
+        the optimizer update are queued only once the forward pass has finished, so the
+        device waits for Python on every step. One readback per step after
+        `trainer.step()` (as MXL401 suggests) keeps the engine's queue bounded at little cost;
+        reading back every N steps costs even less.
+    """
+    example = """
+        for data, label in loader:
+            with autograd.record():
+                loss = loss_fn(net(data), label)
+            print("loss", loss.mean().asscalar())
+            loss.backward()
+            trainer.step(batch_size)
+    """
+    use_instead = """
+        for data, label in loader:
+            with autograd.record():
+                loss = loss_fn(net(data), label)
+            loss.backward()
+            trainer.step(batch_size)
+            print("loss", loss.mean().asscalar())
+    """
+    fix_safety = """
+        No automatic fix: how often to read the value back is a trade-off between the engine's
+        queue length (memory) and overlap.
+    """
+    invalid = (
+        Example("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    total = 0.0
+    for data, label in loader:
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+        total += loss.mean().asscalar()
+        loss.backward()
+        trainer.step(data.shape[0])
+    return total
+""", line=9),
+        Example("""
+import mxnet as mx
+
+def train(net, loss_fn, trainer, train_data):
+    for i, (x, y) in enumerate(train_data):
+        with mx.autograd.record():
+            out = net(x)
+            loss = loss_fn(out, y)
+            print(i, loss.mean().asnumpy())
+        loss.backward()
+        trainer.step(x.shape[0])
+""", line=9),
+    )
+    valid = (
+        Valid("""
+import mxnet as mx
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader, ctx):
+    running = mx.nd.zeros(1, ctx=ctx)
+    for i, (data, label) in enumerate(loader):
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+        loss.backward()
+        trainer.step(data.shape[0])
+        running += loss.mean()
+        if i % 50 == 0:
+            print(running.asscalar() / (i + 1))
+"""),
+        Valid("""
+from mxnet import autograd
+
+def evaluate(net, loader):
+    scores = []
+    for data, label in loader:
+        scores.append(net(data).asnumpy())
+    return scores
+"""),
+        Valid("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    total = 0.0
+    for data, label in loader:
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+        loss.backward()
+        trainer.step(data.shape[0])
+        total += loss.mean().asscalar()
+    return total
+"""),
+    )
+
+
 class MemoryChecker(Checker):
-    rules = (AccumulatedWithoutSync, BackwardWithoutRecord, TimingWithoutSync)
+    rules = (AccumulatedWithoutSync, BackwardWithoutRecord, TimingWithoutSync, SyncEveryStep)
     name = "memory"
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -496,6 +617,8 @@ class MemoryChecker(Checker):
                 loop_names.add(node.value)
         loop_names = self._tensor_names(list(loop.body.body) if isinstance(
             loop.body, cst.IndentedBlock) else [], loop_names)
+        if self.ctx.settings.enabled(SyncEveryStep, self.ctx.path):
+            self._every_step(loop, loop_names)
         if not loop_names or self._syncs(loop):
             return
         assigned_inside = {t for node in iter_nodes(loop.body, stop=_NESTED)
@@ -546,6 +669,45 @@ class MemoryChecker(Checker):
                     call.func.value.value not in assigned_inside and len(call.args) == 1:
                 return call.func.value.value, call.args[0].value
         return None, None
+
+    # -- MXL602 --------------------------------------------------------------------------
+
+    def _every_step(self, loop: cst.For, tensors: set[str]) -> None:
+        """`.asscalar()`/`.asnumpy()`/`.item()` of a tensor on every iteration of a training
+        loop, before the step's `backward()`/`trainer.step()` (the last of them) is queued;
+        a sync under `if` (every N steps) or after the step is not reported."""
+        if not isinstance(loop.body, cst.IndentedBlock):
+            return
+        body = list(loop.body.body)
+        last = max((i for i, stmt in enumerate(body) if self._queues_step(stmt)), default=None)
+        if last is None:
+            return
+        stack: list[cst.CSTNode] = list(reversed(body[:last]))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (*_NESTED, *_LOOPS, cst.If, cst.Try, cst.IfExp,
+                                 cst.ListComp, cst.GeneratorExp)):
+                continue
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    node.func.attr.value in _EVERY_STEP_SYNCS and \
+                    self._is_tensor(node.func.value, tensors, node):
+                self.ctx.report(node, SyncEveryStep, SyncEveryStep.format(
+                    expr=self.ctx.code(node).strip()))
+                continue
+            from mxlint.walker import children
+
+            stack.extend(reversed(list(children(node))))
+
+    def _queues_step(self, stmt: cst.CSTNode) -> bool:
+        """The statement runs `backward()` or an optimizer step."""
+        for n in iter_nodes(stmt, stop=_NESTED):
+            if isinstance(n, cst.Call):
+                if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("backward",
+                                                                                "step"):
+                    return True
+                if self.ctx.resolve(n.func) in knowledge.AUTOGRAD_BACKWARD:
+                    return True
+        return False
 
     _DATA_WORDS = ("loader", "data_iter", "dataiter", "train_data", "val_data", "test_data",
                    "train_iter", "val_iter", "batches")
@@ -634,3 +796,1647 @@ class MemoryChecker(Checker):
                 if node in self._record_nodes:
                     return True
         return False
+
+
+class OutputsKeptInRecord(Rule):
+    code = "MXL402"
+    name = "outputs-kept-in-record"
+    message = ("`{value}` is recorded inside `autograd.record()` and kept in `{container}`, "
+               "which {where}: every step adds a tensor that still references its autograd "
+               "graph (all of whose buffers stay alive when it is not backpropagated); keep "
+               "`.detach()` or a Python value (`.asscalar()`, `.asnumpy()`), or create the "
+               "container inside the loop")
+    what = """
+        Finds a tensor computed inside `with autograd.record():` (a network output, a loss)
+        stored into a container that outlives the training step: `outputs.append(out)`,
+        `losses.extend(...)`, `cache[k] = out`, `self.history.append(loss)`, where the list or
+        dict is created before the training loop (or is an attribute of `self` or a module
+        global) and is not re-created or cleared in the loop.
+    """
+    why = """
+        A recorded NDArray references the autograd node that produced it. `backward()` frees
+        the buffers of the graph it runs through, but a kept output that is not backpropagated
+        (a side output, a prediction kept for later, a step whose backward is skipped) keeps
+        every input and intermediate buffer of its forward pass alive — measured on MXNet
+        1.9.1, a whole activation set per step — and even a backpropagated one stays in the
+        container: it grows for the rest of training. The multi-GPU idiom (`losses = []`
+        inside the loop, `losses.append(l)` under `record()`, then `autograd.backward(losses)`)
+        is fine: the list is new every step; so is a list of micro-batch losses that is
+        backpropagated once after its loop.
+    """
+    example = """
+        outputs = []
+        for data, label in loader:
+            with autograd.record():
+                out = net(data)
+                loss = loss_fn(out, label)
+                outputs.append(out)
+            loss.backward()
+            trainer.step(batch_size)
+    """
+    use_instead = """
+        outputs = []
+        for data, label in loader:
+            with autograd.record():
+                out = net(data)
+                loss = loss_fn(out, label)
+            loss.backward()
+            trainer.step(batch_size)
+            outputs.append(out.asnumpy())  # or process it here and keep nothing
+    """
+    fix_safety = """
+        No automatic fix: whether the caller needs the tensor (`.detach()`, still a device
+        buffer per step), a NumPy copy or nothing at all depends on what the container is for.
+    """
+    invalid = (
+        Example("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    outputs = []
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+            outputs.append(out)
+        loss.backward()
+        trainer.step(data.shape[0])
+    return outputs
+""", line=10),
+        Example("""
+from mxnet import autograd as ag, gluon
+
+class Learner:
+    def __init__(self, net):
+        self.net = net
+        self.loss_fn = gluon.loss.L2Loss()
+        self.history = []
+
+    def step(self, data, label):
+        with ag.record():
+            loss = self.loss_fn(self.net(data), label)
+            self.history.append(loss)
+        loss.backward()
+""", line=13),
+        Example("""
+import mxnet as mx
+
+def train(net, loss_fn, loader):
+    cache = {}
+    for i, (x, y) in enumerate(loader):
+        with mx.autograd.record(train_mode=True):
+            out = net(x)
+            cache[i] = out
+            loss = loss_fn(out, y)
+        loss.backward()
+""", line=9),
+    )
+    valid = (
+        Valid("""
+from mxnet import autograd, gluon
+
+def train(net, loss_fn, trainer, loader, ctx):
+    for batch in loader:
+        data = gluon.utils.split_and_load(batch[0], ctx)
+        label = gluon.utils.split_and_load(batch[1], ctx)
+        losses = []
+        with autograd.record():
+            for x, y in zip(data, label):
+                losses.append(loss_fn(net(x), y))
+        autograd.backward(losses)
+        trainer.step(batch[0].shape[0])
+"""),
+        Valid("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    history = []
+    for data, label in loader:
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+            history.append(loss.mean().asscalar())
+        loss.backward()
+        trainer.step(data.shape[0])
+    return history
+"""),
+        Valid("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    outputs = []
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+            outputs.append(out.detach())
+        loss.backward()
+        trainer.step(data.shape[0])
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, data, label):
+    outs = []
+    with autograd.record():
+        for x, y in zip(data, label):
+            outs.append(net(x))
+        losses = [loss_fn(o, y) for o, y in zip(outs, label)]
+    autograd.backward(losses)
+    return outs
+"""),
+        Valid("""
+from mxnet import autograd
+
+def train(model, loss_fn, trainer, loader, hiddens, detach):
+    for data, target in loader:
+        hiddens = detach(hiddens)
+        with autograd.record():
+            for j, (x, y) in enumerate(zip(data, target)):
+                out, h = model(x, hiddens[j])
+                hiddens[j] = h
+                loss = loss_fn(out, y)
+        loss.backward()
+"""),
+    )
+
+
+class InplaceWriteInRecord(Rule):
+    code = "MXL404"
+    name = "inplace-write-in-record"
+    message = ("{write} writes into `{target}` in place inside `autograd.record()`, and "
+               "{reason}: MXNet raises \"Inplace operations (+=, -=, x[:]=, etc) are not "
+               "supported when recording with autograd\"; compute a new array instead "
+               "(`{target} = ...`, `nd.where(mask, a, b)` for masked updates) or write outside "
+               "the `with` block")
+    what = """
+        Finds in-place writes inside `with autograd.record():` that MXNet's autograd rejects:
+        a slice assignment (`x[...] = v`), an `out=` argument or an augmented assignment
+        (`x += v`) whose target is already part of the recorded graph (the output of a
+        recorded operator, or an array a recorded operator has read), a partial write or
+        `+=` of a recorded value into an NDArray, and `x += v` that makes `x` a recorded
+        array on one iteration and writes into it on the next.
+    """
+    why = """
+        Autograd keeps every recorded array's producer and consumers; overwriting one would
+        make the saved graph compute wrong gradients, so MXNet 1.x checks every write while
+        recording and raises "Assigning to NDArrays that are already in a computational graph"
+        or "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with
+        autograd" — at run time, after data loading and the first forward pass. Writing into a
+        fresh array that no recorded operator has touched (`buf[:] = out`,
+        `nd.relu(h, out=buf)`, filling a mask with constants) is a plain copy and works; so is
+        `total += loss.mean().asscalar()` (a Python float).
+    """
+    example = """
+        with autograd.record():
+            out = net(data)
+            out[:, 0] = 0
+            loss = loss_fn(out, label)
+    """
+    use_instead = """
+        with autograd.record():
+            out = net(data)
+            mask = nd.ones(out.shape, ctx=out.context)
+            mask[:, 0] = 0
+            loss = loss_fn(out * mask, label)
+    """
+    fix_safety = """
+        No automatic fix: the functional rewrite (a mask, `nd.where`, a new array) depends on
+        what the write is for.
+    """
+    invalid = (
+        Example("""
+from mxnet import autograd, nd
+
+def step(net, x):
+    with autograd.record():
+        out = net(x)
+        out[:] = nd.relu(out)
+        loss = out.sum()
+    loss.backward()
+""", line=7),
+        Example("""
+import mxnet as mx
+
+def step(net, x, bias):
+    with mx.autograd.record():
+        h = net(x)
+        mx.nd.elemwise_add(h, bias, out=h)
+        loss = h.sum()
+    loss.backward()
+""", line=7),
+        Example("""
+from mxnet import autograd
+
+def step(net, loss_fn, data, label):
+    with autograd.record():
+        loss = 0
+        for x, y in zip(data, label):
+            loss += loss_fn(net(x), y)
+    loss.backward()
+""", line=8),
+    )
+    valid = (
+        Valid("""
+from mxnet import autograd, nd
+
+def step(net, x):
+    with autograd.record():
+        out = nd.relu(net(x))
+        loss = out.sum()
+    loss.backward()
+"""),
+        Valid("""
+import numpy as np
+from mxnet import autograd
+
+def train(net, loss_fn, loader, n):
+    scores = np.zeros(n)
+    total = 0.0
+    for i, (x, y) in enumerate(loader):
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+            scores[i] = loss.mean().asscalar()
+            total += loss.mean().asscalar()
+        loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd, nd
+
+def step(net, loss_fn, x, y):
+    with autograd.record():
+        out = net(x)
+        mask = nd.ones(out.shape, ctx=out.context)
+        mask[:, 0] = 0
+        loss = loss_fn(nd.where(mask, out, nd.zeros_like(out)), y)
+    loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, data, label):
+    with autograd.record():
+        loss = 0
+        for x, y in zip(data, label):
+            loss = loss + loss_fn(net(x), y)
+    loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd, nd
+
+def step(net, x):
+    x[:] = x / 255
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    x[:] = 0
+"""),
+    )
+
+
+class EvaluationInRecord(Rule):
+    code = "MXL405"
+    name = "evaluation-in-record"
+    message = "{what} inside `autograd.record()`: {why}; {advice}"
+    what = """
+        Finds evaluation work inside `with autograd.record():`: updates of evaluation metrics
+        (`mx.metric.*`/`mx.gluon.metric.*` objects), forward passes on validation or test data
+        (`net(val_data)`, `evaluate(net, val_loader)`, a loop over a validation loader, or a
+        record block in an `evaluate`/`validate`/`test` function), and readbacks of recorded
+        values (`.asscalar()`, `.asnumpy()`) passed to `print` or a logger.
+    """
+    why = """
+        Everything under `record()` is recorded for differentiation. Evaluation is never
+        backpropagated, so its graph only costs memory and time; layers such as Dropout and
+        BatchNorm also run in training mode there (dropping units, updating running
+        statistics with validation data), so validation numbers are wrong. A readback inside
+        the block stalls the pipeline before `backward()` is even queued. Forward passes whose
+        result is backpropagated (adversarial examples, saliency maps on test images) are not
+        reported.
+    """
+    example = """
+        for data, label in train_data:
+            with autograd.record():
+                out = net(data)
+                loss = loss_fn(out, label)
+                metric.update([label], [out])
+                val_out = net(val_data)
+            loss.backward()
+            trainer.step(batch_size)
+    """
+    use_instead = """
+        for data, label in train_data:
+            with autograd.record():
+                out = net(data)
+                loss = loss_fn(out, label)
+            loss.backward()
+            trainer.step(batch_size)
+            metric.update([label], [out])
+        val_out = net(val_data)  # not recording: inference mode
+    """
+    fix_safety = """
+        No automatic fix: moving statements out of the block changes what is recorded, and
+        validation usually belongs in its own loop.
+    """
+    invalid = (
+        Example("""
+import mxnet as mx
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    metric = mx.metric.Accuracy()
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+            metric.update([label], [out])
+        loss.backward()
+        trainer.step(data.shape[0])
+""", line=11),
+        Example("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, train_data, val_x, val_y):
+    for x, y in train_data:
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+            val_loss = loss_fn(net(val_x), val_y)
+        loss.backward()
+        trainer.step(x.shape[0])
+""", line=8),
+        Example("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    for i, (x, y) in enumerate(loader):
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+            print(i, loss.mean().asscalar())
+        loss.backward()
+        trainer.step(x.shape[0])
+""", line=8),
+    )
+    valid = (
+        Valid("""
+import mxnet as mx
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader, val_x):
+    metric = mx.gluon.metric.Accuracy()
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+        loss.backward()
+        trainer.step(data.shape[0])
+        metric.update([label], [out])
+    print(metric.get(), net(val_x).mean().asscalar())
+"""),
+        Valid("""
+from mxnet import autograd
+
+def adversarial(net, loss_fn, x_test, y_test, eps):
+    x_test.attach_grad()
+    with autograd.record():
+        loss = loss_fn(net(x_test), y_test)
+    loss.backward()
+    return x_test + eps * x_test.grad.sign()
+"""),
+        Valid("""
+import mxnet as mx
+
+def train(model, loss_fn, trainer, loader):
+    total = 0.0
+    for tokens, valid_length, label in loader:
+        with mx.autograd.record():
+            loss = loss_fn(model(tokens, valid_length), label).mean()
+            total += loss.asscalar()
+        loss.backward()
+        trainer.step(1)
+"""),
+        Valid("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, train_data, val_data, evaluate):
+    for x, y in train_data:
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(x.shape[0])
+        print(loss.mean().asscalar())
+    return evaluate(net, val_data)
+"""),
+    )
+
+
+# -- inside `with autograd.record():` (MXL402, MXL404, MXL405) ---------------------------------
+
+_IN_GRAPH = "`{name}` is already in the recorded graph"
+_TOKEN_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+#: Builtins whose result is a tensor when an argument is one (`sum(losses)`).
+_TENSOR_BUILTINS = frozenset({"sum", "min", "max", "abs", "list", "tuple", "sorted", "reversed",
+                              "zip", "map", "filter", "iter", "enumerate"})
+_PYTHON_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "range", "print", "isinstance",
+                              "getattr", "hasattr", "setattr", "dict", "set", "round", "type", "id",
+                              "repr", "format", "next", "open", "super", "vars", "callable",
+                              "divmod", "hash", "any", "all", "ord", "chr", "input"})
+_SYNC_BUILTINS = frozenset({"float", "int", "bool"})
+#: Methods that move or reshape data without running a network (validation data stays it).
+_DATA_METHODS = frozenset({"as_in_context", "as_in_ctx", "copyto", "to_device", "astype",
+                           "reshape", "expand_dims", "transpose", "squeeze", "flatten", "copy",
+                           "as_nd_ndarray", "as_np_ndarray"})
+#: Methods only an NDArray has: a parameter they are called on is one.
+_NDARRAY_METHODS = frozenset({"as_in_context", "as_in_ctx", "asnumpy", "asscalar", "attach_grad",
+                              "wait_to_read", "copyto", "as_nd_ndarray", "as_np_ndarray"})
+#: Methods of `self` that are not a forward pass.
+_SELF_NON_FORWARD = knowledge.NON_TENSOR_CALL_METHODS | frozenset({"save", "load", "print"})
+_METRIC_WORDS = frozenset({"metric", "metrics", "acc", "accuracy"})
+_EVAL_FUNCTION_WORDS = frozenset({"evaluate", "eval", "evaluation", "validate", "validation",
+                                  "val", "valid", "predict", "prediction", "inference", "infer"})
+_TRAIN_FUNCTION_WORDS = frozenset({"train", "training", "fit", "step", "update", "backward",
+                                   "grad", "gradient", "gradients", "optimize"})
+
+
+def _tokens(name: str) -> list[str]:
+    """`X_val` -> ["x", "val"], `valData2` -> ["val", "data"]."""
+    return [t.rstrip("0123456789").lower() for t in _TOKEN_SPLIT.split(_CAMEL.sub(r"\1_\2", name))
+            if t.rstrip("0123456789")]
+
+
+def _is_validation_name(name: str, tests: bool = False) -> bool:
+    toks = _tokens(name)
+    words = knowledge.VALIDATION_WORDS - {"test", "testing"} if tests else \
+        knowledge.VALIDATION_WORDS
+    if not words.intersection(toks):
+        return False
+    if len(toks) == 1:
+        return toks[0] in ("val", "validation", "test", "holdout")
+    return bool(knowledge.DATA_WORDS.intersection(toks))
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _self_attr(node: cst.BaseExpression) -> str | None:
+    """`self.history` -> "history"."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
+            node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+def _chain_names(node: cst.BaseExpression) -> list[str]:
+    names: list[str] = []
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Attribute):
+            names.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        names.append(node.value)
+    return names
+
+
+def _full_slice(target: cst.Subscript) -> bool:
+    """`y[:]` / `y[...]`: a copy into the whole array."""
+    if len(target.slice) != 1:
+        return False
+    sl = target.slice[0].slice
+    if isinstance(sl, cst.Slice):
+        return sl.lower is None and sl.upper is None and sl.step is None
+    return isinstance(sl, cst.Index) and isinstance(sl.value, cst.Ellipsis)
+
+
+def _call_args(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args]
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """Assignment targets of a small statement or a compound header."""
+    if isinstance(node, cst.Assign):
+        for t in node.targets:
+            yield t.target
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)):
+        yield node.target
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        yield node.asname.name
+
+
+def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _bound_names(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _bound_names(target.value)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Descendants, not entering nested functions, classes or lambdas."""
+    return iter_nodes(node, stop=_NESTED)
+
+
+class _Scope:
+    """Facts about the function (or module) around a record block, computed once."""
+
+    def __init__(self, checker: RecordChecker, node: cst.Module | cst.FunctionDef) -> None:
+        self.checker = checker
+        self.node = node
+        self.params: set[str] = set()
+        if isinstance(node, cst.FunctionDef):
+            p = node.params
+            for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+                self.params.add(param.name.value)
+            for star in (p.star_arg, p.star_kwarg):
+                if isinstance(star, cst.Param):
+                    self.params.add(star.name.value)
+        self.nodes = list(_walk(node))
+        self.assigns: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
+        self.globals: set[str] = set()
+        for n in self.nodes:
+            if isinstance(n, cst.Global):
+                self.globals.update(x.name.value for x in n.names)
+            value = n.value if isinstance(n, (cst.Assign, cst.AnnAssign)) else None
+            if isinstance(n, (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem)):
+                for target in _targets(n):
+                    for name in _bound_names(target):
+                        self.assigns.setdefault(name, []).append(
+                            (n, value if isinstance(target, cst.Name) else None))
+        #: Names `x.attach_grad()` is called on: variables of the graph.
+        self.grad_names: set[str] = set()
+        for n in self.nodes:
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+                    n.func.attr.value == "attach_grad":
+                root = _root_name(n.func.value)
+                if root is not None:
+                    self.grad_names.add(root)
+        self.python_values = {name for name, bindings in self.assigns.items()
+                              if all(self._python_binding(n, v) for n, v in bindings)}
+        self.val_names = self._validation_names()
+        self.metrics = self._metric_names()
+
+    @staticmethod
+    def _python_binding(node: cst.CSTNode, value: cst.BaseExpression | None) -> bool:
+        """A binding to a Python number or string (`t = 0`, `for i in range(n)`)."""
+        if isinstance(node, cst.For):
+            it = node.iter
+            return isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+                it.func.value == "range"
+        if value is None:
+            return False
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
+                              cst.FormattedString)):
+            return True
+        if isinstance(value, cst.Name):
+            return value.value in ("True", "False", "None")
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and \
+            value.func.value in ("int", "float", "len", "str", "bool", "round")
+
+    # -- validation data -----------------------------------------------------------------------
+
+    def _validation_names(self) -> set[str]:
+        """Names of validation data: named so (`val_data`, `X_test`), or bound only from
+        validation data (`for data, label in val_data`, `x = val_x.as_in_context(ctx)`)."""
+        fn = self.node
+        # In a pytest test (`def test_op():`), "test data" is the data of the test case.
+        tests = any(isinstance(n, cst.FunctionDef) and n.name.value.startswith("test")
+                    for n in self.checker.ctx.stack)
+        sources: dict[str, list[cst.BaseExpression | None]] = {}
+        loop_bound: set[str] = set()
+        for n in self.nodes:
+            if isinstance(n, (cst.For, cst.CompFor)):
+                loop_bound.update(_bound_names(n.target))
+                for name in _bound_names(n.target):
+                    sources.setdefault(name, []).append(n.iter)
+            elif isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                for t in _targets(n):
+                    for name in _bound_names(t):
+                        sources.setdefault(name, []).append(n.value)
+            elif isinstance(n, cst.WithItem) and n.asname is not None:
+                for name in _bound_names(n.asname.name):
+                    sources.setdefault(name, []).append(None)
+        if isinstance(fn, cst.FunctionDef):
+            p = fn.params
+            for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+                sources.setdefault(param.name.value, []).append(None)
+        names: set[str] = set()
+        for n in self.nodes:
+            if isinstance(n, cst.Name) and _is_validation_name(n.value, tests=tests) and (
+                    len(_tokens(n.value)) > 1 or n.value not in loop_bound):
+                names.add(n.value)
+        for _ in range(4):
+            before = len(names)
+            for name, values in sources.items():
+                if name not in names and all(
+                        v is not None and self.is_validation(v, names) for v in values):
+                    names.add(name)
+            if len(names) == before:
+                break
+        return names
+
+    def is_validation(self, expr: cst.BaseExpression, names: set[str] | None = None) -> bool:
+        """Validation data, or what moving/splitting/indexing it gives."""
+        names = self.val_names if names is None else names
+        if isinstance(expr, cst.Name):
+            return expr.value in names
+        if isinstance(expr, cst.Attribute):
+            return _is_validation_name(expr.attr.value) or self.is_validation(expr.value, names)
+        if isinstance(expr, cst.Subscript):
+            return self.is_validation(expr.value, names)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return any(self.is_validation(e.value, names) for e in expr.elements)
+        if isinstance(expr, cst.StarredElement):
+            return self.is_validation(expr.value, names)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            resolved = self.checker.ctx.resolve(func)
+            if resolved in knowledge.SPLIT_AND_LOAD or resolved in knowledge.SPLIT_DATA:
+                return bool(expr.args) and self.is_validation(expr.args[0].value, names)
+            if isinstance(func, cst.Name) and func.value in ("enumerate", "zip", "iter", "tqdm",
+                                                             "list"):
+                return any(self.is_validation(a, names) for a in _call_args(expr))
+            if isinstance(func, cst.Attribute) and func.attr.value in _DATA_METHODS:
+                return self.is_validation(func.value, names)
+        return False
+
+    # -- evaluation metrics --------------------------------------------------------------------
+
+    def _metric_names(self) -> set[str]:
+        names = set(self.checker.module_metrics)
+        lists: set[str] = set()
+        for name, bindings in self.assigns.items():
+            values = [v for _, v in bindings]
+            if values and all(v is not None and self.checker.is_metric_ctor(v) for v in values):
+                names.add(name)
+            elif values and all(isinstance(v, (cst.List, cst.Tuple)) and v.elements and all(
+                    self.checker.is_metric_ctor(e.value) for e in v.elements) for v in values):
+                lists.add(name)
+        for n in self.nodes:
+            if isinstance(n, cst.Assign) and isinstance(n.value, cst.Tuple):
+                for t in n.targets:
+                    if isinstance(t.target, cst.Tuple) and \
+                            len(t.target.elements) == len(n.value.elements):
+                        for el, val in zip(t.target.elements, n.value.elements):
+                            if isinstance(el.value, cst.Name) and \
+                                    self.checker.is_metric_ctor(val.value):
+                                names.add(el.value.value)
+            if isinstance(n, cst.For) and isinstance(n.iter, cst.Name) and \
+                    n.iter.value in lists:
+                names.update(_bound_names(n.target))
+        for name, bindings in self.assigns.items():
+            if name in names and any(v is None or not self.checker.is_metric_ctor(v)
+                                     for _, v in bindings if not isinstance(v, cst.Tuple)) \
+                    and not any(isinstance(n, cst.For) for n, _ in bindings):
+                names.discard(name)
+        return names
+
+    # -- backward -----------------------------------------------------------------------------
+
+    def feeds_backward(self, stmt: cst.CSTNode) -> bool:
+        """Whether what `stmt` computes reaches a `backward()`/`autograd.grad()` (a gradient
+        with respect to the inputs, as for adversarial examples or saliency maps)."""
+        if self._backward_in(stmt, set()):
+            return True
+        return self.reaches_backward({name for t in _targets(stmt) for name in _bound_names(t)})
+
+    def reaches_backward(self, names: set[str],
+                         ignore: set[cst.CSTNode] | None = None) -> bool:
+        """Whether these names, or what is computed from them, are backpropagated (by a
+        call not in `ignore`)."""
+        if not names:
+            return False
+        names = set(names)
+        for _ in range(4):
+            before = len(names)
+            for n in self.nodes:
+                source = n.value if isinstance(n, (cst.Assign, cst.AugAssign)) else \
+                    n.iter if isinstance(n, (cst.For, cst.CompFor)) else None
+                if source is not None and any(isinstance(x, cst.Name) and x.value in names
+                                              for x in _walk(source)):
+                    for t in _targets(n):
+                        names.update(_bound_names(t))
+            if len(names) == before:
+                break
+        return any(self._backward_in(n, names) for n in self.nodes
+                   if isinstance(n, cst.Call) and (ignore is None or n not in ignore))
+
+    def _backward_in(self, node: cst.CSTNode, names: set[str]) -> bool:
+        for n in _walk(node):
+            if not isinstance(n, cst.Call):
+                continue
+            func = n.func
+            if self.checker.ctx.resolve(func) in knowledge.AUTOGRAD_BACKWARD:
+                if not names or any(isinstance(x, cst.Name) and x.value in names
+                                    for x in _walk(n)):
+                    return True
+            elif isinstance(func, cst.Attribute) and func.attr.value == "backward" and (
+                    not names or any(isinstance(x, cst.Name) and x.value in names
+                                     for x in _walk(func.value))):
+                return True
+        return False
+
+    def has_gradient_work(self) -> bool:
+        return self._backward_in(self.node, set())
+
+    def attaches_grad(self, name: str) -> bool:
+        return name in self.grad_names
+
+
+class _Record:
+    """One `with autograd.record():` block, read statement by statement.
+
+    `recorded` holds names bound to outputs of recorded operators; `in_graph` also the arrays
+    recorded operators read (MXNet gives them autograd information too); `fresh` names known
+    to be NDArrays outside the graph. Loops inside the block run twice, as their second
+    iteration sees what the first one recorded.
+    """
+
+    def __init__(self, checker: RecordChecker, with_node: cst.With, predict: bool) -> None:
+        self.checker = checker
+        self.ctx = checker.ctx
+        self.with_node = with_node
+        self.scope = checker.scope()
+        self.loops = list(self.ctx.loops())
+        self.iteration_loop = next((lp for lp in self.loops if not checker.is_shard_loop(
+            lp, self.scope)), None)
+        self.recorded: set[str] = set()
+        self.in_graph: set[str] = set(self.scope.grad_names)
+        self.fresh: set[str] = self._fresh_arrays()
+        self.synced: set[str] = set()
+        #: Python containers holding recorded tensors (`losses.append(l)`).
+        self.groups: set[str] = set()
+        self.recording = True
+        self.predict = predict
+        self.eval_function = self._in_eval_function()
+        self.containers = {name for name, bindings in self.scope.assigns.items()
+                           if any(checker.is_container(v) for _, v in bindings if v is not None)}
+
+    # -- set-up ----------------------------------------------------------------------------------
+
+    def _fresh_arrays(self) -> set[str]:
+        """Names known to hold NDArrays: made by `nd.*`/`np.*` calls, or parameters used as
+        NDArrays (`x.as_in_context(ctx)`, `nd.relu(x)`)."""
+        out = set()
+        for name, bindings in self.scope.assigns.items():
+            values = [v for _, v in bindings]
+            if values and all(v is not None and self.checker.creates_array(v) for v in values):
+                out.add(name)
+        params = self.scope.params - set(self.scope.assigns)
+        for n in self.scope.nodes:
+            if not isinstance(n, cst.Call):
+                continue
+            func = n.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _NDARRAY_METHODS and \
+                    isinstance(func.value, cst.Name) and func.value.value in params:
+                out.add(func.value.value)
+            elif knowledge.in_namespace(self.ctx.resolve(func), knowledge.TENSOR_NAMESPACES):
+                out.update(a.value for a in _call_args(n)
+                           if isinstance(a, cst.Name) and a.value in params)
+        return out
+
+    def _in_eval_function(self) -> bool:
+        fn = self.scope.node
+        if not isinstance(fn, cst.FunctionDef):
+            return False
+        name = fn.name.value
+        toks = set(_tokens(name))
+        if toks & {"test", "testing"} and (name in ("test", "testing") or
+                                            not name.startswith("test")):
+            toks.add("eval")  # `def test(net, loader)`, `def run_test(...)`; not `def test_x()`
+        return bool(toks & _EVAL_FUNCTION_WORDS) and not toks & _TRAIN_FUNCTION_WORDS and \
+            not self.scope.has_gradient_work()
+
+    # -- walking -----------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.block(self.with_node.body)
+
+    def block(self, suite: cst.BaseSuite) -> None:
+        for stmt in suite.body:
+            self.stmt(stmt)
+
+    def stmt(self, node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                self.small(small)
+        elif isinstance(node, cst.If):
+            self.effects(node.test, node)
+            self.block(node.body)
+            if isinstance(node.orelse, cst.If):
+                self.stmt(node.orelse)
+            elif isinstance(node.orelse, cst.Else):
+                self.block(node.orelse.body)
+        elif isinstance(node, cst.For):
+            self.effects(node.iter, node)
+            for _ in range(2):
+                self.bind(node.target, self.recorded_expr(node.iter))
+                self.block(node.body)
+            if node.orelse is not None:
+                self.block(node.orelse.body)
+        elif isinstance(node, cst.While):
+            for _ in range(2):
+                self.effects(node.test, node)
+                self.block(node.body)
+        elif isinstance(node, cst.With):
+            self.nested_with(node)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self.block(node.body)
+            for handler in node.handlers:
+                self.block(handler.body)
+            if node.orelse is not None:
+                self.block(node.orelse.body)
+            if node.finalbody is not None:
+                self.block(node.finalbody.body)
+
+    def nested_with(self, node: cst.With) -> None:
+        saved = self.recording, self.predict
+        for item in node.items:
+            resolved = self.ctx.resolve(item.item.func) if isinstance(item.item, cst.Call) \
+                else None
+            if resolved == knowledge.AUTOGRAD_PAUSE_RECORDING:
+                self.recording = False
+            elif resolved in knowledge.AUTOGRAD_PAUSE:
+                self.predict = True
+            else:
+                self.effects(item.item, node)
+        try:
+            self.block(node.body)
+        finally:
+            self.recording, self.predict = saved
+
+    def small(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Assign):
+            self.effects(node.value, node)
+            value_recorded = self.recorded_expr(node.value)
+            for t in node.targets:
+                self.store(t.target, node.value, node)
+            for t in node.targets:
+                self.bind(t.target, value_recorded, node.value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self.effects(node.value, node)
+            self.store(node.target, node.value, node)
+            self.bind(node.target, self.recorded_expr(node.value), node.value)
+        elif isinstance(node, cst.AugAssign):
+            self.effects(node.value, node)
+            self.augassign(node)
+        elif isinstance(node, (cst.Expr, cst.Return)) and node.value is not None:
+            self.effects(node.value, node)
+
+    # -- what is recorded ------------------------------------------------------------------
+
+    def bind(self, target: cst.BaseExpression, recorded: bool,
+             value: cst.BaseExpression | None = None) -> None:
+        for name in _bound_names(target):
+            self.synced.discard(name)
+            self.groups.discard(name)
+            if recorded and self.recording:
+                self.recorded.add(name)
+                self.in_graph.add(name)
+                self.fresh.discard(name)
+            else:
+                self.recorded.discard(name)
+                self.in_graph.discard(name)
+                if value is not None and isinstance(target, cst.Name) and \
+                        self.checker.creates_array(value):
+                    self.fresh.add(name)
+                else:
+                    self.fresh.discard(name)
+                if value is not None and isinstance(target, cst.Name) and \
+                        self.readback(value):
+                    self.synced.add(name)
+
+    def graph_expr(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in self.in_graph
+        return self.recorded_expr(expr)
+
+    def recorded_expr(self, expr: cst.BaseExpression | None) -> bool:
+        """Whether `expr` is (or holds) the output of a recorded operator."""
+        if expr is None or not self.recording:
+            return False
+        if isinstance(expr, cst.Name):
+            return expr.value in self.recorded or expr.value in self.groups
+        if isinstance(expr, cst.Call):
+            return self.recorded_call(expr)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value == "T" and self.recorded_expr(expr.value)
+        if isinstance(expr, cst.Subscript):
+            return self.recorded_expr(expr.value)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.graph_expr(expr.left) or self.graph_expr(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return not isinstance(expr.operator, cst.Not) and self.graph_expr(expr.expression)
+        if isinstance(expr, cst.Comparison):
+            return self.graph_expr(expr.left) or any(self.graph_expr(c.comparator)
+                                                     for c in expr.comparisons)
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return any(self.recorded_expr(e.value) for e in expr.elements)
+        if isinstance(expr, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and self.recorded_expr(e.value)
+                       for e in expr.elements)
+        if isinstance(expr, cst.StarredElement):
+            return self.recorded_expr(expr.value)
+        if isinstance(expr, cst.IfExp):
+            return self.recorded_expr(expr.body) or self.recorded_expr(expr.orelse)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            saved = set(self.recorded), set(self.in_graph)
+            comp: cst.CompFor | None = expr.for_in
+            while comp is not None:
+                if self.recorded_expr(comp.iter):
+                    self.recorded.update(_bound_names(comp.target))
+                    self.in_graph.update(_bound_names(comp.target))
+                comp = comp.inner_for_in
+            try:
+                return self.recorded_expr(expr.value if isinstance(expr, cst.DictComp)
+                                          else expr.elt)
+            finally:
+                self.recorded, self.in_graph = saved
+        return False
+
+    def recorded_call(self, call: cst.Call) -> bool:
+        func = call.func
+        args = _call_args(call)
+        resolved = self.ctx.resolve(func)
+        if resolved is not None and self.checker.known_module(resolved):
+            if not knowledge.in_namespace(resolved, knowledge.TENSOR_NAMESPACES):
+                return False
+            if resolved.rsplit(".", 1)[-1] in knowledge.DETACHING_OPS:
+                return False
+            return any(self.graph_expr(a) for a in args)
+        if isinstance(func, cst.Name) and resolved is None:
+            name = func.value
+            if name in _TENSOR_BUILTINS:
+                return any(self.recorded_expr(a) for a in args)
+            # A network or loss run under record(); not a builtin or a class.
+            return name not in _PYTHON_BUILTINS and not name[:1].isupper()
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in knowledge.DETACHING_METHODS or \
+                    method in knowledge.NON_TENSOR_CALL_METHODS or \
+                    method in knowledge.NON_TENSOR_METHODS:
+                return False
+            receiver = func.value
+            if self.graph_expr(receiver) or any(self.graph_expr(a) for a in args):
+                return True
+            return self.forward_like(call)
+        return resolved is None  # `heads[i](x)`, `Loss()(out, y)`
+
+    def forward_like(self, call: cst.Call) -> bool:
+        """A call that runs a network or a loss (not a data utility, a builtin or a logger)."""
+        func = call.func
+        resolved = self.ctx.resolve(func)
+        if resolved is not None:
+            return not self.checker.known_module(resolved)
+        if isinstance(func, cst.Name):
+            return func.value not in _PYTHON_BUILTINS and func.value not in _TENSOR_BUILTINS \
+                and not func.value[:1].isupper()
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _SELF_NON_FORWARD or method in knowledge.DETACHING_METHODS or \
+                    method in _DATA_METHODS:
+                return False
+            receiver = func.value
+            if method in ("forward", "hybrid_forward", "__call__"):
+                return True
+            if isinstance(receiver, cst.Name) and receiver.value == "self":
+                return True
+            if _self_attr(receiver) is not None:
+                return True
+            names = _chain_names(receiver)
+            return any(knowledge.NETWORK_WORDS.intersection(_tokens(n)) for n in names)
+        return isinstance(func, (cst.Call, cst.Subscript))
+
+    def readback(self, expr: cst.BaseExpression) -> bool:
+        """A recorded value copied to Python (`loss.mean().asscalar()`, `float(loss)`)."""
+        for n in _walk(expr):
+            if isinstance(n, cst.Name) and n.value in self.synced:
+                return True
+            if not isinstance(n, cst.Call):
+                continue
+            func = n.func
+            if isinstance(func, cst.Attribute) and func.attr.value in knowledge.SYNC_METHODS \
+                    and self.recorded_expr(func.value):
+                return True
+            if isinstance(func, cst.Name) and func.value in _SYNC_BUILTINS and n.args and \
+                    self.recorded_expr(n.args[0].value):
+                return True
+        return False
+
+    # -- effects of evaluating an expression ------------------------------------------------------
+
+    def effects(self, expr: cst.BaseExpression, stmt: cst.CSTNode) -> None:
+        """Calls in evaluation order: report, and mark the inputs of recorded ones."""
+        if not self.recording:
+            return
+        for call in self._calls_post_order(expr):
+            self.call(call, stmt)
+
+    def _calls_post_order(self, expr: cst.CSTNode) -> list[cst.Call]:
+        out: list[cst.Call] = []
+
+        def visit(node: cst.CSTNode) -> None:
+            if isinstance(node, _NESTED):
+                return
+            from mxlint.walker import children
+
+            for child in children(node):
+                visit(child)
+            if isinstance(node, cst.Call):
+                out.append(node)
+
+        visit(expr)
+        return out
+
+    def call(self, call: cst.Call, stmt: cst.CSTNode) -> None:
+        self.checker.check_store_call(self, call, stmt)
+        self.checker.check_evaluation(self, call, stmt)
+        self.checker.check_out_keyword(self, call)
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward" or \
+                self.ctx.resolve(func) in knowledge.AUTOGRAD_BACKWARD:
+            # backward() frees the graph: its arrays lose their autograd information.
+            self.recorded.clear()
+            self.in_graph.clear()
+            self.groups.clear()
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value in knowledge.STORING_METHODS and \
+                isinstance(func.value, cst.Name) and call.args and \
+                self.recorded_expr(call.args[-1].value):
+            self.groups.add(func.value.value)
+        if self.recorded_call(call):
+            for arg in [*_call_args(call), func.value if isinstance(func, cst.Attribute)
+                        else None]:
+                if isinstance(arg, cst.Name) and arg.value not in ("self", "F") and \
+                        arg.value not in self.groups and arg.value not in self.containers and \
+                        arg.value not in self.scope.python_values:
+                    self.in_graph.add(arg.value)
+                    self.fresh.discard(arg.value)
+
+    # -- writes --------------------------------------------------------------------------------------
+
+    def store(self, target: cst.BaseExpression, value: cst.BaseExpression,
+              stmt: cst.CSTNode) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self.store(el.value, value, stmt)
+            return
+        if not isinstance(target, cst.Subscript) or not self.recording:
+            return
+        base = target.value
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        if isinstance(base, cst.Name):
+            name = base.value
+            if self.checker.check_slice_write(self, stmt, target, name, value):
+                return
+        self.checker.check_subscript_store(self, stmt, target, value)
+
+    def augassign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, cst.Subscript):
+            self.store(target, node.value, node)
+            return
+        if not self.recording:
+            return
+        if _self_attr(target) is not None and isinstance(node.value, (cst.List, cst.Tuple,
+                                                                      cst.ListComp)):
+            self.checker.check_list_extend(self, node)
+            return
+        if not isinstance(target, cst.Name):
+            return
+        name = target.value
+        if self.checker.check_augassign(self, node, name):
+            return
+        if name in self.containers or isinstance(node.value, (cst.List, cst.Tuple,
+                                                               cst.ListComp)):
+            self.checker.check_list_extend(self, node)
+            return
+        if self.graph_expr(node.value):
+            self.recorded.add(name)
+            self.in_graph.add(name)
+            self.fresh.discard(name)
+
+
+#: Modules whose functions are not networks: a call into them is no forward pass.
+_LIBRARY_ROOTS = frozenset({"mxnet", "numpy", "np", "math", "time", "os", "sys", "logging",
+                            "random", "json", "pickle", "collections", "itertools", "functools",
+                            "copy", "re", "tqdm", "scipy", "pandas", "warnings", "gluoncv",
+                            "gluonnlp", "sklearn", "matplotlib", "cv2", "PIL", "shutil",
+                            "argparse", "datetime", "timeit", "typing", "operator"})
+#: Data-pipeline words: a `zip` over one of these is a loop over batches, not over devices.
+_PIPELINE_WORDS = ("loader", "data_iter", "dataiter", "train_data", "val_data", "test_data",
+                   "train_iter", "val_iter", "batches", "dataset")
+#: Words of a loop's iterable that make it a loop over training steps.
+_STEP_WORDS = frozenset({"loader", "iter", "iterator", "batches", "dataset", "epoch", "epochs",
+                         "step", "steps", "iteration", "iterations", "iters"})
+
+
+class RecordChecker(Checker):
+    """What runs inside `with autograd.record():` blocks: outputs kept beyond the step
+    (MXL402), in-place writes into recorded arrays (MXL404), evaluation work (MXL405)."""
+
+    rules = (OutputsKeptInRecord, InplaceWriteInRecord, EvaluationInRecord)
+    name = "record"
+
+    def begin(self) -> None:
+        self._scopes: dict[cst.CSTNode, _Scope] = {}
+        self._reported: set[cst.CSTNode] = set()
+        #: Statements with a reported forward pass on validation data (one per statement).
+        self._evaluated: set[cst.CSTNode] = set()
+        self._classes: dict[cst.ClassDef, dict[str, set[str]]] = {}
+        self._module_facts: tuple[set[str], set[str], set[str]] | None = None
+        self._loop_nodes: dict[cst.CSTNode, set[cst.CSTNode]] = {}
+
+    # -- entry ---------------------------------------------------------------------------------
+
+    def _record_mode(self, node: cst.With) -> str | None:
+        """"train" for `record()`, "predict" for `record(train_mode=False)`, else None."""
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and \
+                    self.ctx.resolve(call.func) == "mxnet.autograd.record":
+                flag = _keyword(call, "train_mode")
+                if flag is None and call.args and call.args[0].keyword is None:
+                    flag = call.args[0].value
+                if isinstance(flag, cst.Name) and flag.value == "False":
+                    return "predict"
+                return "train"
+        return None
+
+    def visit_With(self, node: cst.With) -> None:
+        mode = self._record_mode(node)
+        if mode is None:
+            return
+        if any(isinstance(n, cst.With) and self._record_mode(n) for n in self.ctx.stack):
+            return  # the outer block reads this one
+        _Record(self, node, predict=mode == "predict").run()
+
+    def scope(self) -> _Scope:
+        fn = self.ctx.enclosing_function()
+        node: cst.Module | cst.FunctionDef = fn if fn is not None else self.ctx.module
+        scope = self._scopes.get(node)
+        if scope is None:
+            scope = self._scopes[node] = _Scope(self, node)
+        return scope
+
+    def _report(self, node: cst.CSTNode, rule: type[Rule], **kwargs: object) -> None:
+        if node in self._reported:
+            return
+        self._reported.add(node)
+        self.ctx.report(node, rule, rule.format(**kwargs))
+
+    # -- knowledge ------------------------------------------------------------------------------
+
+    def known_module(self, resolved: str) -> bool:
+        return resolved.split(".", 1)[0] in _LIBRARY_ROOTS
+
+    def creates_array(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        resolved = self.ctx.resolve(value.func)
+        return knowledge.in_namespace(resolved, knowledge.IMPERATIVE_NAMESPACES) and \
+            resolved is not None and not resolved.endswith(
+                ("waitall", "save", "load", "seed", "load_frombuffer"))
+
+    def is_container(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+                              cst.SetComp)):
+            return True
+        if isinstance(value, cst.BinaryOperation):
+            return isinstance(value.left, cst.List) or isinstance(value.right, cst.List)
+        if isinstance(value, cst.Call):
+            resolved = self.ctx.resolve(value.func)
+            if resolved in knowledge.CONTAINER_FACTORIES:
+                return True
+            return isinstance(value.func, cst.Name) and resolved is None and \
+                value.func.value in knowledge.CONTAINER_FACTORIES
+        return False
+
+    def _module(self) -> tuple[set[str], set[str], set[str]]:
+        """(metric names, container names, local EvalMetric subclasses) at module level."""
+        if self._module_facts is None:
+            metric_classes: set[str] = set()
+            for stmt in self.ctx.module.body:
+                if isinstance(stmt, cst.ClassDef):
+                    for base in stmt.bases:
+                        resolved = self.ctx.resolve(base.value)
+                        if resolved in knowledge.METRIC_BASES or knowledge.in_namespace(
+                                resolved, knowledge.METRIC_NAMESPACES) or (
+                                isinstance(base.value, cst.Name) and
+                                base.value.value in metric_classes):
+                            metric_classes.add(stmt.name.value)
+            self._module_facts = (set(), set(), metric_classes)
+            metrics, containers, _ = self._module_facts
+            for stmt in self.ctx.module.body:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, cst.Assign):
+                            for t in small.targets:
+                                if isinstance(t.target, cst.Name):
+                                    if self.is_metric_ctor(small.value):
+                                        metrics.add(t.target.value)
+                                    if self.is_container(small.value):
+                                        containers.add(t.target.value)
+        return self._module_facts
+
+    @property
+    def module_metrics(self) -> set[str]:
+        return self._module()[0]
+
+    def is_metric_ctor(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        resolved = self.ctx.resolve(value.func)
+        if knowledge.in_namespace(resolved, knowledge.METRIC_NAMESPACES):
+            return True
+        return isinstance(value.func, cst.Name) and resolved is None and \
+            self._module_facts is not None and value.func.value in self._module_facts[2]
+
+    def _class(self, cls: cst.ClassDef) -> dict[str, set[str]]:
+        """Attributes of `self` in a class: metrics, containers made in `__init__` (or the
+        class body), and attributes reset or cleared outside `__init__`."""
+        info = self._classes.get(cls)
+        if info is not None:
+            return info
+        self._module()
+        info = {"metrics": set(), "containers": set(), "reset": set()}
+        for node in iter_nodes(cls.body, stop=(cst.ClassDef,)):
+            if not isinstance(node, cst.FunctionDef):
+                continue
+            init = node.name.value == "__init__"
+            for n in _walk(node):
+                if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                    value = n.value
+                    for t in _targets(n):
+                        base = t.value if isinstance(t, cst.Subscript) else t
+                        attr = _self_attr(base)
+                        if attr is None:
+                            continue
+                        if isinstance(t, cst.Subscript):
+                            if _full_slice(t) and not init:
+                                info["reset"].add(attr)
+                            continue
+                        if value is not None and self.is_metric_ctor(value):
+                            info["metrics"].add(attr)
+                        if init and value is not None and self.is_container(value):
+                            info["containers"].add(attr)
+                        if not init and not isinstance(n, cst.AugAssign):
+                            info["reset"].add(attr)
+                elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+                        n.func.attr.value == "clear":
+                    attr = _self_attr(n.func.value)
+                    if attr is not None:
+                        info["reset"].add(attr)
+                elif isinstance(n, cst.Del):
+                    for el in iter_nodes(n.target):
+                        attr = _self_attr(el) if isinstance(el, cst.BaseExpression) else None
+                        if attr is not None:
+                            info["reset"].add(attr)
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and self.is_container(small.value):
+                        for assigned in small.targets:
+                            if isinstance(assigned.target, cst.Name):
+                                info["containers"].add(assigned.target.value)
+        self._classes[cls] = info
+        return info
+
+    def is_shard_loop(self, loop: cst.For | cst.While, scope: _Scope) -> bool:
+        """A loop over the devices or shards of one batch (`for x, y in zip(data, label)`),
+        which runs inside one training step."""
+        if not isinstance(loop, cst.For):
+            return False
+        it = loop.iter
+        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+                it.func.value in ("enumerate", "tqdm", "list", "iter") and it.args:
+            it = it.args[0].value
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "zip":
+            names = [n.value for a in it.args for n in _walk(a.value) if isinstance(n, cst.Name)]
+            return not any(w in name.lower() for name in names for w in _PIPELINE_WORDS)
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+                it.func.value == "range":
+            names = [n.value for a in it.args for n in _walk(a.value) if isinstance(n, cst.Name)]
+            return any(self._shardish(name, scope) for name in names)
+        if isinstance(it, (cst.Name, cst.Attribute)):
+            names = _chain_names(it)
+            return bool(names) and self._shardish(names[0], scope)
+        return False
+
+    def is_step_loop(self, loop: cst.For | cst.While) -> bool:
+        """A loop over training steps: batches of a data pipeline, epochs, iterations."""
+        if isinstance(loop, cst.While):
+            return True
+        it = loop.iter
+        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+                it.func.value in ("enumerate", "tqdm", "list", "iter") and it.args:
+            it = it.args[0].value
+        if isinstance(it, cst.Call):
+            resolved = self.ctx.resolve(it.func)
+            if resolved is not None and (resolved == knowledge.DATALOADER or any(
+                    resolved.startswith(p) for p in knowledge.DATA_SOURCE_PREFIXES)):
+                return True
+        names = [n.value for n in _walk(it) if isinstance(n, cst.Name)]
+        names += [n.attr.value for n in _walk(it) if isinstance(n, cst.Attribute)]
+        return any(w in name.lower() for name in names for w in _PIPELINE_WORDS) or any(
+            _STEP_WORDS.intersection(_tokens(name)) for name in names)
+
+    def _shardish(self, name: str, scope: _Scope) -> bool:
+        if knowledge.SHARD_WORDS.intersection(_tokens(name)):
+            return True
+        for _, value in scope.assigns.get(name, []):
+            if isinstance(value, cst.Call):
+                resolved = self.ctx.resolve(value.func)
+                if resolved in knowledge.SPLIT_AND_LOAD or resolved in knowledge.SPLIT_DATA:
+                    return True
+        return False
+
+    def _inside(self, loop: cst.CSTNode) -> set[cst.CSTNode]:
+        nodes = self._loop_nodes.get(loop)
+        if nodes is None:
+            nodes = self._loop_nodes[loop] = set(_walk(loop))
+        return nodes
+
+    # -- MXL402 ---------------------------------------------------------------------------------
+
+    def _resets(self, region: cst.CSTNode, name: str, *, reads: bool) -> bool:
+        """Whether `name` is rebound or cleared in `region` (or, with `reads`, read there other
+        than by the stores this rule looks at)."""
+        stores: set[cst.CSTNode] = set()
+        for n in _walk(region):
+            if isinstance(n, (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem, cst.CompFor)):
+                for t in _targets(n):
+                    if name in _bound_names(t):
+                        return True
+                    if isinstance(t, cst.Subscript) and _full_slice(t) and \
+                            isinstance(t.value, cst.Name) and t.value.value == name:
+                        return True
+                    if isinstance(t, cst.Subscript):
+                        stores.add(t.value)
+            elif isinstance(n, cst.Del):
+                if any(isinstance(x, cst.Name) and x.value == name for x in _walk(n.target)):
+                    return True
+            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+                    isinstance(n.func.value, cst.Name) and n.func.value.value == name:
+                if n.func.attr.value in ("clear", "popleft", "pop"):
+                    return True
+                stores.add(n.func.value)
+            elif isinstance(n, cst.AugAssign):
+                stores.add(n.target)
+        if reads:
+            return any(isinstance(n, cst.Name) and n.value == name and n not in stores
+                       for n in _walk(region))
+        return False
+
+    def _lifetime(self, rec: _Record, container: cst.BaseExpression, *,
+                  reads: bool) -> str | None:
+        """How the container outlives one training step, or None."""
+        loop = rec.iteration_loop
+        scope = rec.scope
+        attr = _self_attr(container)
+        if attr is not None:
+            cls = self.ctx.enclosing_class()
+            if cls is None or scope.node is self.ctx.module:
+                return None
+            info = self._class(cls)
+            if attr not in info["containers"] or attr in info["reset"]:
+                return None
+            return "is an attribute of `self` created in `__init__` and never cleared"
+        if not isinstance(container, cst.Name):
+            return None
+        name = container.value
+        if name in scope.params:
+            return None
+        local = name in scope.assigns and name not in scope.globals
+        loops = rec.loops
+        reset_at = next((i for i, lp in enumerate(loops) if self._resets(lp, name, reads=reads)),
+                        None)
+        if reset_at == 0:
+            return None  # re-created (or cleared) every iteration
+        if reset_at is not None:
+            # Re-created in an outer loop: it only outlives the inner ones. A bug if one of
+            # them is a loop over training steps, not over the devices of one batch.
+            survived = loops[:reset_at]
+            if not any(self.is_step_loop(lp) for lp in survived):
+                return None
+            if scope.reaches_backward({name}, ignore=self._inside(survived[-1])):
+                return None
+            return "is created outside the loop and never cleared in it"
+        if loop is not None:
+            if local:
+                inside = self._inside(loops[-1])
+                outside = [v for n, v in scope.assigns[name] if n not in inside]
+                if outside and any(v is not None and self.is_container(v) for v in outside):
+                    if scope.reaches_backward({name}, ignore=inside):
+                        return None  # kept on purpose: backpropagated after the loop
+                    return "is created before the loop and never cleared in it"
+                return None
+        elif local:
+            return None  # one call, one step
+        if scope.node is self.ctx.module or name not in self._module()[1]:
+            return None
+        if isinstance(scope.node, cst.FunctionDef) and reads and \
+                self._resets(scope.node, name, reads=True):
+            return None
+        return "is module-level and never cleared"
+
+    def check_store_call(self, rec: _Record, call: cst.Call, stmt: cst.CSTNode) -> None:
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in \
+                knowledge.STORING_METHODS or not call.args:
+            return
+        value = call.args[-1].value
+        if not rec.recorded_expr(value):
+            return
+        container = func.value
+        if isinstance(container, cst.Subscript):  # `history["loss"].append(loss)`
+            container = container.value
+        where = self._lifetime(rec, container, reads=False)
+        if where is not None:
+            self._report(call, OutputsKeptInRecord, value=rec.ctx.code(value).strip(),
+                         container=rec.ctx.code(func.value).strip(), where=where)
+
+    def check_list_extend(self, rec: _Record, node: cst.AugAssign) -> None:
+        """`outputs += [out]`."""
+        if not rec.recorded_expr(node.value):
+            return
+        where = self._lifetime(rec, node.target, reads=False)
+        if where is not None:
+            self._report(node, OutputsKeptInRecord, value=rec.ctx.code(node.value).strip(),
+                         container=rec.ctx.code(node.target).strip(), where=where)
+
+    def check_subscript_store(self, rec: _Record, stmt: cst.CSTNode, target: cst.Subscript,
+                              value: cst.BaseExpression) -> None:
+        container = target.value
+        if isinstance(container, cst.Name) and (container.value in rec.fresh or
+                                                container.value in rec.in_graph):
+            return
+        if not rec.recorded_expr(value):
+            return
+        where = self._lifetime(rec, container, reads=True)
+        if where is not None:
+            self._report(stmt, OutputsKeptInRecord, value=rec.ctx.code(value).strip(),
+                         container=rec.ctx.code(container).strip(), where=where)
+
+    # -- MXL404 ---------------------------------------------------------------------------------
+
+    def check_slice_write(self, rec: _Record, stmt: cst.CSTNode, target: cst.Subscript,
+                          name: str, value: cst.BaseExpression) -> bool:
+        if name in rec.in_graph:
+            self._report(stmt, InplaceWriteInRecord, target=name, write=f"`{name}[...] = ...`",
+                         reason=_IN_GRAPH.format(name=name))
+            return True
+        if name in rec.fresh:
+            if rec.graph_expr(value):
+                if not _full_slice(target):
+                    self._report(stmt, InplaceWriteInRecord, target=name,
+                                 write=f"`{name}[...] = ...`",
+                                 reason="a recorded value is written into part of it")
+                else:
+                    rec.recorded.add(name)
+                    rec.in_graph.add(name)
+                    rec.fresh.discard(name)
+            return True
+        return False
+
+    def check_augassign(self, rec: _Record, node: cst.AugAssign, name: str) -> bool:
+        op = rec.ctx.code(node.operator).strip()
+        write = f"`{name} {op} ...`"
+        if name in rec.in_graph:
+            self._report(node, InplaceWriteInRecord, target=name, write=write,
+                         reason=_IN_GRAPH.format(name=name))
+            return True
+        if name in rec.containers or isinstance(node.value, (cst.List, cst.Tuple, cst.ListComp,
+                                                             cst.GeneratorExp)):
+            return False
+        if not rec.recorded_expr(node.value):
+            return False
+        if name in rec.fresh:
+            self._report(node, InplaceWriteInRecord, target=name, write=write,
+                         reason=f"`{name}` is an NDArray and the value added is recorded")
+            return True
+        loop = rec.loops[0] if rec.loops else None
+        if loop is None or name in rec.scope.params:
+            return False
+        inside = self._inside(loop)
+        bindings = rec.scope.assigns.get(name, [])
+        if bindings and not any(n in inside for n, _ in bindings):
+            self._report(node, InplaceWriteInRecord, target=name, write=write,
+                         reason=f"from the second iteration on, `{name}` is the NDArray "
+                                "recorded by the previous one")
+            return True
+        return False
+
+    def check_out_keyword(self, rec: _Record, call: cst.Call) -> None:
+        out = _keyword(call, "out")
+        if not isinstance(out, cst.Name):
+            return
+        resolved = self.ctx.resolve(call.func)
+        if resolved is not None and self.known_module(resolved) and \
+                not knowledge.is_mxnet(resolved):
+            return
+        name = out.value
+        write = f"`out={name}`"
+        if name in rec.in_graph:
+            self._report(call, InplaceWriteInRecord, target=name, write=write,
+                         reason=_IN_GRAPH.format(name=name))
+            return
+        inputs = [a.value for a in call.args if a.keyword is None or a.keyword.value != "out"]
+        if any(isinstance(a, cst.Name) and a.value == name for a in inputs) and \
+                any(rec.graph_expr(a) for a in inputs):
+            self._report(call, InplaceWriteInRecord, target=name, write=write,
+                         reason="the operator reads and overwrites it while recording")
+
+    # -- MXL405 ---------------------------------------------------------------------------------
+
+    def _is_metric(self, rec: _Record, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        if isinstance(receiver, cst.Name):
+            name = receiver.value
+            if name in rec.scope.metrics:
+                return True
+            unknown = name in rec.scope.params or name not in rec.scope.assigns
+            return unknown and self._metric_like(name, call)
+        attr = _self_attr(receiver)
+        if attr is not None:
+            cls = self.ctx.enclosing_class()
+            if cls is not None and attr in self._class(cls)["metrics"]:
+                return True
+            return self._metric_like(attr, call)
+        return False
+
+    @staticmethod
+    def _metric_like(name: str, call: cst.Call) -> bool:
+        """`train_metric.update(labels, preds)` on an object of unknown origin: named like a
+        metric, or called with the two lists `EvalMetric.update` takes."""
+        if len(call.args) != 2:
+            return False
+        if _METRIC_WORDS.intersection(_tokens(name)):
+            return True
+        return all(isinstance(a.value, cst.List) for a in call.args)
+
+    def _is_logging(self, call: cst.Call) -> bool:
+        func = call.func
+        resolved = self.ctx.resolve(func)
+        if resolved is not None:
+            return resolved in knowledge.LOGGING_FUNCTIONS or resolved.startswith("logging.")
+        if isinstance(func, cst.Name):
+            return func.value == "print"
+        if isinstance(func, cst.Attribute) and func.attr.value in knowledge.LOGGING_METHODS:
+            return any(knowledge.LOGGER_WORDS.intersection(_tokens(n))
+                       for n in _chain_names(func.value))
+        return False
+
+    def check_evaluation(self, rec: _Record, call: cst.Call, stmt: cst.CSTNode) -> None:
+        func = call.func
+        code = rec.ctx.code(call).strip()
+        short = code if len(code) <= 60 else code[:57] + "..."
+        if isinstance(func, cst.Attribute) and func.attr.value == "update" and \
+                self._is_metric(rec, func.value, call):
+            self._report(call, EvaluationInRecord, what=f"`{short}` updates an evaluation metric",
+                         why="it reads the outputs back (a sync) and any operator it runs is "
+                             "recorded into a graph that is never backpropagated",
+                         advice="move it after the `with` block, next to `trainer.step()`")
+            return
+        if self._is_logging(call):
+            if any(rec.readback(a) for a in _call_args(call)):
+                self._report(call, EvaluationInRecord,
+                             what=f"`{short}` reads a recorded value back for logging",
+                             why="it blocks until the forward pass has run, before "
+                                 "`backward()` is even queued, and records the reductions "
+                                 "it logs",
+                             advice="log after the `with` block (after `backward()`)")
+            return
+        if rec.predict or stmt in self._evaluated or not rec.forward_like(call):
+            return
+        args = _call_args(call)
+        if any(rec.graph_expr(a) for a in args):
+            return
+        validation = [a for a in args if rec.scope.is_validation(a)]
+        if not validation and not (rec.eval_function and args):
+            return
+        if rec.scope.feeds_backward(stmt):
+            return
+        if any(rec.scope.attaches_grad(n) for a in validation for n in _chain_names(a)):
+            return
+        self._evaluated.add(stmt)
+        what = f"`{short}` runs the network on validation data" if validation else \
+            f"`{short}` runs the network in an evaluation function"
+        self._report(call, EvaluationInRecord, what=what,
+                     why="its graph is recorded but never backpropagated (memory, time) and "
+                         "Dropout/BatchNorm run in training mode",
+                     advice="run it outside `autograd.record()` (after the `with` block, in "
+                            "its own loop; Gluon layers default to inference mode there, or "
+                            "use `autograd.predict_mode()`)")
+
