@@ -456,3 +456,11 @@ NETWORK_WORDS = frozenset({"net", "model", "network", "encoder", "decoder", "gen
 SHARD_WORDS = frozenset({"ctx", "ctxs", "context", "contexts", "device", "devices", "gpu",
                          "gpus", "shard", "shards", "part", "parts", "split", "splits",
                          "slices", "chunk", "chunks", "ngpu", "ngpus"})
+
+
+# --- The symbolic execution API (Module, Executor) ------------------------------------------
+
+#: Namespaces whose objects have their own `backward()` that autograd does not govern.
+SYMBOLIC_EXECUTION = ("mxnet.mod", "mxnet.module", "mxnet.executor", "mxnet.sym")
+#: Methods that turn a Symbol into an Executor (whose `backward()` is the symbolic one).
+EXECUTOR_METHODS = frozenset({"bind", "simple_bind", "_bind", "_simple_bind", "reshape"})

@@ -25,6 +25,9 @@ from mxlint.rule import Example, Rule, Valid
 from mxlint.walker import iter_nodes
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+#: Spellings of the symbolic execution API (Module, Executor).
+_SYMBOLIC_API = re.compile(r"\bmod\.Module\b|\bBucketingModule\b|\bsimple_bind\(|\.bind\(|"
+                           r"\bmx\.module\b|\bExecutor\b")
 _LOOPS = (cst.For, cst.While)
 _REDUCERS = frozenset({"mean", "sum", "max", "min", "norm", "reshape", "flatten", "square",
                        "sqrt", "abs", "exp", "log", "detach", "copy", "astype", "squeeze"})
@@ -338,6 +341,29 @@ def step(net, loss_fn, trainer, data, label):
     trainer.step(data.shape[0])
 """),
         Valid("""
+import mxnet as mx
+
+def train(sym, batch):
+    mod = mx.mod.Module(sym, context=mx.cpu())
+    mod.bind(data_shapes=batch.provide_data, label_shapes=batch.provide_label)
+    mod.init_params()
+    mod.forward(batch, is_train=True)
+    mod.backward()
+    mod.update()
+"""),
+        Valid("""
+import mxnet as mx
+from mxnet import autograd
+
+def sgld(sym, data, grads):
+    exe = sym.simple_bind(ctx=mx.cpu(), data=data.shape)
+    exe.forward(is_train=True, data=data)
+    exe.backward()
+    with autograd.record():
+        y = data * 2
+    y.backward()
+"""),
+        Valid("""
 from mxnet import autograd
 
 def step(loss):
@@ -476,6 +502,26 @@ def train(net, loss_fn, trainer, loader):
     )
 
 
+def _comprehension_calls(node: cst.CSTNode) -> set[cst.CSTNode]:
+    """Method calls inside a comprehension on one of its own loop variables."""
+    names: set[str] = set()
+    comp = getattr(node, "for_in", None)
+    while isinstance(comp, cst.CompFor):
+        names.update(n.value for n in iter_nodes(comp.target) if isinstance(n, cst.Name))
+        comp = comp.inner_for_in
+    return {n for n in iter_nodes(node, stop=_NESTED)
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+            and isinstance(n.func.value, cst.Name) and n.func.value.value in names}
+
+
+def _last_attr(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return ""
+
+
 class MemoryChecker(Checker):
     rules = (AccumulatedWithoutSync, BackwardWithoutRecord, TimingWithoutSync, SyncEveryStep)
     name = "memory"
@@ -541,22 +587,65 @@ class MemoryChecker(Checker):
     def _backward(self, body: tuple | list) -> None:
         """MXL403: the last assignment of `x` before `x.backward()` ran outside record()."""
         last: dict[str, cst.CSTNode] = {}
+        #: `.backward()` calls on a comprehension's own variable (`[l.backward() for l in ls]`).
+        shadowed: set[cst.CSTNode] = set()
         for stmt in body:
+            if isinstance(stmt, _NESTED):
+                continue  # its own scope
             for node in iter_nodes(stmt, stop=_NESTED):
                 for target, value in self._bindings(node):
-                    if isinstance(value, (cst.Call, cst.BinaryOperation)):
+                    # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an
+                    # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
+                    simple = isinstance(node, cst.Assign) and \
+                        isinstance(node.targets[0].target, cst.Name)
+                    if simple and isinstance(value, (cst.Call, cst.BinaryOperation)) and \
+                            not (isinstance(value, cst.Call) and self._not_a_loss(value)):
                         last[target] = node
                     else:
                         last.pop(target, None)
+                if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+                    shadowed.update(_comprehension_calls(node))
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
-                        node.func.attr.value == "backward" and \
-                        isinstance(node.func.value, cst.Name):
+                        node.func.attr.value == "backward" and node not in shadowed and \
+                        isinstance(node.func.value, cst.Name) and self._uses_autograd():
                     name = node.func.value.value
                     where = last.get(name)
                     if where is not None and where not in self._recording and \
-                            node not in self._recording:
+                            node not in self._recording and not self._symbolic(where):
                         self.ctx.report(node, BackwardWithoutRecord,
                                         BackwardWithoutRecord.format(name=name))
+
+    _autograd: bool | None = None
+
+    def _uses_autograd(self) -> bool:
+        """False for a file on the symbolic API only (Module/Executor `backward()`, no
+        `record()` anywhere): its `x.backward()` calls are not autograd's."""
+        if self._autograd is None:
+            self._autograd = bool(self._record_nodes) or not _SYMBOLIC_API.search(
+                self.ctx.source)
+        return self._autograd
+
+    def _not_a_loss(self, call: cst.Call) -> bool:
+        """`autograd.grad(create_graph=True)` (recorded), or an object built from a class
+        (`Base(...)`, `Module(...)`): its `backward()` is its own."""
+        name = self.ctx.resolve(call.func)
+        if name == "mxnet.autograd.grad":
+            return True
+        if name is not None and knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES):
+            return False
+        last = _last_attr(call.func)
+        return bool(last) and last[0].isupper()
+
+    def _symbolic(self, binding: cst.CSTNode) -> bool:
+        """A Module or an Executor (`mx.mod.Module(...)`, `sym.bind(...)`), not a loss."""
+        for node in iter_nodes(binding, stop=_NESTED):
+            if isinstance(node, cst.Call):
+                name = self.ctx.resolve(node.func) or ""
+                if knowledge.in_namespace(name, knowledge.SYMBOLIC_EXECUTION) or \
+                        (isinstance(node.func, cst.Attribute)
+                         and node.func.attr.value in knowledge.EXECUTOR_METHODS):
+                    return True
+        return False
 
     def _in_record(self, node: cst.CSTNode) -> bool:
         return node in self._record_nodes
@@ -566,13 +655,21 @@ class MemoryChecker(Checker):
         #: Nodes inside `autograd.record()` proper (train_mode() does not record).
         self._recording: set[cst.CSTNode] = set()
         self._scopes: list = []
+        self._autograd = None
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and \
-                    self.ctx.resolve(call.func) in knowledge.AUTOGRAD_RECORD:
-                recording = self.ctx.resolve(call.func) == "mxnet.autograd.record"
+            if not isinstance(call, cst.Call):
+                continue
+            name = self.ctx.resolve(call.func)
+            if name == "mxnet.contrib.autograd.train_section" or (
+                    name is None and _last_attr(call.func) in ("record", "train_section")):
+                # `from mxnet.autograd import *`: an unknown `record()` is taken at its word,
+                # so that what it records is never reported as computed outside it.
+                name = "mxnet.autograd.record"
+            if name in knowledge.AUTOGRAD_RECORD:
+                recording = name == "mxnet.autograd.record"
                 for inner in iter_nodes(node.body, stop=_NESTED):
                     self._record_nodes.add(inner)
                     if recording:
