@@ -15,7 +15,7 @@ with autograd information raises, and evaluation recorded there is never backpro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -543,35 +543,49 @@ class MemoryChecker(Checker):
     def _scope(self, body: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) -> None:
         if not self._mentions_mxnet():
             return
-        tensors = self._tensor_names(body)
+        # A function or class at this level is a scope of its own (visited on its own).
+        body = [stmt for stmt in body if not isinstance(stmt, _NESTED)]
+        nodes = [n for stmt in body for n in iter_nodes(stmt, stop=_NESTED)]
+        tensors = self._tensor_names(body, nodes=nodes)
+        for node in nodes:
+            if isinstance(node, _LOOPS):
+                self._loop(node, tensors)
+        if self._starts_timer(body):
+            self._timing(body)
+        self._backward(body, nodes)
+        for node in nodes:
+            if isinstance(node, cst.IndentedBlock) and self._starts_timer(node.body):
+                self._timing(list(node.body))
+
+    def _starts_timer(self, body: Sequence[cst.BaseStatement]) -> bool:
+        """Whether a statement of this block reads a clock (`_timing` needs one to start)."""
         for stmt in body:
-            for node in iter_nodes(stmt, stop=_NESTED):
-                if isinstance(node, _LOOPS):
-                    self._loop(node, tensors)
-        self._timing(list(body))
-        self._backward(body)
-        for stmt in body:
-            for node in iter_nodes(stmt, stop=_NESTED):
-                if isinstance(node, cst.IndentedBlock):
-                    self._timing(list(node.body))
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and self._timer(small.value):
+                        return True
+        return False
 
     def _mentions_mxnet(self) -> bool:
         return self.ctx.imports.mentions_mxnet()
 
-    def _tensor_names(self, body: tuple | list, seed: set[str] | None = None) -> set[str]:
+    def _tensor_names(self, body: tuple | list, seed: set[str] | None = None,
+                      nodes: list[cst.CSTNode] | None = None) -> set[str]:
         """Names bound to NDArrays in this scope: results of networks and losses run under
         `autograd.record()`, of `nd.*` calls, of loops over data loaders, and what is computed
         from them by operators and tensor methods."""
+        if nodes is None:
+            nodes = [n for stmt in body for n in iter_nodes(stmt, stop=_NESTED)]
+        bindings = [(target, value, node) for node in nodes
+                    for target, value in self._bindings(node)]
         names: set[str] = set(seed or ())
         changed = True
         while changed:
             changed = False
-            for stmt in body:
-                for node in iter_nodes(stmt, stop=_NESTED):
-                    for target, value in self._bindings(node):
-                        if target not in names and self._is_tensor(value, names, node):
-                            names.add(target)
-                            changed = True
+            for target, value, node in bindings:
+                if target not in names and self._is_tensor(value, names, node):
+                    names.add(target)
+                    changed = True
         return names
 
     def _bindings(self, node: cst.CSTNode) -> Iterator[tuple[str, cst.BaseExpression]]:
@@ -584,36 +598,36 @@ class MemoryChecker(Checker):
                     if isinstance(el.value, cst.Name):
                         yield el.value.value, node.value
 
-    def _backward(self, body: tuple | list) -> None:
+    def _backward(self, body: tuple | list, nodes: list[cst.CSTNode] | None = None) -> None:
         """MXL403: the last assignment of `x` before `x.backward()` ran outside record()."""
         last: dict[str, cst.CSTNode] = {}
         #: `.backward()` calls on a comprehension's own variable (`[l.backward() for l in ls]`).
         shadowed: set[cst.CSTNode] = set()
-        for stmt in body:
-            if isinstance(stmt, _NESTED):
-                continue  # its own scope
-            for node in iter_nodes(stmt, stop=_NESTED):
-                for target, value in self._bindings(node):
-                    # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an
-                    # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
-                    simple = isinstance(node, cst.Assign) and \
-                        isinstance(node.targets[0].target, cst.Name)
-                    if simple and isinstance(value, (cst.Call, cst.BinaryOperation)) and \
-                            not (isinstance(value, cst.Call) and self._not_a_loss(value)):
-                        last[target] = node
-                    else:
-                        last.pop(target, None)
-                if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
-                    shadowed.update(_comprehension_calls(node))
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
-                        node.func.attr.value == "backward" and node not in shadowed and \
-                        isinstance(node.func.value, cst.Name) and self._uses_autograd():
-                    name = node.func.value.value
-                    where = last.get(name)
-                    if where is not None and where not in self._recording and \
-                            node not in self._recording and not self._symbolic(where):
-                        self.ctx.report(node, BackwardWithoutRecord,
-                                        BackwardWithoutRecord.format(name=name))
+        if nodes is None:
+            nodes = [n for stmt in body if not isinstance(stmt, _NESTED)  # own scopes
+                     for n in iter_nodes(stmt, stop=_NESTED)]
+        for node in nodes:
+            for target, value in self._bindings(node):
+                # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an
+                # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
+                simple = isinstance(node, cst.Assign) and \
+                    isinstance(node.targets[0].target, cst.Name)
+                if simple and isinstance(value, (cst.Call, cst.BinaryOperation)) and \
+                        not (isinstance(value, cst.Call) and self._not_a_loss(value)):
+                    last[target] = node
+                else:
+                    last.pop(target, None)
+            if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+                shadowed.update(_comprehension_calls(node))
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    node.func.attr.value == "backward" and node not in shadowed and \
+                    isinstance(node.func.value, cst.Name) and self._uses_autograd():
+                name = node.func.value.value
+                where = last.get(name)
+                if where is not None and where not in self._recording and \
+                        node not in self._recording and not self._symbolic(where):
+                    self.ctx.report(node, BackwardWithoutRecord,
+                                    BackwardWithoutRecord.format(name=name))
 
     _autograd: bool | None = None
 
