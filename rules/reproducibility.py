@@ -33,6 +33,7 @@ from mxlint.names import ImportMap
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Edit, Example, Finding, Fix, Location, Rule, Valid
+from mxlint.walker import iter_nodes
 
 ALL_KINDS = ("numpy", "python", "mxnet")
 #: Top-level packages whose functions are never project helpers (their seeding is known).
@@ -442,6 +443,47 @@ class ReproducibilityChecker(Checker):
     rules = (UnseededShuffle, UnseededNumpyRandom, UnseededPythonRandom, SeedAfterRandomness)
     name = "reproducibility"
 
+    def _worth_tracing(self, flow: Flow) -> set[str]:
+        """Functions (and classes) whose trace can meet a seed or a draw: a name that looks
+        like one (`random`, `seed`, `shuffle`...; also through import aliases) in its own
+        body, a call into another module of the project, or a call to a function or class of
+        this file that is worth tracing."""
+        units: dict[str, list[cst.CSTNode]] = {n: [f] for n, f in flow.functions.items()}
+        for cls, methods in flow.classes.items():
+            units.setdefault(cls, []).extend(methods.values())
+        direct: set[str] = set()
+        calls: dict[str, set[str]] = {}
+        for unit, roots in units.items():
+            callees: set[str] = set()
+            hit = False
+            for root in roots:
+                for node in iter_nodes(root):
+                    if isinstance(node, cst.Name):
+                        if node.value in units:
+                            callees.add(node.value)
+                        if not hit and _RELEVANT.search(node.value):
+                            hit = True
+                    elif not hit and isinstance(node, cst.Call):
+                        # An alias of a draw, or a call into another module of the project
+                        # (its summary may seed or draw: kept as a call for `finalize`).
+                        resolved = self.ctx.resolve(node.func)
+                        if resolved is not None and (
+                                _RELEVANT.search(resolved)
+                                or resolved.split(".", 1)[0] not in _LIBRARIES):
+                            hit = True
+            if hit:
+                direct.add(unit)
+            calls[unit] = callees
+        worth = set(direct)
+        changed = True
+        while changed:
+            changed = False
+            for unit, callees in calls.items():
+                if unit not in worth and callees & worth:
+                    worth.add(unit)
+                    changed = True
+        return worth
+
     def end(self) -> None:
         ctx = self.ctx
         module = ctx.module
@@ -455,7 +497,10 @@ class ReproducibilityChecker(Checker):
         params: dict[str, tuple[tuple[str, bool | None], ...]] = {}
         if relevant:
             flow = Flow(module)
+            worth = self._worth_tracing(flow)
             for fn in flow.functions.values():
+                if fn.name.value not in worth:
+                    continue
                 names = frozenset(p.name.value for p in function_params(fn))
                 found = collector.items(list(Flow(module).function_sites(fn)), names)
                 if found:
