@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -135,7 +136,11 @@ class Settings:
 
     def relative(self, path: str) -> str:
         try:
-            return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+            resolved = Path(path).resolve()
+        except (RuntimeError, OSError):  # a symlink loop
+            resolved = Path(os.path.abspath(path))
+        try:
+            return resolved.relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return Path(path).as_posix()
 
@@ -172,7 +177,10 @@ def _glob_match(rel: str, pattern: str) -> bool:
 
 def find_config(start: Path) -> Path | None:
     """The nearest mxlint.toml, or pyproject.toml with a [tool.mxlint] table, at or above start."""
-    start = start.resolve()
+    try:
+        start = start.resolve()
+    except (RuntimeError, OSError):  # a symlink loop
+        start = Path(os.path.abspath(start))
     directory = start if start.is_dir() else start.parent
     for d in (directory, *directory.parents):
         candidate = d / "mxlint.toml"

@@ -14,6 +14,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from mxlint.parsing import split_lines
 from mxlint.requirements_parsing import Include, Requirement, _conda_requirement, parse_requirement
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-+][^}]*)?\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -79,7 +80,7 @@ def _instructions(text: str) -> list[_Instruction]:
     chars: list[str] = []
     positions: list[tuple[int, int]] = []
     start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(split_lines(text), start=1):
         if not chars:
             if not raw.strip() or raw.lstrip().startswith("#"):
                 continue

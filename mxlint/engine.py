@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from mxlint import knowledge, registry, suppressions
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, Report
 from mxlint.config import Settings
 from mxlint.names import ImportMap
+from mxlint.parsing import DEEP_RECURSION_LIMIT, ParseFailure, on_large_stack, parse_module
 from mxlint.positions import Range, node_ranges
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 from mxlint.walker import walk
@@ -53,6 +55,15 @@ def module_name_for(path: Path) -> tuple[str, bool]:
 def _engine_finding(rule: type[Rule], path: str, line: int, col: int, **kw: object) -> Finding:
     loc = Location(max(line, 1), max(col, 1))
     return Finding(rule.code, rule.format(**kw), path, loc, loc)
+
+
+def internal_error(path: str, checker: str, error: BaseException) -> Finding:
+    """MXL002 for `checker` failing on file `path`, naming the line of mxlint that raised."""
+    tb = error.__traceback__
+    frame = traceback.extract_tb(tb)[-1] if tb else None
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    return _engine_finding(registry.all_rules()["MXL002"], path, 1, 1, checker=checker,
+                           detail=f"{type(error).__name__}: {error}{where}")
 
 
 def _prepass_imports(module: cst.Module, imports: ImportMap) -> None:
@@ -145,20 +156,34 @@ def lint_source(path: str, source: str, settings: Settings, *,
     result = FileResult(path)
     if not force and not MXNET_HINT.search(source.encode("utf-8", "surrogatepass")):
         return result
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
+    module = parse_module(source)
+    if isinstance(module, ParseFailure):
         result.findings.append(_engine_finding(
-            registry.all_rules()["MXL001"], path, exc.raw_line, exc.raw_column + 1,
-            detail=exc.message))
+            registry.all_rules()["MXL001"], path, module.line, module.column,
+            detail=module.message))
         return result
-    except (RecursionError, MemoryError, ValueError) as exc:
-        result.findings.append(_engine_finding(
-            registry.all_rules()["MXL001"], path, 1, 1, detail=f"cannot parse ({exc!r})"))
-        return result
-    result.parsed = True
     if module_name is None:
         module_name, is_package = module_name_for(Path(path))
+    check = functools.partial(_check, path, source, settings, module, module_name, is_package)
+    try:
+        try:
+            return check(retry=True)
+        except RecursionError:
+            pass
+        # A tree deeper than the recursion limit allows: again, on a large stack, higher limit.
+        return on_large_stack(functools.partial(check, retry=False), DEEP_RECURSION_LIMIT)
+    except Exception as exc:  # a bug outside the checkers (positions, suppressions)
+        result.findings.append(internal_error(path, "mxlint", exc))
+        result.error = True
+        return result
+
+
+def _check(path: str, source: str, settings: Settings, module: cst.Module, module_name: str,
+           is_package: bool, retry: bool) -> FileResult:
+    """Every checker over a parsed file. With `retry`, a RecursionError anywhere is raised so
+    that the caller can check the file again with more stack."""
+    result = FileResult(path)
+    result.parsed = True
     imports = ImportMap(module_name, is_package)
     _prepass_imports(module, imports)
     ctx = FileContext(path, source, module, imports, settings, infer_mxnet_line(source, settings),
@@ -191,13 +216,10 @@ def lint_source(path: str, source: str, settings: Settings, *,
             checker.end()
         except Exception as exc:
             errors.append((type(checker).__name__, exc))
+    if retry and any(isinstance(error, RecursionError) for _, error in errors):
+        raise RecursionError("a checker needs a deeper stack")
     for name, error in errors:
-        tb = error.__traceback__
-        frame = traceback.extract_tb(tb)[-1] if tb else None
-        where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
-        result.findings.append(_engine_finding(
-            registry.all_rules()["MXL002"], path, 1, 1, checker=name,
-            detail=f"{type(error).__name__}: {error}{where}"))
+        result.findings.append(internal_error(path, name, error))
         result.error = True
     result.facts = ctx.facts
     _position_reports(ctx, result)
@@ -207,9 +229,8 @@ def lint_source(path: str, source: str, settings: Settings, *,
 def context_for(facts: FileFacts, source: str, settings: Settings) -> FileContext | None:
     """The context of a file read again after the run, with no checker: for cross-file analyses
     that need a tree only for the few files other files actually call into."""
-    try:
-        module = cst.parse_module(source)
-    except Exception:
+    module = parse_module(source)
+    if isinstance(module, ParseFailure):
         return None
     imports = ImportMap(facts.module, facts.is_package)
     _prepass_imports(module, imports)

@@ -10,13 +10,12 @@ fixed in its joined code cells and written back with only the changed cells' `so
 
 from __future__ import annotations
 
-import ast
 import io
 import os
+import re
 import stat
 import tempfile
 import tokenize
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,12 +38,12 @@ class OverlappingEdits(Exception):
     pass
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def _offsets(source: str) -> list[int]:
-    starts = [0]
-    for i, ch in enumerate(source):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
+    """Where each line starts; lines end as Python's own (`\\r\\n`, `\\r`, `\\n`), as rows do."""
+    return [0, *(m.end() for m in _LINE_BREAK.finditer(source))]
 
 
 def apply_edits(source: str, edits: Iterable[Edit]) -> str:
@@ -110,8 +109,13 @@ def _choose(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
 
 
 def _newline_of(text: str) -> str:
+    """The file's most common line ending."""
     crlf = text.count("\r\n")
-    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
+    cr = text.count("\r") - crlf
+    lf = text.count("\n") - crlf
+    if cr > crlf and cr > lf:
+        return "\r"
+    return "\r\n" if crlf and crlf >= lf else "\n"
 
 
 def _normalize(edits: Iterable[Edit], newline: str) -> list[Edit]:
@@ -125,14 +129,19 @@ def parses(text: str, filename: str = "<fix>") -> bool:
     """Whether fixed Python text still parses (libcst and the interpreter's own parser)."""
     import libcst as cst
 
-    try:
-        cst.parse_module(text)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text, filename)
-    except (cst.ParserSyntaxError, SyntaxError, ValueError, RecursionError):
-        return False
-    return True
+    from mxlint.parsing import cpython_error, on_large_stack
+
+    def both() -> bool:
+        # CPython first: what it accepts is never too deep for libcst on a large stack.
+        if cpython_error(text)[0] is not None:
+            return False
+        try:
+            cst.parse_module(text)
+        except Exception:
+            return False
+        return True
+
+    return on_large_stack(both)
 
 
 def apply_findings(text: str, findings: Sequence[Finding], unsafe: bool,
@@ -359,7 +368,7 @@ def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False
                 except ChangedOnDisk:
                     report.skipped.append((filename, "changed on disk during the run"))
                     continue
-                except OSError as exc:
+                except (OSError, UnicodeError) as exc:  # UnicodeError: not in its encoding
                     report.skipped.append((filename, f"cannot write: {exc}"))
                     continue
             progress = True
@@ -429,7 +438,7 @@ def add_noqa_paths(paths: Sequence[Path], settings: Settings) -> tuple[int, list
         except ChangedOnDisk:
             skipped.append((filename, "changed on disk during the run"))
             continue
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:  # UnicodeError: not in its encoding
             skipped.append((filename, f"cannot write: {exc}"))
             continue
         total += count

@@ -55,6 +55,12 @@ class MxlintChecker:
     #: Noisy or advisory rules stay off unless selected, as under `mxlint check`.
     extend_default_ignore: ClassVar[list[str]] = _default_off()
 
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        """flake8 reads default-off codes from its option manager, not from a class attribute:
+        `--select MXL602` (or `extend-select`) turns such a rule on, as under `mxlint check`."""
+        parser.extend_default_ignore(cls.extend_default_ignore)
+
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str) -> None:
         self.tree = tree  # unused: libcst needs the text, which `lines` gives without re-reading
         self.lines = lines

@@ -9,7 +9,6 @@ inclusive ones otherwise).
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from contextlib import contextmanager
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from mxlint.parsing import cpython_tree
 from mxlint.walker import iter_nodes
 
 Pos = tuple[int, int]  # (line 1-based, column 0-based)
@@ -110,7 +110,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 def _statement_lines(module: cst.Module, source: str) -> list[int] | None:
     """The first line of each top-level statement (its first decorator), from `ast`."""
     try:
-        tree = ast.parse(source)
+        tree = cpython_tree(source)  # usually the tree the parse check just built
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     body = tree.body

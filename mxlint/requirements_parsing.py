@@ -19,6 +19,8 @@ from packaging.requirements import Requirement as PkgRequirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from mxlint.parsing import split_lines
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -125,7 +127,7 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str, str]]:
     start = 0
     parts: list[str] = []
     first = ""
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(split_lines(text), start=1):
         if not parts:
             start, first = number, raw
         if raw.endswith("\\") and not _COMMENT.search(raw):
@@ -253,7 +255,7 @@ def _poetry_table(text: str, table: object, header: str) -> list[Requirement]:
         if name.lower() == "python":
             continue
         line, col = _locate_key(text, header, name)
-        shown = _COMMENT.sub("", text.splitlines()[line - 1]).strip() if line else name
+        shown = _COMMENT.sub("", split_lines(text)[line - 1]).strip() if line else name
         entries = value if isinstance(value, list) else [value]
         for entry in entries:
             req = _poetry_entry(name, entry, line, col)
@@ -264,7 +266,7 @@ def _poetry_table(text: str, table: object, header: str) -> list[Requirement]:
 
 def _locate_key(text: str, header: str, key: str) -> tuple[int, int]:
     """The line of `key = ...` in the table `[header]` (or of `[header.key]`)."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     key_re = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
     sub_re = re.compile(rf"^\s*\[\s*{header}\.[\"']?{re.escape(key)}[\"']?\s*\]")
     head_re = re.compile(rf"^\s*\[\s*{header}\s*\]")
@@ -340,7 +342,7 @@ def parse_setup_cfg(text: str) -> ParsedFile:
     out = ParsedFile()
     section = ""
     key: str | None = None
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(split_lines(text), start=1):
         stripped = raw.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
             section, key = stripped[1:-1].strip(), None
@@ -389,10 +391,16 @@ def conda_to_pep440(rest: str) -> str | None:
     if "|" in rest:
         return None
     if rest.startswith("==") or (rest[0].isdigit()):
-        version = rest.lstrip("=").split()[0].split("=")[0]
+        words = rest.lstrip("=").split()
+        if not words:  # `python==`: no version
+            return None
+        version = words[0].split("=")[0]
         spec = f"=={version}"
     elif rest.startswith("="):
-        version = rest[1:].split("=")[0].split()[0]
+        words = rest[1:].split("=")[0].split()
+        if not words:  # `python=`: no version
+            return None
+        version = words[0]
         spec = f"=={version}" if version.endswith("*") else f"=={version}.*"
     else:
         spec = rest.split()[0]
@@ -409,7 +417,7 @@ def parse_environment_yml(text: str) -> ParsedFile:
     out = ParsedFile()
     in_deps = False
     pip_indent: int | None = None
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(split_lines(text), start=1):
         content = re.sub(r"\s+#.*$", "", raw).rstrip()
         stripped = content.strip()
         if not stripped or stripped.startswith("#"):
@@ -539,11 +547,11 @@ def setup_call_requirements(call: cst.Call, names: dict[str, cst.BaseExpression]
 
 def parse_setup_py(text: str) -> ParsedFile:
     """setup.py read with libcst, never executed: literal lists and module-level list names."""
+    from mxlint.parsing import ParseFailure, parse_module
     from mxlint.positions import node_ranges
 
-    try:
-        module = cst.parse_module(text)
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+    module = parse_module(text)
+    if isinstance(module, ParseFailure):
         return ParsedFile()
     names = module_assignments(module)
     out = ParsedFile()

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import codecs
+import errno
 import io
 import os
+import re
+import stat
 import tokenize
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,12 +16,13 @@ from typing import TYPE_CHECKING
 
 from mxlint import notebooks, registry, suppressions
 from mxlint.config import Settings
-from mxlint.engine import FileResult, lint_source
+from mxlint.engine import FileResult, internal_error, lint_source
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding, Location
 
 if TYPE_CHECKING:
     from mxlint.cache import Cache
+    from mxlint.checker import TextChecker
 
 
 @dataclass
@@ -89,10 +94,18 @@ def _display(path: Path) -> str:
         return str(path)
 
 
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file: reading a FIFO or a device named `x.py` would never end."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
+    return path.read_bytes()
+
+
 def lint_file(path: Path, settings: Settings) -> FileResult:
     shown = _display(path)
+    data = b""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
         if path.suffix == notebooks.SUFFIX:
             return notebooks.lint_notebook(shown, data, settings)
         source = decode_source(data)
@@ -100,11 +113,32 @@ def lint_file(path: Path, settings: Settings) -> FileResult:
         rule = registry.all_rules()["MXL003"]
         result = FileResult(shown)
         if settings.enabled(rule, shown):
-            loc = Location(1, 1)
-            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            loc, detail = _unreadable(exc, data)
             result.findings.append(Finding(rule.code, rule.format(detail=detail), shown, loc, loc))
         return result
     return lint_source(shown, source, settings)
+
+
+def _unreadable(exc: Exception, data: bytes) -> tuple[Location, str]:
+    """Where and why a file cannot be read or decoded."""
+    if isinstance(exc, OSError):
+        return Location(1, 1), exc.strerror or str(exc)
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return Location(1, 1), ("the file is UTF-16 or UTF-32; Python source must be UTF-8 or "
+                                "an ASCII-compatible encoding declared in a coding comment")
+    if isinstance(exc, SyntaxError):  # no valid coding line: point at the first bad byte
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            exc = bad
+    if isinstance(exc, UnicodeDecodeError):
+        lines = re.split(rb"\r\n|\r|\n", data[:exc.start])
+        column = len(lines[-1].decode(exc.encoding, errors="replace")) + 1
+        byte = data[exc.start:exc.start + 1].hex()
+        return Location(len(lines), column), (
+            f"byte 0x{byte} is not valid {exc.encoding} ({exc.reason}); declare the file's "
+            "encoding in a coding comment (`# -*- coding: latin-1 -*-`) or save it as UTF-8")
+    return Location(1, 1), str(exc)
 
 
 def resolve_project(results: Iterable[FileResult], settings: Settings,
@@ -120,12 +154,20 @@ def resolve_project(results: Iterable[FileResult], settings: Settings,
                 findings.append(finding)
     from mxlint.engine import enabled_checkers
 
+    failures: list[Finding] = []
     for checker in enabled_checkers(settings):
-        for finding in checker.finalize(index):
+        try:
+            found = checker.finalize(index)
+        except Exception as exc:  # a rule bug must not stop the run
+            if results:
+                failures.append(internal_error(results[0].path, f"{checker.__name__} (cross-file)",
+                                               exc))
+            continue
+        for finding in found:
             rule = registry.get_rule(finding.code)
             if rule is not None and settings.enabled(rule, finding.filename):
                 findings.append(finding)
-    return suppressions.filter_cross_file(findings, results, settings)
+    return suppressions.filter_cross_file(findings, results, settings) + failures
 
 
 def check_text_files(paths: Sequence[Path], settings: Settings) -> list[Finding]:
@@ -138,16 +180,42 @@ def check_text_files(paths: Sequence[Path], settings: Settings) -> list[Finding]
             if not checker_type.matches(path.name):
                 continue
             try:
-                files.append((_display(path), path.read_text(encoding="utf-8", errors="replace")))
+                text = read_regular(path).decode("utf-8", errors="replace")
+                # Universal newlines, as Path.read_text reads.
+                files.append((_display(path), text.replace("\r\n", "\n").replace("\r", "\n")))
             except OSError:
                 continue
         if files:
-            found = checker_type().check_files(files, settings)
+            found = _check_text(checker_type, files, settings)
             for finding in suppressions.filter_text(found, dict(files)):
                 rule = registry.get_rule(finding.code)
                 if rule is not None and settings.enabled(rule, finding.filename):
                     findings.append(finding)
     return findings
+
+
+def _check_text(checker_type: type[TextChecker], files: list[tuple[str, str]],
+                settings: Settings) -> list[Finding]:
+    """A text checker over the files of the run; if it raises, each file alone, so that one
+    file that breaks it gets an MXL002 and every other file still reports."""
+    try:
+        return checker_type().check_files(files, settings)
+    except Exception:  # a rule bug must not stop the run
+        pass
+    good: list[tuple[str, str]] = []
+    failures: list[Finding] = []
+    for name, text in files:
+        try:
+            checker_type().check_files([(name, text)], settings)
+        except Exception as exc:
+            failures.append(internal_error(name, checker_type.__name__, exc))
+        else:
+            good.append((name, text))
+    try:
+        found = checker_type().check_files(good, settings) if good else []
+    except Exception:  # only together: each good file on its own
+        found = [f for item in good for f in checker_type().check_files([item], settings)]
+    return found + failures
 
 
 def run(paths: Sequence[Path], settings: Settings, *, jobs: int = 1,
@@ -166,5 +234,7 @@ def run(paths: Sequence[Path], settings: Settings, *, jobs: int = 1,
         out.error = out.error or r.error
     out.findings.extend(resolve_project(results, settings))
     out.findings.extend(check_text_files(text, settings))
+    # A checker that failed on the whole project or on a dependency file is an error too.
+    out.error = out.error or any(f.code == "MXL002" for f in out.findings)
     out.findings.sort(key=Finding.sort_key)
     return out

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mxlint.parsing import split_lines
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def parse(source: str) -> Suppressions:
     if "noqa" not in source.lower():
         return out
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        tokens = list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return _parse_lines(source)
     logical_start: int | None = None
@@ -131,7 +132,7 @@ def parse(source: str) -> Suppressions:
 def _parse_lines(text: str) -> Suppressions:
     """Line-based reading for sources that do not tokenize and for non-Python files."""
     out = Suppressions()
-    for row, line in enumerate(text.splitlines(), start=1):
+    for row, line in enumerate(split_lines(text), start=1):
         index = line.find("#")
         while index >= 0:
             comment = line[index:]
@@ -256,7 +257,7 @@ def unused_directives(path: str, source: str, sup: Suppressions,
     if sup.file_all or any("MXL004".startswith(p) for p in sup.file_codes):
         return []
     cross = _cross_file_codes()
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source, keepends=True)
     out: list[Finding] = []
     for directive in sup.lines.values():
         if not directive.codes or directive.covers("MXL004") is not None:
@@ -323,7 +324,7 @@ def add_noqa(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
     if not findings:
         return source, 0
     sup = parse(source)
-    lines = source.splitlines(keepends=True)
+    lines = split_lines(source, keepends=True)
     blocked = _rows_without_comment_end(source)
     wanted: dict[int, list[str]] = {}
     for f in findings:
@@ -359,11 +360,11 @@ def add_noqa(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
 def _rows_without_comment_end(source: str) -> set[int]:
     """Rows whose end is inside a string or continued with a backslash."""
     rows: set[int] = set()
-    for row, line in enumerate(source.splitlines(), start=1):
+    for row, line in enumerate(split_lines(source), start=1):
         if line.rstrip().endswith("\\"):
             rows.add(row)
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        for tok in tokenize.generate_tokens(io.StringIO(source, newline=None).readline):
             if tok.type == tokenize.STRING or getattr(tokenize, "FSTRING_MIDDLE", -1) == tok.type:
                 rows.update(range(tok.start[0], tok.end[0]))
     except (tokenize.TokenError, SyntaxError, IndentationError):

@@ -581,14 +581,18 @@ def _single(test: cst.BaseExpression) -> bool:
 
 def _conjuncts(test: cst.BaseExpression, positive: bool
                ) -> Iterator[tuple[cst.BaseExpression, bool]]:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        yield from _conjuncts(test.left, positive)
-        yield from _conjuncts(test.right, positive)
-    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and \
-            isinstance(test.expression, cst.Comparison):
-        yield test.expression, not positive
-    else:
-        yield test, positive
+    # A loop, not recursion: an `and` chain can be thousands of operands long.
+    pending = [test]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+            pending.append(node.right)
+            pending.append(node.left)
+        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and \
+                isinstance(node.expression, cst.Comparison):
+            yield node.expression, not positive
+        else:
+            yield node, positive
 
 
 def _names(target: cst.BaseExpression) -> Iterator[str]:

@@ -74,7 +74,7 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
     """One result per path, in order; cached results for unchanged files."""
     from mxlint.cache import file_key
     from mxlint.engine import module_name_for
-    from mxlint.runner import _display
+    from mxlint.runner import _display, read_regular
 
     jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     if cache is None:
@@ -84,7 +84,7 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
     for index, path in enumerate(paths):
         shown = _display(path)
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError:
             todo.append((index, shown, ""))  # lint_file reports why it cannot be read
             continue

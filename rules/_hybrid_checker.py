@@ -25,6 +25,7 @@ from mxlint.rules._hybrid_analysis import (
 )
 
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit
+from mxlint.parsing import split_lines
 from mxlint.positions import Range, node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding, Location, Rule
@@ -199,7 +200,7 @@ def local_ranges(module: cst.Module, source: str, nodes: list[cst.CSTNode]
             return node_ranges(module, nodes, source)
         starts[id(fn)] = found[index]
     out: dict[cst.CSTNode, Range] = {}
-    source_lines = source.splitlines()
+    source_lines = split_lines(source)  # rows as the parser counts them (not at form feeds)
     for fn in functions:
         if not wanted:
             break

@@ -371,6 +371,8 @@ def cuda_of_variant(name: str) -> str | None:
     if not m or not m.group(1):
         return None
     digits = m.group(1)
+    if len(digits) < 2:  # `mxnet-cu0`: no CUDA version to read
+        return None
     return f"{int(digits[:-1])}.{digits[-1]}"
 
 
@@ -593,9 +595,12 @@ class _Project:
             text = self.texts.get(path)
             if text is None:
                 try:
+                    # Only a regular file: `-r /dev/zero` or a FIFO would never end.
+                    if not os.path.isfile(path):
+                        return None
                     with open(path, encoding="utf-8", errors="replace") as handle:
                         text = handle.read()
-                except OSError:
+                except (OSError, ValueError):  # ValueError: a NUL byte in the included name
                     return None
             parsed = parse_requirements_txt(text, constraint=constraint)
             parsed.requirements = [replace(r, path=path) for r in parsed.requirements]

@@ -73,7 +73,7 @@ def projects(tmp_path_factory) -> list[Path]:
         (d / "__init__.py").write_text("")
         (d / ex.filename).write_text(ex.code)
         noqa = _commented(ex.code, ex.line, f"# noqa: {rule.code}")
-        if noqa is not None and rule.code != "MXL004":
+        if noqa is not None and rule.code != "MXL004" and rule.default_enabled:
             (d / f"noqa_{ex.filename}").write_text(noqa)
     return sorted(roots.values())
 
@@ -151,3 +151,14 @@ def test_mxlint_noqa_extensions_hold_under_flake8(tmp_path: Path):
     assert theirs == ours
     assert not any(f[0] in ("a.py", "b.py") and f[3] == rule.code for f in ours)
     assert any(f[0] == "c.py" and f[3] == rule.code for f in ours)
+
+
+def test_off_by_default_rules_stay_off_until_selected(tmp_path: Path):
+    from mxlint.registry import all_rules
+
+    off = [r for r in all_rules().values() if not r.default_enabled and r.invalid]
+    assert off
+    rule = off[0]
+    (tmp_path / rule.invalid[0].filename).write_text(rule.invalid[0].code)
+    assert not any(f[3] == rule.code for f in flake8(tmp_path))
+    assert any(f[3] == rule.code for f in flake8(tmp_path, f"--extend-select={rule.code}"))

@@ -1,0 +1,160 @@
+"""Lint never executes or imports the code it reads.
+
+The project below writes a marker file if any of its files is imported or run: at module level,
+in a package's `__init__.py`, in `setup.py` and `conftest.py`, in a `hybrid_forward`, under
+`if __name__ == "__main__"` and in a notebook cell. `mxlint check` (also with fixes) and
+flake8 with the mxlint plugin read all of it, report findings on it, and no marker appears.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+#: What each file holds; `{marker}` is the file it writes if it ever runs.
+FILES = {
+    "setup.py": """\
+        open({marker!r}, "w").write("setup.py ran")
+        from setuptools import setup
+        setup(name="victim", install_requires=["mxnet"])
+        """,
+    "conftest.py": """\
+        open({marker!r}, "w").write("conftest.py ran")
+        import mxnet as mx
+        """,
+    "victim/__init__.py": """\
+        open({marker!r}, "w").write("package imported")
+        import mxnet as mx
+        """,
+    "victim/model.py": """\
+        import mxnet as mx
+        from mxnet.gluon import nn
+
+        open({marker!r}, "w").write("module imported")
+
+
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                open({marker!r} + ".forward", "w").write("hybrid_forward ran")
+                if x.sum() > 0:
+                    return x
+                return x * 2
+        """,
+    "train.py": """\
+        import mxnet as mx
+        from mxnet import gluon
+
+        if __name__ == "__main__":
+            open({marker!r}, "w").write("script ran")
+            loader = gluon.data.DataLoader(dataset, batch_size=8, shuffle=True)
+            for data, label in loader:
+                pass
+        """,
+    "requirements.txt": "mxnet\n",
+}
+#: What must be reported, so that a run that reads nothing cannot pass.
+EXPECTED = {
+    ("victim/model.py", "MXL101"), ("train.py", "MXL301"), ("requirements.txt", "MXL501"),
+    ("setup.py", "MXL501"), ("notebook.ipynb", "MXL101"),
+}
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> tuple[Path, Path]:
+    root, markers = tmp_path / "project", tmp_path / "markers"
+    markers.mkdir()
+    for name, text in FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).format(marker=str(markers / name.replace("/", "_"))))
+    cell = ["import mxnet as mx\n", "from mxnet.gluon import nn\n",
+            f"open({str(markers / 'notebook')!r}, 'w')\n", "\n", "class Net(nn.HybridBlock):\n",
+            "    def hybrid_forward(self, F, x):\n", "        if x.sum() > 0:\n",
+            "            return x\n", "        return x * 2\n"]
+    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                           "outputs": [], "source": cell}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (root / "notebook.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    return root, markers
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "MXLINT_OUTPUT_FORMAT"}
+    # Nothing from the project may become importable by accident.
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env=_env())
+
+
+def test_mxlint_check_reads_but_never_runs(victim):
+    root, markers = victim
+    proc = _run([sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
+                 "--output-format", "json", "."], root)
+    assert proc.returncode == 1, proc.stderr
+    found = {(Path(f["filename"]).as_posix(), f["code"]) for f in json.loads(proc.stdout)}
+    assert found >= EXPECTED
+    assert list(markers.iterdir()) == []
+
+
+def test_fixes_never_run_the_code(victim):
+    root, markers = victim
+    for flags in (["--diff"], ["--fix", "--unsafe-fixes"], ["--add-noqa"]):
+        proc = _run([sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
+                     *flags, "."], root)
+        assert proc.returncode in (0, 1), proc.stderr
+        assert list(markers.iterdir()) == []
+    assert "np.random.seed(0)" in (root / "train.py").read_text()  # --fix did run
+
+
+def test_flake8_plugin_reads_but_never_runs(victim):
+    root, markers = victim
+    proc = _run([sys.executable, "-m", "flake8", "--isolated", "--select", "MXL",
+                 "--format", "%(path)s:%(row)d:%(col)d:%(code)s", "."], root)
+    assert proc.returncode == 1, proc.stderr
+    found = {(Path(line.split(":")[0]).as_posix().removeprefix("./"), line.rsplit(":", 1)[1])
+             for line in proc.stdout.splitlines()}
+    assert ("victim/model.py", "MXL101") in found
+    assert ("train.py", "MXL301") in found
+    assert list(markers.iterdir()) == []
+
+
+def test_checking_does_not_import_mxnet_or_numpy(victim):
+    root, _ = victim
+    code = textwrap.dedent("""\
+        import sys
+        from mxlint.cli import main
+        code = main(["check", "--isolated", "--no-cache", "-j", "1", "."])
+        heavy = sorted(m for m in ("mxnet", "numpy", "victim", "conftest", "setup", "train")
+                       if m in sys.modules)
+        assert code == 1, code
+        assert heavy == [], heavy
+        """)
+    proc = _run([sys.executable, "-c", code], root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_project_is_armed(victim, tmp_path):
+    """Run for real, the same files do write their markers: the tests above prove something.
+    (A stand-in `mxnet` and no site-packages keep this fast; each run fails after its write.)"""
+    root, markers = victim
+    fake = tmp_path / "fake"
+    (fake / "mxnet" / "gluon").mkdir(parents=True)
+    (fake / "mxnet" / "__init__.py").write_text("")
+    (fake / "mxnet" / "gluon" / "__init__.py").write_text(
+        "class nn:\n    HybridBlock = object\n")
+    env = {**_env(), "PYTHONPATH": str(fake)}
+    for args in (["-c", "import victim.model"], ["train.py"], ["setup.py", "--name"]):
+        subprocess.run([sys.executable, "-S", *args], cwd=root, capture_output=True, env=env,
+                       timeout=60)
+    assert {p.name for p in markers.iterdir()} == {"victim___init__.py", "victim_model.py",
+                                                   "train.py", "setup.py"}
