@@ -1,0 +1,30 @@
+"""The speed benchmark runs end to end on a small generated corpus (figures are not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_speed_benchmark_runs_every_tool_and_prints_the_ratios(tmp_path: Path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "speed.py"), "--generate", "12",
+         "--repeat", "1", "--json", str(out)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "warm / cold" in proc.stdout and "cold / flake8 -j" in proc.stdout
+    figures = json.loads(out.read_text())
+    assert figures["files"] == 13  # 12 modules and their package's __init__.py
+    runs = figures["runs"]
+    assert set(runs) == {"parse", "flake8", "cold", "cold1", "warm", "one", "flake8one"}
+    # Every tool ran to completion (exit 0 or 1: findings are expected in the generated corpus).
+    assert all(run["rc"] in (0, 1) for run in runs.values()), runs
+    assert runs["cold"]["rc"] == 1  # the generator plants real findings
