@@ -25,6 +25,6 @@ def test_speed_benchmark_runs_every_tool_and_prints_the_ratios(tmp_path: Path):
     assert figures["files"] == 13  # 12 modules and their package's __init__.py
     runs = figures["runs"]
     assert set(runs) == {"parse", "flake8", "cold", "cold1", "warm", "one", "flake8one"}
-    # Every tool ran to completion (exit 0 or 1: findings are expected in the generated corpus).
-    assert all(run["rc"] in (0, 1) for run in runs.values()), runs
-    assert runs["cold"]["rc"] == 1  # the generator plants real findings
+    # Every tool ran to completion (the linters run with --exit-zero).
+    assert all(run["rc"] == 0 for run in runs.values()), runs
+    assert all(run["seconds"] > 0 for run in runs.values())
