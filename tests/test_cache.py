@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mxlint.cache import DIRNAME, Cache, clean
+from mxlint.cache import DIRNAME, ENV_VAR, Cache, clean
 from mxlint.cli import main
 from mxlint.config import Settings
 from mxlint.runner import run
@@ -33,6 +33,7 @@ UTILS_GOOD = "import mxnet as mx\n\n\ndef peak(t):\n    return t.max()\n"
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv(ENV_VAR, raising=False)  # the default place: the project root
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
