@@ -81,8 +81,6 @@ class Cache:
     directory: Path
     fingerprint: str
     entries: dict[str, tuple[str, FileResult]] = field(default_factory=dict)
-    #: Entries looked up or stored in this run (others are kept: another path's run).
-    touched: set[str] = field(default_factory=set)
     hits: int = 0
     misses: int = 0
     dirty: bool = False
@@ -105,7 +103,6 @@ class Cache:
         return cache
 
     def get(self, path: str, key: str) -> FileResult | None:
-        self.touched.add(path)
         found = self.entries.get(path)
         if found is not None and found[0] == key:
             self.hits += 1
@@ -114,7 +111,6 @@ class Cache:
         return None
 
     def put(self, path: str, key: str, result: FileResult) -> None:
-        self.touched.add(path)
         if not result.error:  # an internal error is retried next run, not remembered
             self.entries[path] = (key, result)
             self.dirty = True

@@ -27,6 +27,15 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def last_name(node: cst.BaseExpression) -> str:
+    """`c` of `a.b.c` or of `c`; "" for anything else (a call of a call, a subscript...)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
+
+
 def _module_path(node: cst.BaseExpression | None) -> str:
     if node is None:
         return ""

@@ -30,8 +30,6 @@ class RunResult:
     findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0
     error: bool = False
-    #: Files whose own result came from the cache.
-    cached: int = 0
 
 
 def decode_source(data: bytes) -> str:
@@ -101,19 +99,21 @@ def read_regular(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def lint_file(path: Path, settings: Settings) -> FileResult:
+def lint_file(path: Path, settings: Settings, data: bytes | None = None) -> FileResult:
+    """Lint one file; `data`, when given, is its content already read (e.g. to hash it)."""
     shown = _display(path)
-    data = b""
+    content = b"" if data is None else data
     try:
-        data = read_regular(path)
+        if data is None:
+            content = read_regular(path)
         if path.suffix == notebooks.SUFFIX:
-            return notebooks.lint_notebook(shown, data, settings)
-        source = decode_source(data)
+            return notebooks.lint_notebook(shown, content, settings)
+        source = decode_source(content)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         rule = registry.all_rules()["MXL003"]
         result = FileResult(shown)
         if settings.enabled(rule, shown):
-            loc, detail = _unreadable(exc, data)
+            loc, detail = _unreadable(exc, content)
             result.findings.append(Finding(rule.code, rule.format(detail=detail), shown, loc, loc))
         return result
     return lint_source(shown, source, settings)
@@ -227,8 +227,6 @@ def run(paths: Sequence[Path], settings: Settings, *, jobs: int = 1,
     python, text = discover(paths, settings)
     out = RunResult(files_checked=len(python) + len(text))
     results = lint_all(python, settings, jobs=jobs, cache=cache)
-    if cache is not None:
-        out.cached = cache.hits
     for r in results:
         out.findings.extend(r.findings)
         out.error = out.error or r.error

@@ -52,12 +52,17 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def lint_many(paths: Sequence[Path], settings: Settings, jobs: int) -> list[FileResult]:
+def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
+              contents: Sequence[bytes | None] | None = None) -> list[FileResult]:
+    """`contents`: the files' bytes where already read; used in this process (workers read
+    their files themselves: cheaper than sending the bytes over a pipe)."""
     from mxlint.runner import lint_file
 
     jobs = min(jobs, len(paths) // MIN_FILES_PER_WORKER)
     if jobs <= 1:
-        return [lint_file(p, settings) for p in paths]
+        if contents is None:
+            return [lint_file(p, settings) for p in paths]
+        return [lint_file(p, settings, data) for p, data in zip(paths, contents)]
     # Small chunks keep the workers busy to the end when file sizes vary a lot.
     chunksize = max(1, min(16, len(paths) // (jobs * 8)))
     try:
@@ -80,13 +85,13 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
     if cache is None:
         return lint_many(paths, settings, jobs)
     results: list[FileResult | None] = [None] * len(paths)
-    todo: list[tuple[int, str, str]] = []
+    todo: list[tuple[int, str, str, bytes | None]] = []
     for index, path in enumerate(paths):
         shown = _display(path)
         try:
             data = read_regular(path)
         except OSError:
-            todo.append((index, shown, ""))  # lint_file reports why it cannot be read
+            todo.append((index, shown, "", None))  # lint_file reports why it cannot be read
             continue
         module, is_package = module_name_for(path)
         key = file_key(data, f"{module}:{is_package}")
@@ -94,9 +99,10 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
         if found is not None:
             results[index] = found
         else:
-            todo.append((index, shown, key))
-    fresh = lint_many([paths[i] for i, _, _ in todo], settings, jobs)
-    for (index, shown, key), result in zip(todo, fresh):
+            todo.append((index, shown, key, data))
+    fresh = lint_many([paths[i] for i, _, _, _ in todo], settings, jobs,
+                      [data for _, _, _, data in todo])
+    for (index, shown, key, _), result in zip(todo, fresh):
         results[index] = result
         if key:
             cache.put(shown, key, result)

@@ -21,6 +21,7 @@ import libcst as cst
 
 from mxlint import knowledge
 from mxlint.checker import Checker
+from mxlint.names import last_name
 from mxlint.rule import Example, Rule, Valid
 from mxlint.walker import iter_nodes
 
@@ -514,14 +515,6 @@ def _comprehension_calls(node: cst.CSTNode) -> set[cst.CSTNode]:
             and isinstance(n.func.value, cst.Name) and n.func.value.value in names}
 
 
-def _last_attr(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return ""
-
-
 class MemoryChecker(Checker):
     rules = (AccumulatedWithoutSync, BackwardWithoutRecord, TimingWithoutSync, SyncEveryStep)
     name = "memory"
@@ -647,7 +640,7 @@ class MemoryChecker(Checker):
             return True
         if name is not None and knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES):
             return False
-        last = _last_attr(call.func)
+        last = last_name(call.func)
         return bool(last) and last[0].isupper()
 
     def _symbolic(self, binding: cst.CSTNode) -> bool:
@@ -678,7 +671,7 @@ class MemoryChecker(Checker):
                 continue
             name = self.ctx.resolve(call.func)
             if name == "mxnet.contrib.autograd.train_section" or (
-                    name is None and _last_attr(call.func) in ("record", "train_section")):
+                    name is None and last_name(call.func) in ("record", "train_section")):
                 # `from mxnet.autograd import *`: an unknown `record()` is taken at its word,
                 # so that what it records is never reported as computed outside it.
                 name = "mxnet.autograd.record"

@@ -29,7 +29,7 @@ from mxlint.rules._flow import (
 
 from mxlint import knowledge
 from mxlint.checker import Checker
-from mxlint.names import ImportMap
+from mxlint.names import ImportMap, last_name
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Edit, Example, Finding, Fix, Location, Rule, Valid
@@ -240,19 +240,11 @@ def _truth(expr: cst.BaseExpression | None) -> bool | None:
     return None
 
 
-def _last_name(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return ""
-
-
 def _seeding_decorator(fn: cst.FunctionDef) -> bool:
     """`@with_seed()`, `@seed_everything`: a decorator named like a seeder seeds the call."""
     for dec in fn.decorators:
         expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
-        if "seed" in _last_name(expr).lower():
+        if "seed" in last_name(expr).lower():
             return True
     return False
 
@@ -298,7 +290,7 @@ class _Collector:
         symbol = _symbol(site.frames)
         base = Item("use", reached=site.reached, symbol=symbol)
         if name is None:
-            last = _last_name(call.func)
+            last = last_name(call.func)
             if "seed" in last.lower() and not self._is_local(site):
                 return [(replace(base, op="seed", kinds=ALL_KINDS, what=ctx.code(call.func)),
                          call)]
