@@ -123,11 +123,11 @@ class FileContext:
 
     def enclosing_class(self) -> cst.ClassDef | None:
         node = self.enclosing(cst.ClassDef)
-        return node if isinstance(node, cst.ClassDef) else None
+        return node if type(node) is cst.ClassDef else None
 
     def enclosing_function(self) -> cst.FunctionDef | None:
         node = self.enclosing(cst.FunctionDef)
-        return node if isinstance(node, cst.FunctionDef) else None
+        return node if type(node) is cst.FunctionDef else None
 
     def loops(self) -> Iterator[cst.For | cst.While]:
         for node in reversed(self.stack):

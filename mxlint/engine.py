@@ -17,7 +17,7 @@ from mxlint.names import ImportMap
 from mxlint.parsing import DEEP_RECURSION_LIMIT, ParseFailure, on_large_stack, parse_module
 from mxlint.positions import Range, node_ranges
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
-from mxlint.walker import walk
+from mxlint.walker import TreeIndex, use_index, walk
 
 #: A file that mentions none of these is not parsed for Python rules: not MXNet code, and no
 #: randomness an MXNet program's reproducibility depends on (numpy/random in entry scripts).
@@ -71,11 +71,11 @@ def _prepass_imports(module: cst.Module, imports: ImportMap) -> None:
     pending: list[cst.CSTNode] = list(module.body)
     while pending:
         stmt = pending.pop(0)
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
-                if isinstance(small, cst.Import):
+                if type(small) is cst.Import:
                     imports.add_import(small)
-                elif isinstance(small, cst.ImportFrom):
+                elif type(small) is cst.ImportFrom:
                     imports.add_import_from(small)
         elif isinstance(stmt, (cst.If, cst.Try)):
             pending.extend(stmt.body.body)
@@ -113,8 +113,8 @@ class _EngineFacts:
             self.ctx.imports.add_import_from(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        outer = [n.name.value for n in self.ctx.stack if isinstance(n, cst.ClassDef)]
-        if any(isinstance(n, cst.FunctionDef) for n in self.ctx.stack):
+        outer = [n.name.value for n in self.ctx.stack if type(n) is cst.ClassDef]
+        if any(type(n) is cst.FunctionDef for n in self.ctx.stack):
             return
         qual = self.ctx.qualname(".".join([*outer, node.name.value]))
         bases: list[str] = []
@@ -208,21 +208,26 @@ def _check(path: str, source: str, settings: Settings, module: cst.Module, modul
         failed.add(owner)
         errors.append((type(objs[owner]).__name__, exc))
 
-    walk(module, visits, leaves, ctx.stack, on_error)
-    for index, checker in enumerate(live, start=1):
-        if index in failed:
-            continue
-        try:
-            checker.end()
-        except Exception as exc:
-            errors.append((type(checker).__name__, exc))
-    if retry and any(isinstance(error, RecursionError) for _, error in errors):
-        raise RecursionError("a checker needs a deeper stack")
-    for name, error in errors:
-        result.findings.append(internal_error(path, name, error))
-        result.error = True
-    result.facts = ctx.facts
-    _position_reports(ctx, result)
+    tree = TreeIndex(module)
+    use_index(tree)  # every subtree walk of this file's rules reads the index
+    try:
+        walk(module, visits, leaves, ctx.stack, on_error, tree)
+        for index, checker in enumerate(live, start=1):
+            if index in failed:
+                continue
+            try:
+                checker.end()
+            except Exception as exc:
+                errors.append((type(checker).__name__, exc))
+        if retry and any(isinstance(error, RecursionError) for _, error in errors):
+            raise RecursionError("a checker needs a deeper stack")
+        for name, error in errors:
+            result.findings.append(internal_error(path, name, error))
+            result.error = True
+        result.facts = ctx.facts
+        _position_reports(ctx, result)
+    finally:
+        use_index(None)
     return suppressions.apply(result, source, settings)
 
 

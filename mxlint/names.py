@@ -18,10 +18,10 @@ from mxlint import knowledge
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, None for anything else (calls, subscripts...)."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
@@ -29,9 +29,9 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 
 def last_name(node: cst.BaseExpression) -> str:
     """`c` of `a.b.c` or of `c`; "" for anything else (a call of a call, a subscript...)."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return ""
 
@@ -76,7 +76,7 @@ class ImportMap:
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
             full = _module_path(alias.name)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self.aliases[alias.asname.name.value] = knowledge.canonical(full)
             else:
                 top = full.split(".", 1)[0]
@@ -91,7 +91,7 @@ class ImportMap:
         for alias in node.names:
             name = _module_path(alias.name)
             local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             full = f"{base}.{name}" if base else name
             self.aliases[local] = knowledge.canonical(full)

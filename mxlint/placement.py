@@ -247,15 +247,15 @@ def creator_ctx_argument(call: cst.Call, short: str) -> cst.BaseExpression | Non
 
 
 def _is_none(node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"
 
 
 def _is_false(node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "False"
+    return type(node) is cst.Name and node.value == "False"
 
 
 def _is_true(node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
+    return type(node) is cst.Name and node.value == "True"
 
 
 def _data_source(name: str) -> bool:
@@ -307,45 +307,45 @@ class Scope:
         return out
 
     def statement(self, stmt: cst.CSTNode) -> None:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             self.run(stmt.body)
-        elif isinstance(stmt, cst.Assign):
+        elif type(stmt) is cst.Assign:
             value = self.ev(stmt.value)
             for target in stmt.targets:
                 self.bind(target.target, value, stmt.value)
-        elif isinstance(stmt, cst.AnnAssign):
+        elif type(stmt) is cst.AnnAssign:
             if stmt.value is not None:
                 self.bind(stmt.target, self.ev(stmt.value), stmt.value)
-        elif isinstance(stmt, cst.AugAssign):
+        elif type(stmt) is cst.AugAssign:
             right = self.ev(stmt.value)
             left = self.ev(stmt.target)
             self.bind(stmt.target, _combine([left, right]), None)
         elif isinstance(stmt, (cst.Expr, cst.Return)):
             if stmt.value is not None:
                 self.ev(stmt.value)
-        elif isinstance(stmt, cst.If):
+        elif type(stmt) is cst.If:
             self.ev(stmt.test)
             then = self._branch(stmt.body)
             orelse: Env
-            if isinstance(stmt.orelse, cst.If):
+            if type(stmt.orelse) is cst.If:
                 saved = self.env
                 self.env = dict(saved)
                 self.statement(stmt.orelse)
                 orelse, self.env = self.env, saved
-            elif isinstance(stmt.orelse, cst.Else):
+            elif type(stmt.orelse) is cst.Else:
                 orelse = self._branch(stmt.orelse.body)
             else:
                 orelse = dict(self.env)
             self.env = merge(self.env, [then, orelse])
-        elif isinstance(stmt, cst.For):
+        elif type(stmt) is cst.For:
             self.bind(stmt.target, self.element(self._iterable(stmt.iter)), None)
             self._block(stmt.body)
             if stmt.orelse is not None:
                 self._block(stmt.orelse.body)
-        elif isinstance(stmt, cst.While):
+        elif type(stmt) is cst.While:
             self.ev(stmt.test)
             self._block(stmt.body)
-        elif isinstance(stmt, cst.With):
+        elif type(stmt) is cst.With:
             pushed = 0
             for item in stmt.items:
                 value = self.ev(item.item)
@@ -391,7 +391,7 @@ class Scope:
         if isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             if isinstance(value, Seq) and len(value.items) == len(elements) and not any(
-                    isinstance(e, cst.StarredElement) for e in target.elements):
+                    type(e) is cst.StarredElement for e in target.elements):
                 for element, item in zip(elements, value.items):
                     self.bind(element, item, None)
                 return
@@ -399,10 +399,10 @@ class Scope:
             for element in elements:
                 self.bind(element, item_value, None)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self.bind(target.value, None, None)
             return
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             self.ev(target)
             return
         key = dotted_name(target)
@@ -411,7 +411,7 @@ class Scope:
         for stale in [k for k in self.env if k.startswith(key + ".")]:
             del self.env[stale]
         self.env[key] = value
-        if isinstance(target, cst.Attribute) and isinstance(value, Net):
+        if type(target) is cst.Attribute and isinstance(value, Net):
             parent = self.env.get(dotted_name(target.value) or "")
             if isinstance(parent, Net):
                 self.attach(parent, value)
@@ -429,7 +429,7 @@ class Scope:
             return value
         wrapper = None
         inner = node
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and \
+        if type(node) is cst.Call and type(node.func) is cst.Name and \
                 node.func.value in ("enumerate", "tqdm") and node.args:
             wrapper, inner = node.func.value, node.args[0].value
         if not _LOADER_NAME.search(dotted_name(inner) or "") or self.ev(inner) is not None:
@@ -475,9 +475,9 @@ class Scope:
         """The value of `node`; also records the events found inside it."""
         if isinstance(node, (cst.Name, cst.Attribute)):
             return self._name(node)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self._call(node)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             base = self.ev(node.value)
             for element in node.slice:
                 self._walk_children(element)
@@ -492,11 +492,11 @@ class Scope:
             if isinstance(base, (Params, Net)):
                 return base  # a parameter of the dict, or a child block of a Sequential
             return None
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             return _combine([self.ev(node.left), self.ev(node.right)])
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             return _combine([self.ev(node.expression)])
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             self.ev(node.test)
             return join(self.ev(node.body), self.ev(node.orelse))
         if isinstance(node, (cst.Tuple, cst.List)):
@@ -511,11 +511,11 @@ class Scope:
             return Seq(items)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             return self._comprehension(node)
-        if isinstance(node, cst.NamedExpr):
+        if type(node) is cst.NamedExpr:
             value = self.ev(node.value)
             self.bind(node.target, value, node.value)
             return value
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             return None
         self._walk_children(node)
         return None
@@ -546,7 +546,7 @@ class Scope:
         key = dotted_name(node)
         if key is not None and key in self.env:
             return self.env[key]
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             base = self._name(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) \
                 else self.ev(node.value)
             attr = node.attr.value
@@ -593,7 +593,7 @@ class Scope:
     def _call(self, node: cst.Call) -> Val:
         func = node.func
         bound = self.env.get(dotted_name(func) or "")
-        if isinstance(func, cst.Attribute) and not isinstance(bound, (Net, Loss, Transform)):
+        if type(func) is cst.Attribute and not isinstance(bound, (Net, Loss, Transform)):
             return self._method(node, func)
         callee = self.ev(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         name = self.imports.resolve(func)
@@ -605,7 +605,7 @@ class Scope:
             return None
         if isinstance(callee, Transform):
             return arg_vals[0][1] if arg_vals else None
-        if isinstance(func, cst.Name) and name is None:
+        if type(func) is cst.Name and name is None:
             if func.value in self.helpers:
                 return self.helpers[func.value]
             if func.value == "enumerate" and arg_vals:
@@ -705,7 +705,7 @@ class Scope:
 
     def _receiver_net(self, receiver: cst.BaseExpression) -> tuple[str | None, Val]:
         """The key and value a placement method acts on (`net`, `net.collect_params()`)."""
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and \
+        if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and \
                 receiver.func.attr.value == "collect_params":
             inner = receiver.func.value
             return dotted_name(inner), self.ev(inner)
@@ -826,7 +826,7 @@ def _context(name: str, node: cst.Call, src: str) -> Ctx:
         return Ctx(True, False, src)
     if name == "mxnet.Context":
         first = _positional(node, 0) or _kwarg(node, ("device_type",))
-        if isinstance(first, cst.SimpleString):
+        if type(first) is cst.SimpleString:
             kind = first.evaluated_value
             if isinstance(kind, str):
                 gpu = True if kind == "gpu" else (False if kind == "cpu" else None)
@@ -850,7 +850,7 @@ def parameter_env(scope: Scope, params: cst.Parameters) -> dict[str, Val]:
                 value = Ctx(default.gpu, default.multi, param.name.value)
         env[param.name.value] = value
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             env[star.name.value] = None
     return env
 
@@ -863,7 +863,7 @@ def context_helpers(module: cst.Module, imports: ImportMap,
     """Module-level functions that return a context (`def try_gpu(): ...`)."""
     out: dict[str, Ctx] = {}
     for stmt in module.body:
-        if not isinstance(stmt, cst.FunctionDef) or not _HELPER_NAME.search(stmt.name.value):
+        if type(stmt) is not cst.FunctionDef or not _HELPER_NAME.search(stmt.name.value):
             continue
         value: Val = None
         seen = False
@@ -883,7 +883,7 @@ def _returns(suite: cst.BaseSuite) -> Iterator[cst.Return]:
     stack: list[cst.CSTNode] = [suite]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Return):
+        if type(node) is cst.Return:
             yield node
             continue
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
@@ -912,7 +912,7 @@ def _mentions_ctx(node: cst.BaseExpression) -> bool:
 
 def _is_ctx_call(node: cst.BaseExpression) -> bool:
     """`mx.gpu(0)`, `mx.cpu()`, `mx.Context(...)` spelled in a `with` (not resolved: cheap)."""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return False
     name = dotted_name(node.func) or ""
     return name.rsplit(".", 1)[-1] in ("gpu", "cpu", "Context", "Device")
@@ -927,11 +927,11 @@ def tensor_parameters(fn: cst.FunctionDef, skip: int) -> list[str]:
     for param in [*positional, *params.kwonly_params]:
         default = param.default
         if default is not None and (isinstance(default, _LITERALS) or (
-                isinstance(default, cst.Name) and default.value in ("True", "False"))):
+                type(default) is cst.Name and default.value in ("True", "False"))):
             continue
         out.append(param.name.value)
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             out.append(star.name.value)
     return out
 
@@ -969,30 +969,30 @@ class ForwardCreations:
             self._stmt(stmt)
 
     def _stmt(self, stmt: cst.CSTNode) -> None:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
                 self._stmt(small)
-        elif isinstance(stmt, cst.Assign):
+        elif type(stmt) is cst.Assign:
             kind = self.kind(stmt.value)
             for target in stmt.targets:
                 self._bind(target.target, kind)
-        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+        elif type(stmt) is cst.AnnAssign and stmt.value is not None:
             self._bind(stmt.target, self.kind(stmt.value))
-        elif isinstance(stmt, cst.AugAssign):
+        elif type(stmt) is cst.AugAssign:
             self._bind(stmt.target, self._combine([self.kind(stmt.target),
                                                    self.kind(stmt.value)]))
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return
-        elif isinstance(stmt, cst.With) and any(_mentions_ctx(i.item) or _is_ctx_call(i.item)
+        elif type(stmt) is cst.With and any(_mentions_ctx(i.item) or _is_ctx_call(i.item)
                                                 for i in stmt.items):
             self.under_ctx += 1  # `with x.context:` makes it the default context
             self._suite(stmt.body)
             self.under_ctx -= 1
-        elif isinstance(stmt, cst.For):
+        elif type(stmt) is cst.For:
             self._bind(stmt.target, self.kind(stmt.iter))
             self._suite(stmt.body)
             self._suite(stmt.body)  # a second pass: state carried round the loop
-        elif isinstance(stmt, cst.While):
+        elif type(stmt) is cst.While:
             self.kind(stmt.test)
             self._suite(stmt.body)
             self._suite(stmt.body)
@@ -1012,13 +1012,13 @@ class ForwardCreations:
             for element in target.elements:
                 self._bind(element.value, kind)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self._bind(target.value, kind)
             return
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             self._combine([self.kind(target.value), kind])
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             name = target.value
             if kind[0]:
                 self.arg.add(name)
@@ -1040,34 +1040,34 @@ class ForwardCreations:
         return any(k[0] for k in kinds), frozenset().union(*(k[1] for k in kinds))
 
     def kind(self, node: cst.BaseExpression) -> _Kind:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.arg, self.created.get(node.value, frozenset())
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             if node.attr.value in _NON_TENSOR_ATTRS:
                 return _NEUTRAL
             dotted = dotted_name(node)
             if dotted is not None and dotted.startswith("self."):
                 return _NEUTRAL
             return self.kind(node.value)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self._call(node)
         if isinstance(node, (cst.BinaryOperation,)):
             return self._combine([self.kind(node.left), self.kind(node.right)])
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             return self._combine([self.kind(node.left),
                                   *[self.kind(c.comparator) for c in node.comparisons]])
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             return self.kind(node.expression)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             for element in node.slice:
                 self._walk(element)
             return self.kind(node.value)
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             self.kind(node.test)
             return self._union([self.kind(node.body), self.kind(node.orelse)])
         if isinstance(node, (cst.Tuple, cst.List)):
             return self._union([self.kind(e.value) for e in node.elements])
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             return _NEUTRAL
         self._walk(node)
         return _NEUTRAL
@@ -1081,7 +1081,7 @@ class ForwardCreations:
 
     def _call(self, node: cst.Call) -> _Kind:
         func = node.func
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         arg_kinds = [self.kind(a.value) for a in node.args]
         if method in _TO_PYTHON:
             self.kind(func)
@@ -1098,7 +1098,7 @@ class ForwardCreations:
                 return False, frozenset({node})
             return _NEUTRAL
         if method in knowledge.STATE_CREATING_METHODS and name is None and \
-                isinstance(func, cst.Attribute) and dotted_name(func.value) != "self":
+                type(func) is cst.Attribute and dotted_name(func.value) != "self":
             # `self.rnn.begin_state(batch)` makes zeros with `nd.zeros` on the default context
             maker = dotted_name(_kwarg(node, ("func",)) or cst.Name("nd")) or ""
             symbolic = self.f_name is not None and maker.startswith(self.f_name + ".")
@@ -1112,7 +1112,7 @@ class ForwardCreations:
         if name is not None and knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES) \
                 or is_f or dotted.startswith("self."):
             return self._combine(arg_kinds)
-        if isinstance(func, cst.Attribute) and name is None:
+        if type(func) is cst.Attribute and name is None:
             receiver = self.kind(func.value)
             if receiver[0] or receiver[1]:
                 return self._combine([receiver, *arg_kinds])

@@ -122,7 +122,7 @@ def _statement_lines(module: cst.Module, source: str) -> list[int] | None:
         node = body[index]
         decorators = getattr(node, "decorator_list", None)
         lines.append(decorators[0].lineno if decorators else node.lineno)
-        index += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+        index += len(stmt.body) if type(stmt) is cst.SimpleStatementLine else 1
     return lines if index == len(body) else None
 
 

@@ -469,9 +469,9 @@ _SETUP_NAMES = {"setup", "setuptools.setup", "distutils.core.setup"}
 
 
 def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         head = _dotted(node.value)
         return f"{head}.{node.attr.value}" if head else None
     return None
@@ -485,16 +485,16 @@ def _string_nodes(node: cst.BaseExpression, names: dict[str, cst.BaseExpression]
     if isinstance(node, (cst.List, cst.Tuple)):
         found: list[tuple[cst.BaseExpression, str]] = []
         for element in node.elements:
-            if isinstance(element, cst.Element) and isinstance(
+            if type(element) is cst.Element and isinstance(
                 element.value, (cst.SimpleString, cst.ConcatenatedString)
             ):
                 value = element.value.evaluated_value
                 if isinstance(value, str):
                     found.append((element.value, value))
         return found
-    if isinstance(node, cst.Name) and node.value in names:
+    if type(node) is cst.Name and node.value in names:
         return _string_nodes(names[node.value], names, depth + 1)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
         return _string_nodes(node.left, names, depth + 1) + \
             _string_nodes(node.right, names, depth + 1)
     return []
@@ -504,10 +504,10 @@ def module_assignments(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """Module-level `NAME = <expr>` (the last one wins, as at run time for straight code)."""
     names: dict[str, cst.BaseExpression] = {}
     for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                        isinstance(small.targets[0].target, cst.Name):
+                if type(small) is cst.Assign and len(small.targets) == 1 and \
+                        type(small.targets[0].target) is cst.Name:
                     names[small.targets[0].target.value] = small.value
     return names
 
@@ -532,13 +532,11 @@ def setup_call_requirements(call: cst.Call, names: dict[str, cst.BaseExpression]
             out.requirements.extend(records(arg.value))
         elif keyword == "extras_require":
             value = arg.value
-            if isinstance(value, cst.Name) and value.value in names:
+            if type(value) is cst.Name and value.value in names:
                 value = names[value.value]
-            if isinstance(value, cst.Dict):
+            if type(value) is cst.Dict:
                 for element in value.elements:
-                    if isinstance(element, cst.DictElement) and isinstance(
-                        element.key, cst.SimpleString
-                    ):
+                    if type(element) is cst.DictElement and type(element.key) is cst.SimpleString:
                         group = element.key.evaluated_value
                         if isinstance(group, str):
                             out.groups[f"extra:{group}"] = records(element.value)
@@ -574,5 +572,5 @@ def parse_setup_py(text: str) -> ParsedFile:
 def _find_calls(module: cst.Module) -> list[cst.Call]:
     from mxlint.walker import iter_nodes
 
-    return [n for n in iter_nodes(module) if isinstance(n, cst.Call)
+    return [n for n in iter_nodes(module) if type(n) is cst.Call
             and _dotted(n.func) in _SETUP_NAMES]

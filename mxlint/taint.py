@@ -133,57 +133,57 @@ class Interpreter:
         return any(self.stmt(stmt) for stmt in body)
 
     def block(self, node: cst.BaseSuite) -> bool:
-        if isinstance(node, cst.IndentedBlock):
+        if type(node) is cst.IndentedBlock:
             return self.run(node.body)
-        if isinstance(node, cst.SimpleStatementSuite):
+        if type(node) is cst.SimpleStatementSuite:
             return self.run(node.body)
         return False
 
     def stmt(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             return self.run(node.body)
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             kind = self.expr(node.value)
             for target in node.targets:
                 self.assign(target.target, node.value, kind, node)
-        elif isinstance(node, cst.AnnAssign):
+        elif type(node) is cst.AnnAssign:
             if node.value is not None:
                 self.assign(node.target, node.value, self.expr(node.value), node)
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             value = self.expr(node.value)
-            current = self.expr(node.target) if not isinstance(node.target, cst.Name) \
+            current = self.expr(node.target) if type(node.target) is not cst.Name \
                 else self.env.get(node.target.value, self.hooks.name_kind(node.target.value))
             self.hooks.augassign(node, current, value)
-            if isinstance(node.target, cst.Name):
+            if type(node.target) is cst.Name:
                 new = Kind.TENSOR if Kind.TENSOR in (current, value) else join(current, value)
                 self.env[node.target.value] = new
-        elif isinstance(node, cst.Expr):
+        elif type(node) is cst.Expr:
             self.expr(node.value)
-        elif isinstance(node, cst.Return):
+        elif type(node) is cst.Return:
             kind = self.expr(node.value) if node.value is not None else Kind.NONE
             self.returns = kind if self.returns is None else join(self.returns, kind)
             self.hooks.returned(node, kind)
             return True
-        elif isinstance(node, cst.Raise):
+        elif type(node) is cst.Raise:
             if node.exc is not None:
                 self.expr(node.exc)
             return True
         elif isinstance(node, (cst.Continue, cst.Break)):
             return True
-        elif isinstance(node, cst.Assert):
+        elif type(node) is cst.Assert:
             self.test_expr(node.test)
             if node.msg is not None:
                 self.expr(node.msg)
-        elif isinstance(node, cst.Del):
+        elif type(node) is cst.Del:
             for deleted in _names(node.target):
                 self.env.pop(deleted, None)
-        elif isinstance(node, cst.If):
+        elif type(node) is cst.If:
             return self.if_stmt(node)
-        elif isinstance(node, cst.For):
+        elif type(node) is cst.For:
             self.for_stmt(node)
-        elif isinstance(node, cst.While):
+        elif type(node) is cst.While:
             self.while_stmt(node)
-        elif isinstance(node, cst.With):
+        elif type(node) is cst.With:
             for item in node.items:
                 kind = self.expr(item.item)
                 if item.asname is not None:
@@ -198,29 +198,29 @@ class Interpreter:
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None, kind: Kind,
                stmt: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.env[target.value] = kind
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             if isinstance(value, (cst.Tuple, cst.List)) and \
                     len(value.elements) == len(elements) and \
-                    not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                    not any(type(e) is cst.StarredElement for e in value.elements):
                 for sub, val in zip(elements, value.elements):
                     self.assign(sub, val.value, self.expr(val.value), stmt)
                 return
             if value is not None:
                 self.hooks.unpack(stmt, value, kind)
             for sub in elements:
-                inner = sub.value if isinstance(sub, cst.StarredElement) else sub
+                inner = sub.value if type(sub) is cst.StarredElement else sub
                 self.assign(inner, None, element(kind), stmt)
-        elif isinstance(target, cst.Subscript):
+        elif type(target) is cst.Subscript:
             base = self.expr(target.value)
             for el in target.slice:
                 self._slice_exprs(el)
             self.hooks.store_subscript(target, base)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             self.expr(target.value)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self.assign(target.value, None, Kind.UNKNOWN, stmt)
 
     @contextmanager
@@ -254,13 +254,13 @@ class Interpreter:
         body, body_leaves = self._branch(node.body, body_env, imperative == "body",
                                          fallback == "body")
         orelse_node = node.orelse
-        if isinstance(orelse_node, cst.If):
+        if type(orelse_node) is cst.If:
             saved = self.env
             self.env = dict(else_env)
             with self._mode(imperative == "orelse", fallback == "orelse"):
                 else_leaves = self.if_stmt(orelse_node)
             orelse, self.env = self.env, saved
-        elif isinstance(orelse_node, cst.Else):
+        elif type(orelse_node) is cst.Else:
             orelse, else_leaves = self._branch(orelse_node.body, else_env,
                                                imperative == "orelse", fallback == "orelse")
         else:
@@ -293,10 +293,10 @@ class Interpreter:
 
     def loop_item(self, iterable: cst.BaseExpression, kind: Kind) -> Kind:
         """What a loop over `iterable` binds: ints for `range`, layers for `self.*`."""
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and \
+        if type(iterable) is cst.Call and type(iterable.func) is cst.Name and \
                 iterable.func.value == "range":
             return Kind.PYTHON
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and \
+        if type(iterable) is cst.Call and type(iterable.func) is cst.Name and \
                 iterable.func.value == "enumerate":
             return Kind.UNKNOWN
         return element(kind)
@@ -334,7 +334,7 @@ class Interpreter:
     def expr(self, node: cst.BaseExpression | None) -> Kind:
         if node is None:
             return Kind.NONE
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             if node.value == "None":
                 return Kind.NONE
             if node.value in ("True", "False"):
@@ -345,12 +345,12 @@ class Interpreter:
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
                              cst.ConcatenatedString, cst.Ellipsis)):
             return Kind.PYTHON
-        if isinstance(node, cst.FormattedString):
+        if type(node) is cst.FormattedString:
             for part in node.parts:
-                if isinstance(part, cst.FormattedStringExpression):
+                if type(part) is cst.FormattedStringExpression:
                     self.expr(part.expression)
             return Kind.PYTHON
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             base = self.expr(node.value)
             answer = self.hooks.attribute(node, base)
             if answer is not None:
@@ -358,9 +358,9 @@ class Interpreter:
             if base in TENSORISH and node.attr.value == "T":
                 return Kind.TENSOR
             return Kind.UNKNOWN
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self.call(node)
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             left, right = self.expr(node.left), self.expr(node.right)
             if Kind.GROUP in (left, right) and \
                     isinstance(node.operator, (cst.Add, cst.Multiply)):
@@ -370,21 +370,21 @@ class Interpreter:
             if left is Kind.PYTHON and right is Kind.PYTHON:
                 return Kind.PYTHON
             return Kind.UNKNOWN
-        if isinstance(node, cst.UnaryOperation):
-            if isinstance(node.operator, cst.Not):
+        if type(node) is cst.UnaryOperation:
+            if type(node.operator) is cst.Not:
                 self.test_expr(node.expression)
                 return Kind.PYTHON
             inner = self.expr(node.expression)
             return Kind.TENSOR if inner in TENSORISH else inner
-        if isinstance(node, cst.BooleanOperation):
+        if type(node) is cst.BooleanOperation:
             left = self.test_expr(node.left)
             body_env, else_env = narrow(node.left, self.env)
             saved = self.env
-            self.env = body_env if isinstance(node.operator, cst.And) else else_env
+            self.env = body_env if type(node.operator) is cst.And else else_env
             right = self.test_expr(node.right)
             self.env = join_env(saved, self.env)
             return join(left, right)
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             kinds = [self.expr(node.left)]
             identity = False
             for comp in node.comparisons:
@@ -394,7 +394,7 @@ class Interpreter:
             if not identity and any(k in TENSORISH for k in kinds):
                 return Kind.TENSOR
             return Kind.PYTHON
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             imperative = self.hooks.guard(node.test)
             if imperative is None:
                 self.test_expr(node.test)
@@ -411,7 +411,7 @@ class Interpreter:
             finally:
                 self.env = saved
             return join(body, orelse)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             base = self.expr(node.value)
             for el in node.slice:
                 self._slice_exprs(el)
@@ -430,47 +430,47 @@ class Interpreter:
             if all(k is Kind.PYTHON for k in kinds):
                 return Kind.PYTHON
             return Kind.UNKNOWN
-        if isinstance(node, cst.Dict):
+        if type(node) is cst.Dict:
             for item in node.elements:
-                if isinstance(item, cst.DictElement):
+                if type(item) is cst.DictElement:
                     self.expr(item.key)
                 self.expr(item.value)
             return Kind.UNKNOWN
         if isinstance(node, _COMPREHENSIONS):
             return self.comprehension(node)
-        if isinstance(node, cst.NamedExpr):
+        if type(node) is cst.NamedExpr:
             kind = self.expr(node.value)
             self.assign(node.target, node.value, kind, node)
             return kind
-        if isinstance(node, cst.StarredElement):
+        if type(node) is cst.StarredElement:
             return self.expr(node.value)
-        if isinstance(node, cst.Await):
+        if type(node) is cst.Await:
             self.expr(node.expression)
             return Kind.UNKNOWN
         return Kind.UNKNOWN
 
     def _slice_exprs(self, el: cst.SubscriptElement) -> None:
         sl = el.slice
-        if isinstance(sl, cst.Index):
+        if type(sl) is cst.Index:
             self.expr(sl.value)
-        elif isinstance(sl, cst.Slice):
+        elif type(sl) is cst.Slice:
             for part in (sl.lower, sl.upper, sl.step):
                 if part is not None:
                     self.expr(part)
 
     def call(self, node: cst.Call) -> Kind:
         func_kind = Kind.UNKNOWN
-        if isinstance(node.func, cst.Attribute):
+        if type(node.func) is cst.Attribute:
             func_kind = self.expr(node.func.value)
-        elif not isinstance(node.func, cst.Name):
+        elif type(node.func) is not cst.Name:
             func_kind = self.expr(node.func)
         args = [(arg, self.expr(arg.value)) for arg in node.args]
         answer = self.hooks.call(node, func_kind, args, self)
         if answer is not None:
             return answer
-        if isinstance(node.func, cst.Name) and node.func.value in _PYTHON_BUILTINS:
+        if type(node.func) is cst.Name and node.func.value in _PYTHON_BUILTINS:
             return Kind.PYTHON
-        if isinstance(node.func, cst.Attribute) and func_kind in TENSORISH:
+        if type(node.func) is cst.Attribute and func_kind in TENSORISH:
             return Kind.TENSOR
         if any(k in TENSORISH for _, k in args):
             return Kind.MAYBE_GROUP
@@ -508,23 +508,23 @@ _PYTHON_BUILTINS = frozenset({
 def none_branch(test: cst.BaseExpression) -> str | None:
     """"body"/"orelse": the branch of `x is None` / `self.size is not None` where the value is
     None, i.e. a fallback for a missing argument or configuration."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     comp = test.comparisons[0]
     subject = test.left
-    if not (isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"):
+    if not (type(comp.comparator) is cst.Name and comp.comparator.value == "None"):
         return None
     if not isinstance(subject, (cst.Name, cst.Attribute)):
         return None
-    if isinstance(comp.operator, cst.Is):
+    if type(comp.operator) is cst.Is:
         return "body"
-    if isinstance(comp.operator, cst.IsNot):
+    if type(comp.operator) is cst.IsNot:
         return "orelse"
     return None
 
 
 def _is_self_attr(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
+    return type(node) is cst.Attribute and type(node.value) is cst.Name and \
         node.value.value == "self"
 
 
@@ -532,7 +532,7 @@ def configured_branch(node: cst.IfExp) -> str | None:
     """`self.in_size if self.fixed_size else x.shape[2:]`: the branch that computes what a
     configured attribute otherwise provides is a fallback."""
     test = node.test
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test = test.expression
     if not _is_self_attr(test):
         return None
@@ -547,15 +547,15 @@ def narrow(test: cst.BaseExpression, env: Env) -> tuple[Env, Env]:
     """Environments for the true and false branches of `test` (None checks on names)."""
     body, orelse = dict(env), dict(env)
     for conjunct, positive in _conjuncts(test, True):
-        if not isinstance(conjunct, cst.Comparison) or len(conjunct.comparisons) != 1:
+        if type(conjunct) is not cst.Comparison or len(conjunct.comparisons) != 1:
             continue
         comp = conjunct.comparisons[0]
         left, right = conjunct.left, comp.comparator
-        name = left.value if isinstance(left, cst.Name) else None
+        name = left.value if type(left) is cst.Name else None
         other = right
-        if name is None and isinstance(right, cst.Name) and right.value != "None":
+        if name is None and type(right) is cst.Name and right.value != "None":
             name, other = right.value, left
-        if name is None or not (isinstance(other, cst.Name) and other.value == "None"):
+        if name is None or not (type(other) is cst.Name and other.value == "None"):
             continue
         is_none = isinstance(comp.operator, (cst.Is, cst.Equal))
         if not isinstance(comp.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
@@ -576,7 +576,7 @@ def narrow(test: cst.BaseExpression, env: Env) -> tuple[Env, Env]:
 
 
 def _single(test: cst.BaseExpression) -> bool:
-    return not isinstance(test, cst.BooleanOperation)
+    return type(test) is not cst.BooleanOperation
 
 
 def _conjuncts(test: cst.BaseExpression, positive: bool
@@ -585,18 +585,18 @@ def _conjuncts(test: cst.BaseExpression, positive: bool
     pending = [test]
     while pending:
         node = pending.pop()
-        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+        if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
             pending.append(node.right)
             pending.append(node.left)
-        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and \
-                isinstance(node.expression, cst.Comparison):
+        elif type(node) is cst.UnaryOperation and type(node.operator) is cst.Not and \
+                type(node.expression) is cst.Comparison:
             yield node.expression, not positive
         else:
             yield node, positive
 
 
 def _names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         yield target.value
     elif isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:

@@ -80,18 +80,135 @@ def _kids(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Semantic children in source order (no whitespace or punctuation nodes)."""
+    index = _current
+    if index is not None:
+        i = index.pos.get(id(node))
+        if i is not None and index.order[i] is node:
+            return iter(index.kids(i))
     return iter(_kids(node))
 
 
 _STOPS: dict[tuple[type, ...], dict[type, bool]] = {}
 
 
-def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()) -> Iterator[cst.CSTNode]:
-    """Pre-order descendants of `node` (itself included); do not enter nodes of `stop` types
-    below the root (e.g. nested function definitions)."""
+def _stop_table(stop: tuple[type, ...]) -> dict[type, bool]:
     stops = _STOPS.get(stop)
     if stops is None:
         stops = _STOPS[stop] = {}
+    return stops
+
+
+def _halts(stops: dict[type, bool], typ: type, stop: tuple[type, ...]) -> bool:
+    halt = stops.get(typ)
+    if halt is None:
+        halt = stops[typ] = issubclass(typ, stop)
+    return halt
+
+
+class TreeIndex:
+    """The whole tree of one file in pre-order, built once: every later walk of a subtree
+    (rules look at the same function bodies many times) is a slice of `order` instead of a
+    descent through dataclass fields.
+
+    `end[i]` is the index just past the subtree of `order[i]`; `pos` maps `id(node)` to its
+    index (node objects live as long as the index holds them, so an id cannot be reused).
+    """
+
+    __slots__ = ("module", "order", "end", "pos", "memo")
+
+    def __init__(self, module: cst.Module) -> None:
+        order: list[cst.CSTNode] = []
+        parents: list[int] = []
+        stack: list[tuple[cst.CSTNode, int]] = [(module, -1)]
+        pop, push, append, add_parent = stack.pop, stack.append, order.append, parents.append
+        while stack:
+            node, parent = pop()
+            here = len(order)
+            append(node)
+            add_parent(parent)
+            kids = _kids(node)
+            for kid in reversed(kids):
+                push((kid, here))
+        size = [1] * len(order)
+        for i in range(len(order) - 1, 0, -1):
+            size[parents[i]] += size[i]
+        self.module = module
+        self.order = order
+        self.end = [i + n for i, n in enumerate(size)]
+        self.pos = {id(node): i for i, node in enumerate(order)}
+        #: Per-file results of pure functions of a subtree (e.g. calls in evaluation order).
+        self.memo: dict[tuple[str, int], object] = {}
+
+    def index_of(self, node: cst.CSTNode) -> int | None:
+        i = self.pos.get(id(node))
+        return i if i is not None and self.order[i] is node else None
+
+    def kids(self, i: int) -> list[cst.CSTNode]:
+        order, end = self.order, self.end
+        out = []
+        j, stop = i + 1, end[i]
+        while j < stop:
+            out.append(order[j])
+            j = end[j]
+        return out
+
+    def subtree(self, i: int, stop: tuple[type[cst.CSTNode], ...] = ()) -> list[cst.CSTNode]:
+        """`order[i]` and its descendants in pre-order, not entering `stop` types below it."""
+        order, end = self.order, self.end
+        last = end[i]
+        if not stop:
+            return order[i:last]
+        stops = _stop_table(stop)
+        out = [order[i]]
+        j = i + 1
+        while j < last:
+            node = order[j]
+            out.append(node)
+            typ = type(node)
+            halt = stops.get(typ)
+            if halt is None:
+                halt = _halts(stops, typ, stop)
+            j = end[j] if halt else j + 1
+        return out
+
+
+#: The index of the file being checked (set by the engine around one file's checks).
+_current: TreeIndex | None = None
+
+
+def use_index(index: TreeIndex | None) -> None:
+    global _current
+    _current = index
+
+
+def current_index() -> TreeIndex | None:
+    return _current
+
+
+def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()) -> Iterator[cst.CSTNode]:
+    """Pre-order descendants of `node` (itself included); do not enter nodes of `stop` types
+    below the root (e.g. nested function definitions)."""
+    index = _current
+    if index is not None:
+        i = index.pos.get(id(node))
+        if i is not None and index.order[i] is node:
+            return iter(index.subtree(i, stop))
+    return _descend(node, stop)
+
+
+def subtree_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
+                  ) -> list[cst.CSTNode]:
+    """`list(iter_nodes(node, stop))`, without the generator where the file is indexed."""
+    index = _current
+    if index is not None:
+        i = index.pos.get(id(node))
+        if i is not None and index.order[i] is node:
+            return index.subtree(i, stop)
+    return list(_descend(node, stop))
+
+
+def _descend(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...]) -> Iterator[cst.CSTNode]:
+    stops = _stop_table(stop)
     stack = [node]
     root = node
     while stack:
@@ -101,7 +218,7 @@ def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()) -> I
             typ = type(current)
             halt = stops.get(typ)
             if halt is None:
-                halt = stops[typ] = issubclass(typ, stop)
+                halt = _halts(stops, typ, stop)
             if halt:
                 continue
         kids = _kids(current)
@@ -119,12 +236,16 @@ def walk(
     leaves: dict[type, list[tuple[int, Handler]]],
     scope_stack: list[cst.CSTNode],
     on_error: OnError,
-) -> None:
-    """Walk `module` once, calling handlers (tagged with their checker's index).
+    index: TreeIndex | None = None,
+) -> TreeIndex:
+    """Walk `module` once, calling handlers (tagged with their checker's index); returns the
+    tree's index (built here unless given).
 
     A handler that raises is reported through `on_error` and its checker is dropped for the
     rest of the file; the walk and the other checkers go on.
     """
+    if index is None or index.module is not module:
+        index = TreeIndex(module)
     failed: set[int] = set()
 
     def call(handlers: list[tuple[int, Handler]], node: cst.CSTNode) -> None:
@@ -137,25 +258,32 @@ def walk(
                 failed.add(owner)
                 on_error(owner, exc)
 
-    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
-    while stack:
-        node, leaving = stack.pop()
-        typ = type(node)
-        if leaving:
-            handlers = leaves.get(typ)
+    end = index.end
+    #: Nodes whose leave handlers (or scope pop) are due when the walk passes their end.
+    pending: list[tuple[int, cst.CSTNode, bool]] = []
+    structural = _STRUCTURAL
+    for i, node in enumerate(index.order):
+        while pending and pending[-1][0] <= i:
+            _, done, scoped = pending.pop()
+            handlers = leaves.get(type(done))
             if handlers:
-                call(handlers, node)
-            if typ in _STRUCTURAL:
+                call(handlers, done)
+            if scoped:
                 scope_stack.pop()
-            continue
+        typ = type(node)
         handlers = visits.get(typ)
         if handlers:
             call(handlers, node)
-        if typ in _STRUCTURAL:
+        if typ in structural:
             scope_stack.append(node)
-            stack.append((node, True))
+            pending.append((end[i], node, True))
         elif typ in leaves:
-            stack.append((node, True))
-        kids = [(kid, False) for kid in _kids(node)]
-        kids.reverse()
-        stack.extend(kids)
+            pending.append((end[i], node, False))
+    while pending:
+        _, done, scoped = pending.pop()
+        handlers = leaves.get(type(done))
+        if handlers:
+            call(handlers, done)
+        if scoped:
+            scope_stack.pop()
+    return index

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from mxlint import walker
 from mxlint.walker import children
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NESTED_TYPES = frozenset(_NESTED)
 
 
 @dataclass(frozen=True)
@@ -43,14 +45,14 @@ class Site:
 
 def is_main_guard(stmt: cst.CSTNode) -> bool:
     """`if __name__ == "__main__":` (either operand order, either quotes)."""
-    if not isinstance(stmt, cst.If) or not isinstance(stmt.test, cst.Comparison):
+    if type(stmt) is not cst.If or type(stmt.test) is not cst.Comparison:
         return False
     test = stmt.test
-    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+    if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
         return False
     sides = (test.left, test.comparisons[0].comparator)
-    names = [s for s in sides if isinstance(s, cst.Name) and s.value == "__name__"]
-    strings = [s for s in sides if isinstance(s, cst.SimpleString)
+    names = [s for s in sides if type(s) is cst.Name and s.value == "__name__"]
+    strings = [s for s in sides if type(s) is cst.SimpleString
                and s.evaluated_value == "__main__"]
     return bool(names) and bool(strings)
 
@@ -62,6 +64,15 @@ def has_main_guard(module: cst.Module) -> bool:
 def post_order_calls(node: cst.CSTNode) -> list[cst.Call]:
     """Calls under `node` in evaluation order (arguments before the call), without entering
     nested function, class or lambda definitions."""
+    index = walker.current_index()
+    if index is not None:
+        i = index.index_of(node)
+        if i is not None:
+            key = ("post_order_calls", i)
+            found = index.memo.get(key)
+            if found is None:
+                found = index.memo[key] = _indexed_post_order_calls(index, i)
+            return found  # type: ignore[return-value]
     out: list[cst.Call] = []
     stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
     while stack:
@@ -71,12 +82,32 @@ def post_order_calls(node: cst.CSTNode) -> list[cst.Call]:
             continue
         if current is not node and isinstance(current, _NESTED):
             continue
-        if isinstance(current, cst.Call):
+        if type(current) is cst.Call:
             stack.append((current, True))
         kids = list(children(current))
         kids.reverse()
         stack.extend((k, False) for k in kids)
     return out
+
+
+def _indexed_post_order_calls(index: walker.TreeIndex, i: int) -> list[cst.Call]:
+    # Post-order is pre-order sorted by where each subtree ends, the inner call first.
+    order, end = index.order, index.end
+    calls: list[tuple[int, int]] = []
+    root = i
+    j, last = i, end[i]
+    nested = _NESTED_TYPES
+    call_type = cst.Call
+    while j < last:
+        typ = type(order[j])
+        if typ in nested and j != root:
+            j = end[j]
+            continue
+        if typ is call_type:
+            calls.append((end[j], -j))
+        j += 1
+    calls.sort()
+    return [order[-k] for _, k in calls]  # type: ignore[misc]
 
 
 def function_params(fn: cst.FunctionDef) -> list[cst.Param]:
@@ -112,11 +143,11 @@ class Flow:
         self.functions: dict[str, cst.FunctionDef] = {}
         self.classes: dict[str, dict[str, cst.FunctionDef]] = {}
         for stmt in module.body:
-            if isinstance(stmt, cst.FunctionDef):
+            if type(stmt) is cst.FunctionDef:
                 self.functions[stmt.name.value] = stmt
-            elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+            elif type(stmt) is cst.ClassDef and type(stmt.body) is cst.IndentedBlock:
                 self.classes[stmt.name.value] = {
-                    s.name.value: s for s in stmt.body.body if isinstance(s, cst.FunctionDef)}
+                    s.name.value: s for s in stmt.body.body if type(s) is cst.FunctionDef}
         self.reached: set[cst.FunctionDef] = set()
         self._budget = limit
         self._reached_flag = True
@@ -150,7 +181,7 @@ class Flow:
     # -- statements ------------------------------------------------------------------------
 
     def _suite(self, suite: cst.BaseSuite, frames: tuple[Frame, ...]) -> Iterator[Site]:
-        if isinstance(suite, cst.IndentedBlock):
+        if type(suite) is cst.IndentedBlock:
             yield from self._body(suite.body, frames)
         else:
             for small in suite.body:  # type: ignore[attr-defined]
@@ -163,15 +194,15 @@ class Flow:
     def _stmt(self, stmt: cst.CSTNode, frames: tuple[Frame, ...]) -> Iterator[Site]:
         if self._budget <= 0 or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
                 yield from self._expr(small, small, frames)
-        elif isinstance(stmt, cst.If):
+        elif type(stmt) is cst.If:
             yield from self._expr(stmt.test, stmt, frames)
             yield from self._suite(stmt.body, frames)
-            if isinstance(stmt.orelse, cst.If):
+            if type(stmt.orelse) is cst.If:
                 yield from self._stmt(stmt.orelse, frames)
-            elif isinstance(stmt.orelse, cst.Else):
+            elif type(stmt.orelse) is cst.Else:
                 yield from self._suite(stmt.orelse.body, frames)
         elif isinstance(stmt, (cst.For, cst.While)):
             head = stmt.iter if isinstance(stmt, cst.For) else stmt.test
@@ -179,7 +210,7 @@ class Flow:
             yield from self._suite(stmt.body, frames)
             if stmt.orelse is not None:
                 yield from self._suite(stmt.orelse.body, frames)
-        elif isinstance(stmt, cst.With):
+        elif type(stmt) is cst.With:
             for item in stmt.items:
                 yield from self._expr(item.item, stmt, frames)
             yield from self._suite(stmt.body, frames)
@@ -206,7 +237,7 @@ class Flow:
             # Functions passed as callbacks (`Process(target=worker)`, `fire.Fire(main)`) run
             # under the call that receives them.
             for arg in call.args:
-                if isinstance(arg.value, cst.Name) and arg.value.value in self.functions:
+                if type(arg.value) is cst.Name and arg.value.value in self.functions:
                     targets.append((self.functions[arg.value.value], None, False))
             for target in targets:
                 if target is None or target[0] in active:
@@ -218,14 +249,14 @@ class Flow:
     def _target(self, call: cst.Call, frames: tuple[Frame, ...]
                 ) -> tuple[cst.FunctionDef, str | None, bool] | None:
         func = call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value in self.functions:
                 return self.functions[func.value], None, False
             methods = self.classes.get(func.value)
             if methods is not None and "__init__" in methods:
                 return methods["__init__"], func.value, True
             return None
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        if type(func) is cst.Attribute and type(func.value) is cst.Name:
             cls = frames[-1].cls if frames else None
             if func.value.value == "self" and cls is not None:
                 method = self.classes.get(cls, {}).get(func.attr.value)
@@ -238,8 +269,8 @@ def return_names(fn: cst.FunctionDef) -> frozenset[str]:
     """Names that appear in the `return` values of `fn` (not of nested definitions)."""
     names: set[str] = set()
     for node in _iter(fn.body):
-        if isinstance(node, cst.Return) and node.value is not None:
-            names.update(n.value for n in _iter(node.value) if isinstance(n, cst.Name))
+        if type(node) is cst.Return and node.value is not None:
+            names.update(n.value for n in _iter(node.value) if type(n) is cst.Name)
     return frozenset(names)
 
 
@@ -256,17 +287,17 @@ def _iter(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 def assigned_names(stmt: cst.CSTNode) -> frozenset[str]:
     """Plain names bound by an assignment statement (`a, b = ...`, `a: T = ...`)."""
     targets: list[cst.BaseExpression] = []
-    if isinstance(stmt, cst.Assign):
+    if type(stmt) is cst.Assign:
         targets = [t.target for t in stmt.targets]
     elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
         targets = [stmt.target]
     names: set[str] = set()
     for target in targets:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             names.add(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                if isinstance(element.value, cst.Name):
+                if type(element.value) is cst.Name:
                     names.add(element.value.value)
     return frozenset(names)
 
@@ -274,7 +305,7 @@ def assigned_names(stmt: cst.CSTNode) -> frozenset[str]:
 def flows_to_return(stmt: cst.CSTNode, fn: cst.FunctionDef,
                     cache: dict[cst.FunctionDef, frozenset[str]]) -> bool:
     """Whether the value computed by `stmt` is (likely) what `fn` returns."""
-    if isinstance(stmt, cst.Return):
+    if type(stmt) is cst.Return:
         return True
     names = cache.get(fn)
     if names is None:

@@ -90,23 +90,23 @@ Emit = Callable[[Event], None]
 
 
 def _attr_chain_root(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         node = node.value
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 def child_kinds(ctx: FileContext, cls: cst.ClassDef) -> dict[str, Kind]:
     """`self.x = nn.Dense(...)` in the class: what calling `self.x(...)` returns."""
     out: dict[str, Kind] = {}
     for stmt in cls.body.body:
-        if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != "__init__":
+        if type(stmt) is not cst.FunctionDef or stmt.name.value != "__init__":
             continue
         for node in iter_nodes(stmt.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
+            if type(node) is not cst.Assign or type(node.value) is not cst.Call:
                 continue
             for target in node.targets:
                 t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and \
+                if type(t) is cst.Attribute and type(t.value) is cst.Name and \
                         t.value.value == "self":
                     out[t.attr.value] = _layer_kind(ctx.resolve(node.value.func))
     return out
@@ -155,42 +155,42 @@ def name_uses(fn: cst.FunctionDef, f_name: str | None) -> Uses:
     uses = Uses()
     stop = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
     for node in iter_nodes(fn.body, stop=stop):
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:
             bucket = uses.listy if node.attr.value in _LIST_METHODS else uses.tensor
             bucket.add(node.value.value)
-        elif isinstance(node, cst.BinaryOperation):
+        elif type(node) is cst.BinaryOperation:
             sides = (node.left, node.right)
             seq = any(_is_seq_literal(s) for s in sides)
             for side in sides:
-                if isinstance(side, cst.Name):
+                if type(side) is cst.Name:
                     (uses.listy if seq else uses.tensor).add(side.value)
-        elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+        elif type(node) is cst.Subscript and type(node.value) is cst.Name:
             uses.sequence.add(node.value.value)
-        elif isinstance(node, (cst.For, cst.CompFor)) and isinstance(node.iter, cst.Name):
+        elif isinstance(node, (cst.For, cst.CompFor)) and type(node.iter) is cst.Name:
             uses.sequence.add(node.iter.value)
-        elif isinstance(node, cst.Assign):
-            if isinstance(node.value, cst.Name) and any(
+        elif type(node) is cst.Assign:
+            if type(node.value) is cst.Name and any(
                     isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets):
                 uses.sequence.add(node.value.value)  # `h, c = hc`
             for target in node.targets:
                 t = target.target
-                if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and \
-                        len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
+                if type(t) is cst.Subscript and type(t.value) is cst.Name and \
+                        len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index:
                     uses.listy.add(t.value.value)  # `x[i] = v`; `x[:, 0] = v` is a tensor
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             func = node.func
-            names = [a.value.value for a in node.args if isinstance(a.value, cst.Name)]
-            if any(a.star == "*" and isinstance(a.value, cst.Name) for a in node.args):
+            names = [a.value.value for a in node.args if type(a.value) is cst.Name]
+            if any(a.star == "*" and type(a.value) is cst.Name for a in node.args):
                 uses.listy.update(a.value.value for a in node.args  # type: ignore[attr-defined]
-                                  if a.star == "*" and isinstance(a.value, cst.Name))
-            if isinstance(func, cst.Name):
+                                  if a.star == "*" and type(a.value) is cst.Name)
+            if type(func) is cst.Name:
                 if func.value in ("zip", "list", "tuple", "type", "isinstance"):
                     uses.listy.update(names[:1] if func.value in ("type", "isinstance")
                                       else names)
                 elif func.value == "len":
                     uses.sequence.update(names[:1])
             elif f_name is not None and _attr_chain_root(func) == f_name and node.args and \
-                    not node.args[0].star and isinstance(node.args[0].value, cst.Name):
+                    not node.args[0].star and type(node.args[0].value) is cst.Name:
                 uses.tensor.add(node.args[0].value.value)
     return uses
 
@@ -222,12 +222,12 @@ def param_env(fn: cst.FunctionDef, first_tensor: int, f_name: str | None) -> Env
         if default is None:
             env[name] = Kind.MAYBE_GROUP if maybe_list else Kind.TENSOR
             first = False
-        elif isinstance(default, cst.Name) and default.value == "None":
+        elif type(default) is cst.Name and default.value == "None":
             env[name] = Kind.UNKNOWN if maybe_list else Kind.OPTIONAL
         else:
             env[name] = Kind.PYTHON
     star = fn.params.star_arg
-    if isinstance(star, cst.Param):
+    if type(star) is cst.Param:
         env[star.name.value] = Kind.GROUP
     if fn.params.star_kwarg is not None:
         env[fn.params.star_kwarg.name.value] = Kind.UNKNOWN
@@ -263,7 +263,7 @@ class HybridHooks(Hooks):
 
     def attribute(self, node: cst.Attribute, base: Kind) -> Kind | None:
         attr = node.attr.value
-        if isinstance(node.value, cst.Name) and node.value.value == "self":
+        if type(node.value) is cst.Name and node.value.value == "self":
             return Kind.PYTHON
         if base in TENSORISH and attr in knowledge.HYBRID_SHAPE_ATTRIBUTES:
             if self.mxnet == "1" and not self.fallback:
@@ -290,15 +290,15 @@ class HybridHooks(Hooks):
             answer = self._resolved_call(node, resolved, args, tensor_args)
             if answer is not None:
                 return answer
-        if isinstance(func, cst.Name) and func.value not in interp.env:
+        if type(func) is cst.Name and func.value not in interp.env:
             answer = self._builtin_call(node, func.value, args, tensor_args)
             if answer is not None:
                 return answer
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             answer = self._method_call(node, func, func_kind, args, interp)
             if answer is not None:
                 return answer
-        if isinstance(func, cst.Name) and func.value not in interp.env and resolved is None:
+        if type(func) is cst.Name and func.value not in interp.env and resolved is None:
             local = self.analysis.functions.get(func.value)
             if local is not None:
                 keys = _tensor_keys(args)
@@ -390,9 +390,9 @@ class HybridHooks(Hooks):
                      args: list[tuple[cst.Arg, Kind]], interp: Interpreter) -> Kind | None:
         method = func.attr.value
         receiver = func.value
-        if isinstance(receiver, cst.Name) and receiver.value == "self":
+        if type(receiver) is cst.Name and receiver.value == "self":
             return self._self_call(node, method, args, interp)
-        if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and \
+        if type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and \
                 receiver.value.value == "self" and method in ("data", "var"):
             return Kind.TENSOR
         if base in TENSORISH:
@@ -407,7 +407,7 @@ class HybridHooks(Hooks):
             if method in knowledge.NON_TENSOR_METHODS:
                 return Kind.UNKNOWN
             return Kind.TENSOR
-        if method in ("append", "extend", "insert") and isinstance(receiver, cst.Name) and \
+        if method in ("append", "extend", "insert") and type(receiver) is cst.Name and \
                 any(k in TENSORISH or k is Kind.GROUP for _, k in args):
             interp.env[receiver.value] = Kind.GROUP
             return Kind.NONE
@@ -437,7 +437,7 @@ class HybridHooks(Hooks):
         if base is not Kind.TENSOR or self.mxnet != "1":
             return
         code = _short(self.ctx.code(node))
-        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
             self.emit("MXL104", node, _INDEX_ADVICE.format(code=code), "indexes a tensor")
         else:
             self.emit("MXL104", node, _SLICE_ADVICE.format(code=code), "slices a tensor")
@@ -480,22 +480,22 @@ def op_kind(op: str, node: cst.Call) -> Kind:
 def imperative_guard(test: cst.BaseExpression, f_name: str | None,
                      ctx: FileContext) -> str | None:
     """"body" for `if F is nd:`/`isinstance(x, nd.NDArray)`, "orelse" for the symbolic twins."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         # `F is nd and ...`: the whole test, and the body, run imperatively only.
         if "body" in (imperative_guard(test.left, f_name, ctx),
                       imperative_guard(test.right, f_name, ctx)):
             return "body"
         return None
     negate = False
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         negate, test = True, test.expression
     verdict: str | None = None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         comp = test.comparisons[0]
         sides = (test.left, comp.comparator)
-        if f_name is not None and any(isinstance(s, cst.Name) and s.value == f_name
+        if f_name is not None and any(type(s) is cst.Name and s.value == f_name
                                       for s in sides):
-            other = sides[1] if isinstance(sides[0], cst.Name) and sides[0].value == f_name \
+            other = sides[1] if type(sides[0]) is cst.Name and sides[0].value == f_name \
                 else sides[0]
             target = ctx.resolve(other)
             if target in knowledge.IMPERATIVE_MODULES:
@@ -506,10 +506,10 @@ def imperative_guard(test: cst.BaseExpression, f_name: str | None,
                 verdict = "orelse" if verdict == "body" else "body"
             elif not isinstance(comp.operator, (cst.Is, cst.Equal)):
                 verdict = None
-    elif isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and \
+    elif type(test) is cst.Call and type(test.func) is cst.Name and \
             test.func.value == "isinstance" and len(test.args) == 2:
         types = test.args[1].value
-        names = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+        names = [e.value for e in types.elements] if type(types) is cst.Tuple else [types]
         resolved = {ctx.resolve(n) for n in names}
         if resolved & knowledge.IMPERATIVE_TYPES:
             verdict = "body"
@@ -551,9 +551,9 @@ class FileAnalysis:
         self.methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.bases: dict[str, list[str]] = {}
         for stmt in ctx.module.body:
-            if isinstance(stmt, cst.FunctionDef):
+            if type(stmt) is cst.FunctionDef:
                 self.functions[stmt.name.value] = stmt
-            elif isinstance(stmt, cst.ClassDef):
+            elif type(stmt) is cst.ClassDef:
                 self._add_class(stmt, "")
 
     def _add_class(self, cls: cst.ClassDef, outer: str) -> None:
@@ -562,9 +562,9 @@ class FileAnalysis:
         self.methods[name] = {}
         self.bases[name] = [d for d in (dotted_name(a.value) for a in cls.bases) if d]
         for stmt in cls.body.body:
-            if isinstance(stmt, cst.FunctionDef):
+            if type(stmt) is cst.FunctionDef:
                 self.methods[name][stmt.name.value] = stmt
-            elif isinstance(stmt, cst.ClassDef):
+            elif type(stmt) is cst.ClassDef:
                 self._add_class(stmt, name)
 
     def method_qualname(self, cls: str, method: str, seen: frozenset[str] = frozenset()

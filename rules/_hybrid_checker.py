@@ -100,7 +100,7 @@ class _Summarizer:
     def _summarize(self, fn: cst.FunctionDef, cls: str | None):  # type: ignore[no-untyped-def]
         params = tuple(p.name.value for p in params_of(fn))
         bound = cls is not None and bool(params) and params[0] in ("self", "cls") and not any(
-            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+            type(d.decorator) is cst.Name and d.decorator.value == "staticmethod"
             for d in fn.decorators)
         f_name = "F" if "F" in params else None
         children = child_kinds(self.analysis.ctx, self.analysis.classes[cls]) if cls else {}
@@ -185,7 +185,7 @@ def local_ranges(module: cst.Module, source: str, nodes: list[cst.CSTNode]
     if not wanted:
         return {}
     functions = [n for n in iter_nodes(module, stop=(cst.Lambda,))
-                 if isinstance(n, cst.FunctionDef)]
+                 if type(n) is cst.FunctionDef]
     lines: dict[str, list[int]] = {}
     for match in _DEF.finditer(source):
         lines.setdefault(match.group(1), []).append(source.count("\n", 0, match.start()) + 1)
@@ -209,7 +209,7 @@ def local_ranges(module: cst.Module, source: str, nodes: list[cst.CSTNode]
             continue
         mini = cst.Module(body=[fn.with_changes(leading_lines=(), decorators=())])
         inner = mini.body[0]
-        assert isinstance(inner, cst.FunctionDef)
+        assert type(inner) is cst.FunctionDef
         rel = node_ranges(mini, [*inside, inner.name])
         if inner.name not in rel:
             return node_ranges(module, nodes, source)

@@ -636,7 +636,7 @@ class ContextChecker(Checker):
     def _mark_placing(self) -> None:
         self.any_placing = True
         for scope in self.ctx.stack:
-            if isinstance(scope, cst.FunctionDef):
+            if type(scope) is cst.FunctionDef:
                 self.placing.add(id(scope))
 
     def end(self) -> None:
@@ -690,11 +690,11 @@ class ContextChecker(Checker):
             if id(fn) not in self.placing:
                 continue
             for node in iter_nodes(fn.body):
-                if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                if not (type(node) is cst.Call and type(node.func) is cst.Attribute
                         and node.func.attr.value in knowledge.PARAM_PLACING_METHODS):
                     continue
                 receiver = node.func.value
-                if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+                if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
                     receiver = receiver.func.value
                 key = dotted_name(receiver)
                 if key is not None and isinstance(module_env.get(key), Net):
@@ -712,7 +712,7 @@ class ContextChecker(Checker):
         """`self.*` values set up by `__init__` (a trainer's `self.net`, `self.ctx`), seen
         by the other methods of the class."""
         for stmt in cls.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__" and \
+            if type(stmt) is cst.FunctionDef and stmt.name.value == "__init__" and \
                     id(stmt) in self.placing:
                 scope = self._run_function(stmt, module_env_copy(module_env), helpers)
                 return {k: v for k, v in scope.env.items() if k.startswith("self.")}
@@ -840,7 +840,7 @@ class ContextChecker(Checker):
                      data_fn: str) -> None:
         node = event.node
         func = node.func
-        block = self.ctx.code(func.value) if isinstance(func, cst.Attribute) else "layer"
+        block = self.ctx.code(func.value) if type(func) is cst.Attribute else "layer"
         src = target.src or "ctx"
         fix = None
         spelled = _spelled_ctx(scope, target)
@@ -860,7 +860,7 @@ class ContextChecker(Checker):
         if not (net_ctx.multi and net_ctx.gpu is True and event.net.placed):
             return
         func = node.func
-        method = func.attr.value if isinstance(func, cst.Attribute) else "data"
+        method = func.attr.value if type(func) is cst.Attribute else "data"
         src = net_ctx.src or "ctx"
         ctx0 = f"{src}[0]" if src.isidentifier() else "ctx[0]"
         fix = None
@@ -934,13 +934,13 @@ def _functions(body: Sequence[cst.CSTNode], path: list[str], cls: cst.ClassDef |
                ) -> Iterator[tuple[list[str], cst.ClassDef | None, cst.FunctionDef]]:
     """Every function (methods and nested ones too) with its qualified path and class."""
     for stmt in body:
-        if isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is cst.FunctionDef:
             here = [*path, stmt.name.value]
             yield here, cls, stmt
-            if isinstance(stmt.body, cst.IndentedBlock):
+            if type(stmt.body) is cst.IndentedBlock:
                 yield from _functions(stmt.body.body, here, None)
-        elif isinstance(stmt, cst.ClassDef):
-            if isinstance(stmt.body, cst.IndentedBlock):
+        elif type(stmt) is cst.ClassDef:
+            if type(stmt.body) is cst.IndentedBlock:
                 yield from _functions(stmt.body.body, [*path, stmt.name.value], stmt)
         elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
             inner: list[cst.CSTNode] = []
@@ -951,24 +951,24 @@ def _functions(body: Sequence[cst.CSTNode], path: list[str], cls: cst.ClassDef |
 
 def _suites(stmt: cst.CSTNode) -> Iterator[cst.IndentedBlock]:
     body = getattr(stmt, "body", None)
-    if isinstance(body, cst.IndentedBlock):
+    if type(body) is cst.IndentedBlock:
         yield body
     orelse = getattr(stmt, "orelse", None)
-    if isinstance(orelse, cst.If):
+    if type(orelse) is cst.If:
         yield from _suites(orelse)
-    elif isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+    elif type(orelse) is cst.Else and type(orelse.body) is cst.IndentedBlock:
         yield orelse.body
     for handler in getattr(stmt, "handlers", ()):
-        if isinstance(handler.body, cst.IndentedBlock):
+        if type(handler.body) is cst.IndentedBlock:
             yield handler.body
     final = getattr(stmt, "finalbody", None)
-    if final is not None and isinstance(final.body, cst.IndentedBlock):
+    if final is not None and type(final.body) is cst.IndentedBlock:
         yield final.body
 
 
 def _callee_name(code: Callable[[cst.CSTNode], str], call: cst.Call) -> str:
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if type(func) is cst.Attribute and func.attr.value == "forward":
         func = func.value
     text = code(func)
     return text if len(text) <= 40 else "net"

@@ -127,7 +127,7 @@ class LifecycleChecker(Checker):
         if ".export(" in source:
             self._exports(module)
             for node, _, _ in _walk_with_parent(module):
-                if isinstance(node, cst.FunctionDef):
+                if type(node) is cst.FunctionDef:
                     self._exports(node)
         if "amp" in source and ".init(" in source:
             flow = Flow(module)
@@ -140,12 +140,12 @@ class LifecycleChecker(Checker):
     def _exports(self, scope: cst.Module | cst.FunctionDef) -> None:
         body: Sequence[cst.CSTNode] | cst.CSTNode = scope.body
         nested_refs: set[str] = set()
-        if isinstance(scope, cst.Module):
+        if type(scope) is cst.Module:
             # A module-level network used inside functions may be run by them at any time.
             for node, _, _ in _walk_with_parent(scope):
-                if isinstance(node, cst.FunctionDef):
+                if type(node) is cst.FunctionDef:
                     nested_refs.update(n.value for n, _, _ in _walk_with_parent(node.body)
-                                       if isinstance(n, cst.Name))
+                                       if type(n) is cst.Name)
         states: dict[str, _NetState] = {}
         stmts: list[cst.CSTNode] = [body] if isinstance(body, cst.CSTNode) else list(body)
         for stmt in stmts:
@@ -155,10 +155,10 @@ class LifecycleChecker(Checker):
                 if isinstance(node, _NESTED):
                     # A nested definition mentioning the network may run it: unknown.
                     for name, _, _ in _walk_with_parent(node):
-                        if isinstance(name, cst.Name) and name.value in states:
+                        if type(name) is cst.Name and name.value in states:
                             states[name.value].unknown = True
                     continue
-                if isinstance(node, cst.Name):
+                if type(node) is cst.Name:
                     self._name_event(node, parent, grand, states, nested_refs)
         for net, state in states.items():
             for call, problem in state.exports:
@@ -176,23 +176,23 @@ class LifecycleChecker(Checker):
                     grand: cst.CSTNode | None, states: dict[str, _NetState],
                     nested_refs: set[str]) -> None:
         name = node.value
-        if isinstance(parent, cst.AssignTarget) and parent.target is node \
-                and isinstance(grand, cst.Assign):
+        if type(parent) is cst.AssignTarget and parent.target is node \
+                and type(grand) is cst.Assign:
             states[name] = self._bound(grand.value, name in nested_refs)
             return
         state = states.get(name)
         if state is None:
             return
-        if isinstance(parent, cst.Call) and parent.func is node:
+        if type(parent) is cst.Call and parent.func is node:
             state.forwarded = True
             return
-        if isinstance(parent, cst.Attribute) and parent.value is node \
-                and isinstance(grand, cst.Call) and grand.func is parent:
+        if type(parent) is cst.Attribute and parent.value is node \
+                and type(grand) is cst.Call and grand.func is parent:
             method = parent.attr.value
             if method == "hybridize":
                 active = next((a.value for a in grand.args
                                if a.keyword is not None and a.keyword.value == "active"), None)
-                if not (isinstance(active, cst.Name) and active.value == "False"):
+                if not (type(active) is cst.Name and active.value == "False"):
                     state.hybridized, state.forwarded = True, False
                 state.known_block = state.known_block or state.project_class is None
             elif method in _FORWARD_METHODS:
@@ -211,13 +211,13 @@ class LifecycleChecker(Checker):
             elif method not in _INERT_METHODS:
                 state.unknown = True
             return
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if type(parent) is cst.Attribute and parent.value is node:
             return  # reading an attribute (`net.name`) neither runs nor leaks the network
         state.unknown = True
 
     def _bound(self, value: cst.BaseExpression, used_elsewhere: bool) -> _NetState:
         state = _NetState(unknown=used_elsewhere)
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             state.unknown = True
             return state
         name = self.ctx.resolve(value.func)
@@ -229,7 +229,7 @@ class LifecycleChecker(Checker):
             elif name.split(".", 1)[0] not in ("mxnet", "gluoncv", "gluonnlp") \
                     and name.rsplit(".", 1)[-1][:1].isupper():
                 state.project_class = name
-        elif isinstance(value.func, cst.Name) and value.func.value[:1].isupper():
+        elif type(value.func) is cst.Name and value.func.value[:1].isupper():
             state.project_class = self.ctx.qualname(value.func.value)
         return state
 
@@ -249,7 +249,7 @@ class LifecycleChecker(Checker):
             if built is None:
                 if knowledge.builds_network(name):
                     built = (self.ctx.code(call.func) + "(...)", call)
-                elif isinstance(call.func, cst.Attribute) and name is None \
+                elif type(call.func) is cst.Attribute and name is None \
                         and call.func.attr.value in ("initialize", "hybridize",
                                                      "collect_params", "load_parameters"):
                     built = (self.ctx.code(call.func) + "()", call)

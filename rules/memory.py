@@ -507,12 +507,12 @@ def _comprehension_calls(node: cst.CSTNode) -> set[cst.CSTNode]:
     """Method calls inside a comprehension on one of its own loop variables."""
     names: set[str] = set()
     comp = getattr(node, "for_in", None)
-    while isinstance(comp, cst.CompFor):
-        names.update(n.value for n in iter_nodes(comp.target) if isinstance(n, cst.Name))
+    while type(comp) is cst.CompFor:
+        names.update(n.value for n in iter_nodes(comp.target) if type(n) is cst.Name)
         comp = comp.inner_for_in
     return {n for n in iter_nodes(node, stop=_NESTED)
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
-            and isinstance(n.func.value, cst.Name) and n.func.value.value in names}
+            if type(n) is cst.Call and type(n.func) is cst.Attribute
+            and type(n.func.value) is cst.Name and n.func.value.value in names}
 
 
 class MemoryChecker(Checker):
@@ -523,7 +523,7 @@ class MemoryChecker(Checker):
         self._scopes.append(node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if isinstance(node.body, cst.IndentedBlock):
+        if type(node.body) is cst.IndentedBlock:
             self._scopes.append(node.body.body)
 
     def end(self) -> None:
@@ -547,15 +547,15 @@ class MemoryChecker(Checker):
             self._timing(body)
         self._backward(body, nodes)
         for node in nodes:
-            if isinstance(node, cst.IndentedBlock) and self._starts_timer(node.body):
+            if type(node) is cst.IndentedBlock and self._starts_timer(node.body):
                 self._timing(list(node.body))
 
     def _starts_timer(self, body: Sequence[cst.BaseStatement]) -> bool:
         """Whether a statement of this block reads a clock (`_timing` needs one to start)."""
         for stmt in body:
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
-                    if isinstance(small, cst.Assign) and self._timer(small.value):
+                    if type(small) is cst.Assign and self._timer(small.value):
                         return True
         return False
 
@@ -582,13 +582,13 @@ class MemoryChecker(Checker):
         return names
 
     def _bindings(self, node: cst.CSTNode) -> Iterator[tuple[str, cst.BaseExpression]]:
-        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        if type(node) is cst.Assign and len(node.targets) == 1:
             target = node.targets[0].target
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 yield target.value, node.value
-            elif isinstance(target, cst.Tuple) and isinstance(node.value, cst.Call):
+            elif type(target) is cst.Tuple and type(node.value) is cst.Call:
                 for el in target.elements:
-                    if isinstance(el.value, cst.Name):
+                    if type(el.value) is cst.Name:
                         yield el.value.value, node.value
 
     def _backward(self, body: tuple | list, nodes: list[cst.CSTNode] | None = None) -> None:
@@ -603,18 +603,18 @@ class MemoryChecker(Checker):
             for target, value in self._bindings(node):
                 # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an
                 # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
-                simple = isinstance(node, cst.Assign) and \
-                    isinstance(node.targets[0].target, cst.Name)
+                simple = type(node) is cst.Assign and \
+                    type(node.targets[0].target) is cst.Name
                 if simple and isinstance(value, (cst.Call, cst.BinaryOperation)) and \
-                        not (isinstance(value, cst.Call) and self._not_a_loss(value)):
+                        not (type(value) is cst.Call and self._not_a_loss(value)):
                     last[target] = node
                 else:
                     last.pop(target, None)
             if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
                 shadowed.update(_comprehension_calls(node))
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and \
                     node.func.attr.value == "backward" and node not in shadowed and \
-                    isinstance(node.func.value, cst.Name) and self._uses_autograd():
+                    type(node.func.value) is cst.Name and self._uses_autograd():
                 name = node.func.value.value
                 where = last.get(name)
                 if where is not None and where not in self._recording and \
@@ -646,10 +646,10 @@ class MemoryChecker(Checker):
     def _symbolic(self, binding: cst.CSTNode) -> bool:
         """A Module or an Executor (`mx.mod.Module(...)`, `sym.bind(...)`), not a loss."""
         for node in iter_nodes(binding, stop=_NESTED):
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 name = self.ctx.resolve(node.func) or ""
                 if knowledge.in_namespace(name, knowledge.SYMBOLIC_EXECUTION) or \
-                        (isinstance(node.func, cst.Attribute)
+                        (type(node.func) is cst.Attribute
                          and node.func.attr.value in knowledge.EXECUTOR_METHODS):
                     return True
         return False
@@ -667,7 +667,7 @@ class MemoryChecker(Checker):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
-            if not isinstance(call, cst.Call):
+            if type(call) is not cst.Call:
                 continue
             name = self.ctx.resolve(call.func)
             if name == "mxnet.contrib.autograd.train_section" or (
@@ -684,24 +684,24 @@ class MemoryChecker(Checker):
 
     def _is_tensor(self, value: cst.BaseExpression, names: set[str],
                    stmt: cst.CSTNode | None = None) -> bool:
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return value.value in names
-        if isinstance(value, cst.BinaryOperation):
+        if type(value) is cst.BinaryOperation:
             return self._is_tensor(value.left, names) or self._is_tensor(value.right, names)
-        if isinstance(value, cst.IfExp):
+        if type(value) is cst.IfExp:
             return self._is_tensor(value.body, names) or self._is_tensor(value.orelse, names)
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             func = value.func
             resolved = self.ctx.resolve(func)
             if resolved is not None:
                 return knowledge.in_namespace(resolved, knowledge.TENSOR_NAMESPACES) and \
                     not resolved.endswith(("waitall", "save", "load"))
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method in knowledge.TO_PYTHON_METHODS:
                     return False
                 return method in _REDUCERS and self._is_tensor(func.value, names)
-            if isinstance(func, cst.Name):
+            if type(func) is cst.Name:
                 if func.value in ("float", "int", "len", "str", "range", "list", "dict"):
                     return False
                 # A network or loss called under autograd.record(), or on tensors.
@@ -713,14 +713,13 @@ class MemoryChecker(Checker):
     # -- MXL401 --------------------------------------------------------------------------
 
     def _loop(self, loop: cst.For | cst.While, tensors: set[str]) -> None:
-        if not isinstance(loop, cst.For) or not self._iterates_data(loop):
+        if type(loop) is not cst.For or not self._iterates_data(loop):
             return
         loop_names = set(tensors)
         for node in iter_nodes(loop.target):
-            if isinstance(node, cst.Name):
+            if type(node) is cst.Name:
                 loop_names.add(node.value)
-        loop_names = self._tensor_names(list(loop.body.body) if isinstance(
-            loop.body, cst.IndentedBlock) else [], loop_names)
+        loop_names = self._tensor_names(list(loop.body.body) if type(loop.body) is cst.IndentedBlock else [], loop_names)
         if self.ctx.settings.enabled(SyncEveryStep, self.ctx.path):
             self._every_step(loop, loop_names)
         if not loop_names or self._syncs(loop):
@@ -754,22 +753,21 @@ class MemoryChecker(Checker):
 
     def _accumulation(self, node: cst.CSTNode, assigned_inside: set[str]
                       ) -> tuple[str | None, cst.BaseExpression | None]:
-        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and \
+        if type(node) is cst.AugAssign and type(node.target) is cst.Name and \
                 isinstance(node.operator, (cst.AddAssign, cst.MultiplyAssign)):
             return node.target.value, node.value
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0].target, cst.Name):
+        if type(node) is cst.Assign and len(node.targets) == 1 and \
+                type(node.targets[0].target) is cst.Name:
             name = node.targets[0].target.value
             value = node.value
-            branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+            branches = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
             for branch in branches:
-                if isinstance(branch, cst.BinaryOperation) and isinstance(
-                        branch.left, cst.Name) and branch.left.value == name:
+                if type(branch) is cst.BinaryOperation and type(branch.left) is cst.Name and branch.left.value == name:
                     return name, branch.right
-        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+        if type(node) is cst.Expr and type(node.value) is cst.Call:
             call = node.value
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in (
-                    "append", "extend") and isinstance(call.func.value, cst.Name) and \
+            if type(call.func) is cst.Attribute and call.func.attr.value in (
+                    "append", "extend") and type(call.func.value) is cst.Name and \
                     call.func.value.value not in assigned_inside and len(call.args) == 1:
                 return call.func.value.value, call.args[0].value
         return None, None
@@ -780,7 +778,7 @@ class MemoryChecker(Checker):
         """`.asscalar()`/`.asnumpy()`/`.item()` of a tensor on every iteration of a training
         loop, before the step's `backward()`/`trainer.step()` (the last of them) is queued;
         a sync under `if` (every N steps) or after the step is not reported."""
-        if not isinstance(loop.body, cst.IndentedBlock):
+        if type(loop.body) is not cst.IndentedBlock:
             return
         body = list(loop.body.body)
         last = max((i for i, stmt in enumerate(body) if self._queues_step(stmt)), default=None)
@@ -792,7 +790,7 @@ class MemoryChecker(Checker):
             if isinstance(node, (*_NESTED, *_LOOPS, cst.If, cst.Try, cst.IfExp,
                                  cst.ListComp, cst.GeneratorExp)):
                 continue
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and \
                     node.func.attr.value in _EVERY_STEP_SYNCS and \
                     self._is_tensor(node.func.value, tensors, node):
                 self.ctx.report(node, SyncEveryStep, SyncEveryStep.format(
@@ -805,8 +803,8 @@ class MemoryChecker(Checker):
     def _queues_step(self, stmt: cst.CSTNode) -> bool:
         """The statement runs `backward()` or an optimizer step."""
         for n in iter_nodes(stmt, stop=_NESTED):
-            if isinstance(n, cst.Call):
-                if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("backward",
+            if type(n) is cst.Call:
+                if type(n.func) is cst.Attribute and n.func.attr.value in ("backward",
                                                                                 "step"):
                     return True
                 if self.ctx.resolve(n.func) in knowledge.AUTOGRAD_BACKWARD:
@@ -820,10 +818,10 @@ class MemoryChecker(Checker):
         """A loop over batches of a data pipeline (a DataLoader, a data iterator), not over a
         bounded list such as per-device shards or layers."""
         it = loop.iter
-        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+        while type(it) is cst.Call and type(it.func) is cst.Name and \
                 it.func.value in ("enumerate", "tqdm", "iter") and it.args:
             it = it.args[0].value
-        if isinstance(it, cst.Call):
+        if type(it) is cst.Call:
             resolved = self.ctx.resolve(it.func)
             return resolved in (knowledge.DATALOADER, "mxnet.io.NDArrayIter")
         from mxlint.names import dotted_name
@@ -833,9 +831,9 @@ class MemoryChecker(Checker):
 
     def _has_sync(self, node: cst.CSTNode) -> bool:
         for inner in iter_nodes(node, stop=_NESTED):
-            if isinstance(inner, cst.Call):
+            if type(inner) is cst.Call:
                 func = inner.func
-                if isinstance(func, cst.Attribute):
+                if type(func) is cst.Attribute:
                     if func.attr.value in knowledge.SYNC_METHODS:
                         return True
                     # EvalMetric.update(labels, preds) reads its inputs with asnumpy().
@@ -844,7 +842,7 @@ class MemoryChecker(Checker):
                 resolved = self.ctx.resolve(func)
                 if resolved in knowledge.SYNC_FUNCTIONS:
                     return True
-                if isinstance(func, cst.Name) and func.value in ("float", "int") \
+                if type(func) is cst.Name and func.value in ("float", "int") \
                         and inner.args:
                     return True
         return False
@@ -858,26 +856,24 @@ class MemoryChecker(Checker):
                          "timeit.default_timer", "time.process_time"})
 
     def _timer(self, node: cst.BaseExpression) -> bool:
-        return isinstance(node, cst.Call) and not node.args and \
+        return type(node) is cst.Call and not node.args and \
             self.ctx.resolve(node.func) in self._TIMERS
 
     def _timing(self, body: list[cst.BaseStatement]) -> None:
         starts: dict[str, int] = {}
         for index, stmt in enumerate(body):
             for node in iter_nodes(stmt, stop=_NESTED):
-                if isinstance(node, cst.BinaryOperation) and isinstance(
-                        node.operator, cst.Subtract) and self._timer(node.left) and isinstance(
-                        node.right, cst.Name) and node.right.value in starts:
+                if type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract and self._timer(node.left) and type(node.right) is cst.Name and node.right.value in starts:
                     begin = starts[node.right.value]
                     between = body[begin + 1:index]
                     if self._mxnet_work(between) and not any(self._has_sync(s)
                                                              for s in between):
                         self.ctx.report(node, TimingWithoutSync, TimingWithoutSync.format(
                             expr=self.ctx.code(node).strip()))
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
-                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                            isinstance(small.targets[0].target, cst.Name) and \
+                    if type(small) is cst.Assign and len(small.targets) == 1 and \
+                            type(small.targets[0].target) is cst.Name and \
                             self._timer(small.value):
                         starts[small.targets[0].target.value] = index
 
@@ -886,15 +882,15 @@ class MemoryChecker(Checker):
         under record() or on an NDArray."""
         for stmt in stmts:
             for node in iter_nodes(stmt, stop=_NESTED):
-                if not isinstance(node, cst.Call):
+                if type(node) is not cst.Call:
                     continue
                 func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("backward", "step"):
+                if type(func) is cst.Attribute and func.attr.value in ("backward", "step"):
                     return True
                 resolved = self.ctx.resolve(func)
                 if knowledge.in_namespace(resolved, knowledge.TENSOR_NAMESPACES):
                     return True
-                if isinstance(func, cst.Name) and resolved is None and func.value in (
+                if type(func) is cst.Name and resolved is None and func.value in (
                         "net", "model", "network"):
                     return True
                 if node in self._record_nodes:
@@ -1381,12 +1377,12 @@ def _is_validation_name(name: str, tests: bool = False) -> bool:
 def _root_name(node: cst.BaseExpression) -> str | None:
     while isinstance(node, (cst.Attribute, cst.Subscript)):
         node = node.value
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 def _self_attr(node: cst.BaseExpression) -> str | None:
     """`self.history` -> "history"."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and \
             node.value.value == "self":
         return node.attr.value
     return None
@@ -1395,10 +1391,10 @@ def _self_attr(node: cst.BaseExpression) -> str | None:
 def _chain_names(node: cst.BaseExpression) -> list[str]:
     names: list[str] = []
     while isinstance(node, (cst.Attribute, cst.Subscript)):
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             names.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         names.append(node.value)
     return names
 
@@ -1408,9 +1404,9 @@ def _full_slice(target: cst.Subscript) -> bool:
     if len(target.slice) != 1:
         return False
     sl = target.slice[0].slice
-    if isinstance(sl, cst.Slice):
+    if type(sl) is cst.Slice:
         return sl.lower is None and sl.upper is None and sl.step is None
-    return isinstance(sl, cst.Index) and isinstance(sl.value, cst.Ellipsis)
+    return type(sl) is cst.Index and type(sl.value) is cst.Ellipsis
 
 
 def _call_args(call: cst.Call) -> list[cst.BaseExpression]:
@@ -1426,22 +1422,22 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
 
 def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     """Assignment targets of a small statement or a compound header."""
-    if isinstance(node, cst.Assign):
+    if type(node) is cst.Assign:
         for t in node.targets:
             yield t.target
     elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)):
         yield node.target
-    elif isinstance(node, cst.WithItem) and node.asname is not None:
+    elif type(node) is cst.WithItem and node.asname is not None:
         yield node.asname.name
 
 
 def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         yield target.value
     elif isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:
             yield from _bound_names(el.value)
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         yield from _bound_names(target.value)
 
 
@@ -1457,29 +1453,29 @@ class _Scope:
         self.checker = checker
         self.node = node
         self.params: set[str] = set()
-        if isinstance(node, cst.FunctionDef):
+        if type(node) is cst.FunctionDef:
             p = node.params
             for param in (*p.posonly_params, *p.params, *p.kwonly_params):
                 self.params.add(param.name.value)
             for star in (p.star_arg, p.star_kwarg):
-                if isinstance(star, cst.Param):
+                if type(star) is cst.Param:
                     self.params.add(star.name.value)
         self.nodes = list(_walk(node))
         self.assigns: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
         self.globals: set[str] = set()
         for n in self.nodes:
-            if isinstance(n, cst.Global):
+            if type(n) is cst.Global:
                 self.globals.update(x.name.value for x in n.names)
             value = n.value if isinstance(n, (cst.Assign, cst.AnnAssign)) else None
             if isinstance(n, (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem)):
                 for target in _targets(n):
                     for name in _bound_names(target):
                         self.assigns.setdefault(name, []).append(
-                            (n, value if isinstance(target, cst.Name) else None))
+                            (n, value if type(target) is cst.Name else None))
         #: Names `x.attach_grad()` is called on: variables of the graph.
         self.grad_names: set[str] = set()
         for n in self.nodes:
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+            if type(n) is cst.Call and type(n.func) is cst.Attribute and \
                     n.func.attr.value == "attach_grad":
                 root = _root_name(n.func.value)
                 if root is not None:
@@ -1492,20 +1488,20 @@ class _Scope:
     @staticmethod
     def _python_binding(node: cst.CSTNode, value: cst.BaseExpression | None) -> bool:
         """A binding to a Python number or string (`t = 0`, `for i in range(n)`)."""
-        if isinstance(node, cst.For):
+        if type(node) is cst.For:
             it = node.iter
-            return isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+            return type(it) is cst.Call and type(it.func) is cst.Name and \
                 it.func.value == "range"
         if value is None:
             return False
-        if isinstance(value, cst.UnaryOperation):
+        if type(value) is cst.UnaryOperation:
             value = value.expression
         if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
                               cst.FormattedString)):
             return True
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return value.value in ("True", "False", "None")
-        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and \
+        return type(value) is cst.Call and type(value.func) is cst.Name and \
             value.func.value in ("int", "float", "len", "str", "bool", "round")
 
     # -- validation data -----------------------------------------------------------------------
@@ -1515,7 +1511,7 @@ class _Scope:
         validation data (`for data, label in val_data`, `x = val_x.as_in_context(ctx)`)."""
         fn = self.node
         # In a pytest test (`def test_op():`), "test data" is the data of the test case.
-        tests = any(isinstance(n, cst.FunctionDef) and n.name.value.startswith("test")
+        tests = any(type(n) is cst.FunctionDef and n.name.value.startswith("test")
                     for n in self.checker.ctx.stack)
         sources: dict[str, list[cst.BaseExpression | None]] = {}
         loop_bound: set[str] = set()
@@ -1528,16 +1524,16 @@ class _Scope:
                 for t in _targets(n):
                     for name in _bound_names(t):
                         sources.setdefault(name, []).append(n.value)
-            elif isinstance(n, cst.WithItem) and n.asname is not None:
+            elif type(n) is cst.WithItem and n.asname is not None:
                 for name in _bound_names(n.asname.name):
                     sources.setdefault(name, []).append(None)
-        if isinstance(fn, cst.FunctionDef):
+        if type(fn) is cst.FunctionDef:
             p = fn.params
             for param in (*p.posonly_params, *p.params, *p.kwonly_params):
                 sources.setdefault(param.name.value, []).append(None)
         names: set[str] = set()
         for n in self.nodes:
-            if isinstance(n, cst.Name) and _is_validation_name(n.value, tests=tests) and (
+            if type(n) is cst.Name and _is_validation_name(n.value, tests=tests) and (
                     len(_tokens(n.value)) > 1 or n.value not in loop_bound):
                 names.add(n.value)
         for _ in range(4):
@@ -1553,25 +1549,25 @@ class _Scope:
     def is_validation(self, expr: cst.BaseExpression, names: set[str] | None = None) -> bool:
         """Validation data, or what moving/splitting/indexing it gives."""
         names = self.val_names if names is None else names
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return expr.value in names
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return _is_validation_name(expr.attr.value) or self.is_validation(expr.value, names)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.is_validation(expr.value, names)
         if isinstance(expr, (cst.Tuple, cst.List)):
             return any(self.is_validation(e.value, names) for e in expr.elements)
-        if isinstance(expr, cst.StarredElement):
+        if type(expr) is cst.StarredElement:
             return self.is_validation(expr.value, names)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = expr.func
             resolved = self.checker.ctx.resolve(func)
             if resolved in knowledge.SPLIT_AND_LOAD or resolved in knowledge.SPLIT_DATA:
                 return bool(expr.args) and self.is_validation(expr.args[0].value, names)
-            if isinstance(func, cst.Name) and func.value in ("enumerate", "zip", "iter", "tqdm",
+            if type(func) is cst.Name and func.value in ("enumerate", "zip", "iter", "tqdm",
                                                              "list"):
                 return any(self.is_validation(a, names) for a in _call_args(expr))
-            if isinstance(func, cst.Attribute) and func.attr.value in _DATA_METHODS:
+            if type(func) is cst.Attribute and func.attr.value in _DATA_METHODS:
                 return self.is_validation(func.value, names)
         return False
 
@@ -1588,21 +1584,21 @@ class _Scope:
                     self.checker.is_metric_ctor(e.value) for e in v.elements) for v in values):
                 lists.add(name)
         for n in self.nodes:
-            if isinstance(n, cst.Assign) and isinstance(n.value, cst.Tuple):
+            if type(n) is cst.Assign and type(n.value) is cst.Tuple:
                 for t in n.targets:
-                    if isinstance(t.target, cst.Tuple) and \
+                    if type(t.target) is cst.Tuple and \
                             len(t.target.elements) == len(n.value.elements):
                         for el, val in zip(t.target.elements, n.value.elements):
-                            if isinstance(el.value, cst.Name) and \
+                            if type(el.value) is cst.Name and \
                                     self.checker.is_metric_ctor(val.value):
                                 names.add(el.value.value)
-            if isinstance(n, cst.For) and isinstance(n.iter, cst.Name) and \
+            if type(n) is cst.For and type(n.iter) is cst.Name and \
                     n.iter.value in lists:
                 names.update(_bound_names(n.target))
         for name, bindings in self.assigns.items():
             if name in names and any(v is None or not self.checker.is_metric_ctor(v)
-                                     for _, v in bindings if not isinstance(v, cst.Tuple)) \
-                    and not any(isinstance(n, cst.For) for n, _ in bindings):
+                                     for _, v in bindings if type(v) is not cst.Tuple) \
+                    and not any(type(n) is cst.For for n, _ in bindings):
                 names.discard(name)
         return names
 
@@ -1627,26 +1623,26 @@ class _Scope:
             for n in self.nodes:
                 source = n.value if isinstance(n, (cst.Assign, cst.AugAssign)) else \
                     n.iter if isinstance(n, (cst.For, cst.CompFor)) else None
-                if source is not None and any(isinstance(x, cst.Name) and x.value in names
+                if source is not None and any(type(x) is cst.Name and x.value in names
                                               for x in _walk(source)):
                     for t in _targets(n):
                         names.update(_bound_names(t))
             if len(names) == before:
                 break
         return any(self._backward_in(n, names) for n in self.nodes
-                   if isinstance(n, cst.Call) and (ignore is None or n not in ignore))
+                   if type(n) is cst.Call and (ignore is None or n not in ignore))
 
     def _backward_in(self, node: cst.CSTNode, names: set[str]) -> bool:
         for n in _walk(node):
-            if not isinstance(n, cst.Call):
+            if type(n) is not cst.Call:
                 continue
             func = n.func
             if self.checker.ctx.resolve(func) in knowledge.AUTOGRAD_BACKWARD:
-                if not names or any(isinstance(x, cst.Name) and x.value in names
+                if not names or any(type(x) is cst.Name and x.value in names
                                     for x in _walk(n)):
                     return True
-            elif isinstance(func, cst.Attribute) and func.attr.value == "backward" and (
-                    not names or any(isinstance(x, cst.Name) and x.value in names
+            elif type(func) is cst.Attribute and func.attr.value == "backward" and (
+                    not names or any(type(x) is cst.Name and x.value in names
                                      for x in _walk(func.value))):
                 return True
         return False
@@ -1699,20 +1695,20 @@ class _Record:
                 out.add(name)
         params = self.scope.params - set(self.scope.assigns)
         for n in self.scope.nodes:
-            if not isinstance(n, cst.Call):
+            if type(n) is not cst.Call:
                 continue
             func = n.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _NDARRAY_METHODS and \
-                    isinstance(func.value, cst.Name) and func.value.value in params:
+            if type(func) is cst.Attribute and func.attr.value in _NDARRAY_METHODS and \
+                    type(func.value) is cst.Name and func.value.value in params:
                 out.add(func.value.value)
             elif knowledge.in_namespace(self.ctx.resolve(func), knowledge.TENSOR_NAMESPACES):
                 out.update(a.value for a in _call_args(n)
-                           if isinstance(a, cst.Name) and a.value in params)
+                           if type(a) is cst.Name and a.value in params)
         return out
 
     def _in_eval_function(self) -> bool:
         fn = self.scope.node
-        if not isinstance(fn, cst.FunctionDef):
+        if type(fn) is not cst.FunctionDef:
             return False
         name = fn.name.value
         toks = set(_tokens(name))
@@ -1735,25 +1731,25 @@ class _Record:
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in node.body:
                 self.small(small)
-        elif isinstance(node, cst.If):
+        elif type(node) is cst.If:
             self.effects(node.test, node)
             self.block(node.body)
-            if isinstance(node.orelse, cst.If):
+            if type(node.orelse) is cst.If:
                 self.stmt(node.orelse)
-            elif isinstance(node.orelse, cst.Else):
+            elif type(node.orelse) is cst.Else:
                 self.block(node.orelse.body)
-        elif isinstance(node, cst.For):
+        elif type(node) is cst.For:
             self.effects(node.iter, node)
             for _ in range(2):
                 self.bind(node.target, self.recorded_expr(node.iter))
                 self.block(node.body)
             if node.orelse is not None:
                 self.block(node.orelse.body)
-        elif isinstance(node, cst.While):
+        elif type(node) is cst.While:
             for _ in range(2):
                 self.effects(node.test, node)
                 self.block(node.body)
-        elif isinstance(node, cst.With):
+        elif type(node) is cst.With:
             self.nested_with(node)
         elif isinstance(node, (cst.Try, cst.TryStar)):
             self.block(node.body)
@@ -1767,7 +1763,7 @@ class _Record:
     def nested_with(self, node: cst.With) -> None:
         saved = self.recording, self.predict
         for item in node.items:
-            resolved = self.ctx.resolve(item.item.func) if isinstance(item.item, cst.Call) \
+            resolved = self.ctx.resolve(item.item.func) if type(item.item) is cst.Call \
                 else None
             if resolved == knowledge.AUTOGRAD_PAUSE_RECORDING:
                 self.recording = False
@@ -1781,18 +1777,18 @@ class _Record:
             self.recording, self.predict = saved
 
     def small(self, node: cst.BaseSmallStatement) -> None:
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             self.effects(node.value, node)
             value_recorded = self.recorded_expr(node.value)
             for t in node.targets:
                 self.store(t.target, node.value, node)
             for t in node.targets:
                 self.bind(t.target, value_recorded, node.value)
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+        elif type(node) is cst.AnnAssign and node.value is not None:
             self.effects(node.value, node)
             self.store(node.target, node.value, node)
             self.bind(node.target, self.recorded_expr(node.value), node.value)
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             self.effects(node.value, node)
             self.augassign(node)
         elif isinstance(node, (cst.Expr, cst.Return)) and node.value is not None:
@@ -1812,17 +1808,17 @@ class _Record:
             else:
                 self.recorded.discard(name)
                 self.in_graph.discard(name)
-                if value is not None and isinstance(target, cst.Name) and \
+                if value is not None and type(target) is cst.Name and \
                         self.checker.creates_array(value):
                     self.fresh.add(name)
                 else:
                     self.fresh.discard(name)
-                if value is not None and isinstance(target, cst.Name) and \
+                if value is not None and type(target) is cst.Name and \
                         self.readback(value):
                     self.synced.add(name)
 
     def graph_expr(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return expr.value in self.in_graph
         return self.recorded_expr(expr)
 
@@ -1830,29 +1826,29 @@ class _Record:
         """Whether `expr` is (or holds) the output of a recorded operator."""
         if expr is None or not self.recording:
             return False
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return expr.value in self.recorded or expr.value in self.groups
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self.recorded_call(expr)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return expr.attr.value == "T" and self.recorded_expr(expr.value)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.recorded_expr(expr.value)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return self.graph_expr(expr.left) or self.graph_expr(expr.right)
-        if isinstance(expr, cst.UnaryOperation):
-            return not isinstance(expr.operator, cst.Not) and self.graph_expr(expr.expression)
-        if isinstance(expr, cst.Comparison):
+        if type(expr) is cst.UnaryOperation:
+            return type(expr.operator) is not cst.Not and self.graph_expr(expr.expression)
+        if type(expr) is cst.Comparison:
             return self.graph_expr(expr.left) or any(self.graph_expr(c.comparator)
                                                      for c in expr.comparisons)
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             return any(self.recorded_expr(e.value) for e in expr.elements)
-        if isinstance(expr, cst.Dict):
-            return any(isinstance(e, cst.DictElement) and self.recorded_expr(e.value)
+        if type(expr) is cst.Dict:
+            return any(type(e) is cst.DictElement and self.recorded_expr(e.value)
                        for e in expr.elements)
-        if isinstance(expr, cst.StarredElement):
+        if type(expr) is cst.StarredElement:
             return self.recorded_expr(expr.value)
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return self.recorded_expr(expr.body) or self.recorded_expr(expr.orelse)
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             saved = set(self.recorded), set(self.in_graph)
@@ -1879,13 +1875,13 @@ class _Record:
             if resolved.rsplit(".", 1)[-1] in knowledge.DETACHING_OPS:
                 return False
             return any(self.graph_expr(a) for a in args)
-        if isinstance(func, cst.Name) and resolved is None:
+        if type(func) is cst.Name and resolved is None:
             name = func.value
             if name in _TENSOR_BUILTINS:
                 return any(self.recorded_expr(a) for a in args)
             # A network or loss run under record(); not a builtin or a class.
             return name not in _PYTHON_BUILTINS and not name[:1].isupper()
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method in knowledge.DETACHING_METHODS or \
                     method in knowledge.NON_TENSOR_CALL_METHODS or \
@@ -1903,10 +1899,10 @@ class _Record:
         resolved = self.ctx.resolve(func)
         if resolved is not None:
             return not self.checker.known_module(resolved)
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return func.value not in _PYTHON_BUILTINS and func.value not in _TENSOR_BUILTINS \
                 and not func.value[:1].isupper()
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method in _SELF_NON_FORWARD or method in knowledge.DETACHING_METHODS or \
                     method in _DATA_METHODS:
@@ -1914,7 +1910,7 @@ class _Record:
             receiver = func.value
             if method in ("forward", "hybrid_forward", "__call__"):
                 return True
-            if isinstance(receiver, cst.Name) and receiver.value == "self":
+            if type(receiver) is cst.Name and receiver.value == "self":
                 return True
             if _self_attr(receiver) is not None:
                 return True
@@ -1925,15 +1921,15 @@ class _Record:
     def readback(self, expr: cst.BaseExpression) -> bool:
         """A recorded value copied to Python (`loss.mean().asscalar()`, `float(loss)`)."""
         for n in _walk(expr):
-            if isinstance(n, cst.Name) and n.value in self.synced:
+            if type(n) is cst.Name and n.value in self.synced:
                 return True
-            if not isinstance(n, cst.Call):
+            if type(n) is not cst.Call:
                 continue
             func = n.func
-            if isinstance(func, cst.Attribute) and func.attr.value in knowledge.SYNC_METHODS \
+            if type(func) is cst.Attribute and func.attr.value in knowledge.SYNC_METHODS \
                     and self.recorded_expr(func.value):
                 return True
-            if isinstance(func, cst.Name) and func.value in _SYNC_BUILTINS and n.args and \
+            if type(func) is cst.Name and func.value in _SYNC_BUILTINS and n.args and \
                     self.recorded_expr(n.args[0].value):
                 return True
         return False
@@ -1957,7 +1953,7 @@ class _Record:
 
             for child in children(node):
                 visit(child)
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 out.append(node)
 
         visit(expr)
@@ -1968,21 +1964,21 @@ class _Record:
         self.checker.check_evaluation(self, call, stmt)
         self.checker.check_out_keyword(self, call)
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "backward" or \
+        if type(func) is cst.Attribute and func.attr.value == "backward" or \
                 self.ctx.resolve(func) in knowledge.AUTOGRAD_BACKWARD:
             # backward() frees the graph: its arrays lose their autograd information.
             self.recorded.clear()
             self.in_graph.clear()
             self.groups.clear()
             return
-        if isinstance(func, cst.Attribute) and func.attr.value in knowledge.STORING_METHODS and \
-                isinstance(func.value, cst.Name) and call.args and \
+        if type(func) is cst.Attribute and func.attr.value in knowledge.STORING_METHODS and \
+                type(func.value) is cst.Name and call.args and \
                 self.recorded_expr(call.args[-1].value):
             self.groups.add(func.value.value)
         if self.recorded_call(call):
-            for arg in [*_call_args(call), func.value if isinstance(func, cst.Attribute)
+            for arg in [*_call_args(call), func.value if type(func) is cst.Attribute
                         else None]:
-                if isinstance(arg, cst.Name) and arg.value not in ("self", "F") and \
+                if type(arg) is cst.Name and arg.value not in ("self", "F") and \
                         arg.value not in self.groups and arg.value not in self.containers and \
                         arg.value not in self.scope.python_values:
                     self.in_graph.add(arg.value)
@@ -1996,12 +1992,12 @@ class _Record:
             for el in target.elements:
                 self.store(el.value, value, stmt)
             return
-        if not isinstance(target, cst.Subscript) or not self.recording:
+        if type(target) is not cst.Subscript or not self.recording:
             return
         base = target.value
-        while isinstance(base, cst.Subscript):
+        while type(base) is cst.Subscript:
             base = base.value
-        if isinstance(base, cst.Name):
+        if type(base) is cst.Name:
             name = base.value
             if self.checker.check_slice_write(self, stmt, target, name, value):
                 return
@@ -2009,7 +2005,7 @@ class _Record:
 
     def augassign(self, node: cst.AugAssign) -> None:
         target = node.target
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             self.store(target, node.value, node)
             return
         if not self.recording:
@@ -2018,7 +2014,7 @@ class _Record:
                                                                       cst.ListComp)):
             self.checker.check_list_extend(self, node)
             return
-        if not isinstance(target, cst.Name):
+        if type(target) is not cst.Name:
             return
         name = target.value
         if self.checker.check_augassign(self, node, name):
@@ -2069,12 +2065,12 @@ class RecordChecker(Checker):
         """"train" for `record()`, "predict" for `record(train_mode=False)`, else None."""
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and \
+            if type(call) is cst.Call and \
                     self.ctx.resolve(call.func) == "mxnet.autograd.record":
                 flag = _keyword(call, "train_mode")
                 if flag is None and call.args and call.args[0].keyword is None:
                     flag = call.args[0].value
-                if isinstance(flag, cst.Name) and flag.value == "False":
+                if type(flag) is cst.Name and flag.value == "False":
                     return "predict"
                 return "train"
         return None
@@ -2083,7 +2079,7 @@ class RecordChecker(Checker):
         mode = self._record_mode(node)
         if mode is None:
             return
-        if any(isinstance(n, cst.With) and self._record_mode(n) for n in self.ctx.stack):
+        if any(type(n) is cst.With and self._record_mode(n) for n in self.ctx.stack):
             return  # the outer block reads this one
         _Record(self, node, predict=mode == "predict").run()
 
@@ -2107,7 +2103,7 @@ class RecordChecker(Checker):
         return resolved.split(".", 1)[0] in _LIBRARY_ROOTS
 
     def creates_array(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         resolved = self.ctx.resolve(value.func)
         return knowledge.in_namespace(resolved, knowledge.IMPERATIVE_NAMESPACES) and \
@@ -2118,13 +2114,13 @@ class RecordChecker(Checker):
         if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
                               cst.SetComp)):
             return True
-        if isinstance(value, cst.BinaryOperation):
-            return isinstance(value.left, cst.List) or isinstance(value.right, cst.List)
-        if isinstance(value, cst.Call):
+        if type(value) is cst.BinaryOperation:
+            return type(value.left) is cst.List or type(value.right) is cst.List
+        if type(value) is cst.Call:
             resolved = self.ctx.resolve(value.func)
             if resolved in knowledge.CONTAINER_FACTORIES:
                 return True
-            return isinstance(value.func, cst.Name) and resolved is None and \
+            return type(value.func) is cst.Name and resolved is None and \
                 value.func.value in knowledge.CONTAINER_FACTORIES
         return False
 
@@ -2133,22 +2129,22 @@ class RecordChecker(Checker):
         if self._module_facts is None:
             metric_classes: set[str] = set()
             for stmt in self.ctx.module.body:
-                if isinstance(stmt, cst.ClassDef):
+                if type(stmt) is cst.ClassDef:
                     for base in stmt.bases:
                         resolved = self.ctx.resolve(base.value)
                         if resolved in knowledge.METRIC_BASES or knowledge.in_namespace(
                                 resolved, knowledge.METRIC_NAMESPACES) or (
-                                isinstance(base.value, cst.Name) and
+                                type(base.value) is cst.Name and
                                 base.value.value in metric_classes):
                             metric_classes.add(stmt.name.value)
             self._module_facts = (set(), set(), metric_classes)
             metrics, containers, _ = self._module_facts
             for stmt in self.ctx.module.body:
-                if isinstance(stmt, cst.SimpleStatementLine):
+                if type(stmt) is cst.SimpleStatementLine:
                     for small in stmt.body:
-                        if isinstance(small, cst.Assign):
+                        if type(small) is cst.Assign:
                             for t in small.targets:
-                                if isinstance(t.target, cst.Name):
+                                if type(t.target) is cst.Name:
                                     if self.is_metric_ctor(small.value):
                                         metrics.add(t.target.value)
                                     if self.is_container(small.value):
@@ -2160,12 +2156,12 @@ class RecordChecker(Checker):
         return self._module()[0]
 
     def is_metric_ctor(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         resolved = self.ctx.resolve(value.func)
         if knowledge.in_namespace(resolved, knowledge.METRIC_NAMESPACES):
             return True
-        return isinstance(value.func, cst.Name) and resolved is None and \
+        return type(value.func) is cst.Name and resolved is None and \
             self._module_facts is not None and value.func.value in self._module_facts[2]
 
     def _class(self, cls: cst.ClassDef) -> dict[str, set[str]]:
@@ -2177,18 +2173,18 @@ class RecordChecker(Checker):
         self._module()
         info = {"metrics": set(), "containers": set(), "reset": set()}
         for node in iter_nodes(cls.body, stop=(cst.ClassDef,)):
-            if not isinstance(node, cst.FunctionDef):
+            if type(node) is not cst.FunctionDef:
                 continue
             init = node.name.value == "__init__"
             for n in _walk(node):
                 if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
                     value = n.value
                     for t in _targets(n):
-                        base = t.value if isinstance(t, cst.Subscript) else t
+                        base = t.value if type(t) is cst.Subscript else t
                         attr = _self_attr(base)
                         if attr is None:
                             continue
-                        if isinstance(t, cst.Subscript):
+                        if type(t) is cst.Subscript:
                             if _full_slice(t) and not init:
                                 info["reset"].add(attr)
                             continue
@@ -2196,24 +2192,24 @@ class RecordChecker(Checker):
                             info["metrics"].add(attr)
                         if init and value is not None and self.is_container(value):
                             info["containers"].add(attr)
-                        if not init and not isinstance(n, cst.AugAssign):
+                        if not init and type(n) is not cst.AugAssign:
                             info["reset"].add(attr)
-                elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+                elif type(n) is cst.Call and type(n.func) is cst.Attribute and \
                         n.func.attr.value == "clear":
                     attr = _self_attr(n.func.value)
                     if attr is not None:
                         info["reset"].add(attr)
-                elif isinstance(n, cst.Del):
+                elif type(n) is cst.Del:
                     for el in iter_nodes(n.target):
                         attr = _self_attr(el) if isinstance(el, cst.BaseExpression) else None
                         if attr is not None:
                             info["reset"].add(attr)
         for stmt in cls.body.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
-                    if isinstance(small, cst.Assign) and self.is_container(small.value):
+                    if type(small) is cst.Assign and self.is_container(small.value):
                         for assigned in small.targets:
-                            if isinstance(assigned.target, cst.Name):
+                            if type(assigned.target) is cst.Name:
                                 info["containers"].add(assigned.target.value)
         self._classes[cls] = info
         return info
@@ -2221,18 +2217,18 @@ class RecordChecker(Checker):
     def is_shard_loop(self, loop: cst.For | cst.While, scope: _Scope) -> bool:
         """A loop over the devices or shards of one batch (`for x, y in zip(data, label)`),
         which runs inside one training step."""
-        if not isinstance(loop, cst.For):
+        if type(loop) is not cst.For:
             return False
         it = loop.iter
-        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+        while type(it) is cst.Call and type(it.func) is cst.Name and \
                 it.func.value in ("enumerate", "tqdm", "list", "iter") and it.args:
             it = it.args[0].value
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "zip":
-            names = [n.value for a in it.args for n in _walk(a.value) if isinstance(n, cst.Name)]
+        if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "zip":
+            names = [n.value for a in it.args for n in _walk(a.value) if type(n) is cst.Name]
             return not any(w in name.lower() for name in names for w in _PIPELINE_WORDS)
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+        if type(it) is cst.Call and type(it.func) is cst.Name and \
                 it.func.value == "range":
-            names = [n.value for a in it.args for n in _walk(a.value) if isinstance(n, cst.Name)]
+            names = [n.value for a in it.args for n in _walk(a.value) if type(n) is cst.Name]
             return any(self._shardish(name, scope) for name in names)
         if isinstance(it, (cst.Name, cst.Attribute)):
             names = _chain_names(it)
@@ -2244,16 +2240,16 @@ class RecordChecker(Checker):
         if isinstance(loop, cst.While):
             return True
         it = loop.iter
-        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and \
+        while type(it) is cst.Call and type(it.func) is cst.Name and \
                 it.func.value in ("enumerate", "tqdm", "list", "iter") and it.args:
             it = it.args[0].value
-        if isinstance(it, cst.Call):
+        if type(it) is cst.Call:
             resolved = self.ctx.resolve(it.func)
             if resolved is not None and (resolved == knowledge.DATALOADER or any(
                     resolved.startswith(p) for p in knowledge.DATA_SOURCE_PREFIXES)):
                 return True
-        names = [n.value for n in _walk(it) if isinstance(n, cst.Name)]
-        names += [n.attr.value for n in _walk(it) if isinstance(n, cst.Attribute)]
+        names = [n.value for n in _walk(it) if type(n) is cst.Name]
+        names += [n.attr.value for n in _walk(it) if type(n) is cst.Attribute]
         return any(w in name.lower() for name in names for w in _PIPELINE_WORDS) or any(
             _STEP_WORDS.intersection(_tokens(name)) for name in names)
 
@@ -2261,7 +2257,7 @@ class RecordChecker(Checker):
         if knowledge.SHARD_WORDS.intersection(_tokens(name)):
             return True
         for _, value in scope.assigns.get(name, []):
-            if isinstance(value, cst.Call):
+            if type(value) is cst.Call:
                 resolved = self.ctx.resolve(value.func)
                 if resolved in knowledge.SPLIT_AND_LOAD or resolved in knowledge.SPLIT_DATA:
                     return True
@@ -2284,23 +2280,23 @@ class RecordChecker(Checker):
                 for t in _targets(n):
                     if name in _bound_names(t):
                         return True
-                    if isinstance(t, cst.Subscript) and _full_slice(t) and \
-                            isinstance(t.value, cst.Name) and t.value.value == name:
+                    if type(t) is cst.Subscript and _full_slice(t) and \
+                            type(t.value) is cst.Name and t.value.value == name:
                         return True
-                    if isinstance(t, cst.Subscript):
+                    if type(t) is cst.Subscript:
                         stores.add(t.value)
-            elif isinstance(n, cst.Del):
-                if any(isinstance(x, cst.Name) and x.value == name for x in _walk(n.target)):
+            elif type(n) is cst.Del:
+                if any(type(x) is cst.Name and x.value == name for x in _walk(n.target)):
                     return True
-            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
-                    isinstance(n.func.value, cst.Name) and n.func.value.value == name:
+            elif type(n) is cst.Call and type(n.func) is cst.Attribute and \
+                    type(n.func.value) is cst.Name and n.func.value.value == name:
                 if n.func.attr.value in ("clear", "popleft", "pop"):
                     return True
                 stores.add(n.func.value)
-            elif isinstance(n, cst.AugAssign):
+            elif type(n) is cst.AugAssign:
                 stores.add(n.target)
         if reads:
-            return any(isinstance(n, cst.Name) and n.value == name and n not in stores
+            return any(type(n) is cst.Name and n.value == name and n not in stores
                        for n in _walk(region))
         return False
 
@@ -2318,7 +2314,7 @@ class RecordChecker(Checker):
             if attr not in info["containers"] or attr in info["reset"]:
                 return None
             return "is an attribute of `self` created in `__init__` and never cleared"
-        if not isinstance(container, cst.Name):
+        if type(container) is not cst.Name:
             return None
         name = container.value
         if name in scope.params:
@@ -2351,21 +2347,21 @@ class RecordChecker(Checker):
             return None  # one call, one step
         if scope.node is self.ctx.module or name not in self._module()[1]:
             return None
-        if isinstance(scope.node, cst.FunctionDef) and reads and \
+        if type(scope.node) is cst.FunctionDef and reads and \
                 self._resets(scope.node, name, reads=True):
             return None
         return "is module-level and never cleared"
 
     def check_store_call(self, rec: _Record, call: cst.Call, stmt: cst.CSTNode) -> None:
         func = call.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in \
+        if type(func) is not cst.Attribute or func.attr.value not in \
                 knowledge.STORING_METHODS or not call.args:
             return
         value = call.args[-1].value
         if not rec.recorded_expr(value):
             return
         container = func.value
-        if isinstance(container, cst.Subscript):  # `history["loss"].append(loss)`
+        if type(container) is cst.Subscript:  # `history["loss"].append(loss)`
             container = container.value
         where = self._lifetime(rec, container, reads=False)
         if where is not None:
@@ -2384,7 +2380,7 @@ class RecordChecker(Checker):
     def check_subscript_store(self, rec: _Record, stmt: cst.CSTNode, target: cst.Subscript,
                               value: cst.BaseExpression) -> None:
         container = target.value
-        if isinstance(container, cst.Name) and (container.value in rec.fresh or
+        if type(container) is cst.Name and (container.value in rec.fresh or
                                                 container.value in rec.in_graph):
             return
         if not rec.recorded_expr(value):
@@ -2445,7 +2441,7 @@ class RecordChecker(Checker):
 
     def check_out_keyword(self, rec: _Record, call: cst.Call) -> None:
         out = _keyword(call, "out")
-        if not isinstance(out, cst.Name):
+        if type(out) is not cst.Name:
             return
         resolved = self.ctx.resolve(call.func)
         if resolved is not None and self.known_module(resolved) and \
@@ -2458,7 +2454,7 @@ class RecordChecker(Checker):
                          reason=_IN_GRAPH.format(name=name))
             return
         inputs = [a.value for a in call.args if a.keyword is None or a.keyword.value != "out"]
-        if any(isinstance(a, cst.Name) and a.value == name for a in inputs) and \
+        if any(type(a) is cst.Name and a.value == name for a in inputs) and \
                 any(rec.graph_expr(a) for a in inputs):
             self._report(call, InplaceWriteInRecord, target=name, write=write,
                          reason="the operator reads and overwrites it while recording")
@@ -2466,7 +2462,7 @@ class RecordChecker(Checker):
     # -- MXL405 ---------------------------------------------------------------------------------
 
     def _is_metric(self, rec: _Record, receiver: cst.BaseExpression, call: cst.Call) -> bool:
-        if isinstance(receiver, cst.Name):
+        if type(receiver) is cst.Name:
             name = receiver.value
             if name in rec.scope.metrics:
                 return True
@@ -2488,16 +2484,16 @@ class RecordChecker(Checker):
             return False
         if _METRIC_WORDS.intersection(_tokens(name)):
             return True
-        return all(isinstance(a.value, cst.List) for a in call.args)
+        return all(type(a.value) is cst.List for a in call.args)
 
     def _is_logging(self, call: cst.Call) -> bool:
         func = call.func
         resolved = self.ctx.resolve(func)
         if resolved is not None:
             return resolved in knowledge.LOGGING_FUNCTIONS or resolved.startswith("logging.")
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return func.value == "print"
-        if isinstance(func, cst.Attribute) and func.attr.value in knowledge.LOGGING_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in knowledge.LOGGING_METHODS:
             return any(knowledge.LOGGER_WORDS.intersection(_tokens(n))
                        for n in _chain_names(func.value))
         return False
@@ -2506,7 +2502,7 @@ class RecordChecker(Checker):
         func = call.func
         code = rec.ctx.code(call).strip()
         short = code if len(code) <= 60 else code[:57] + "..."
-        if isinstance(func, cst.Attribute) and func.attr.value == "update" and \
+        if type(func) is cst.Attribute and func.attr.value == "update" and \
                 self._is_metric(rec, func.value, call):
             self._report(call, EvaluationInRecord, what=f"`{short}` updates an evaluation metric",
                          why="it reads the outputs back (a sync) and any operator it runs is "

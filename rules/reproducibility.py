@@ -233,9 +233,9 @@ class EntryFacts:
 
 def _truth(expr: cst.BaseExpression | None) -> bool | None:
     """The truth of a literal (`True`, `0`, `None`...), None when not a literal."""
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):
         return expr.value == "True"
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return expr.evaluated_value != 0
     return None
 
@@ -243,7 +243,7 @@ def _truth(expr: cst.BaseExpression | None) -> bool | None:
 def _seeding_decorator(fn: cst.FunctionDef) -> bool:
     """`@with_seed()`, `@seed_everything`: a decorator named like a seeder seeds the call."""
     for dec in fn.decorators:
-        expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+        expr = dec.decorator.func if type(dec.decorator) is cst.Call else dec.decorator
         if "seed" in last_name(expr).lower():
             return True
     return False
@@ -267,10 +267,10 @@ class _Collector:
     def _is_local(self, site: Site) -> bool:
         """A call the tracer follows into this file's own code (its effects are traced)."""
         func = site.call.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return func.value in self.flow.functions or func.value in self.flow.classes
         cls = site.frames[-1].cls if site.frames else None
-        return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+        return type(func) is cst.Attribute and type(func.value) is cst.Name \
             and func.value.value == "self" and cls is not None \
             and func.attr.value in self.flow.classes.get(cls, {})
 
@@ -381,7 +381,7 @@ class _Collector:
         """Truth of a `shuffle=` argument, following parameters up the call chain; a parameter
         of the summarised root function is returned by name (callers in other files bind it)."""
         depth = len(frames) - 1
-        while isinstance(expr, cst.Name) and expr.value not in ("True", "False", "None"):
+        while type(expr) is cst.Name and expr.value not in ("True", "False", "None"):
             if depth < 0:
                 return None, None
             frame = frames[depth]
@@ -450,12 +450,12 @@ class ReproducibilityChecker(Checker):
             hit = False
             for root in roots:
                 for node in iter_nodes(root):
-                    if isinstance(node, cst.Name):
+                    if type(node) is cst.Name:
                         if node.value in units:
                             callees.add(node.value)
                         if not hit and _RELEVANT.search(node.value):
                             hit = True
-                    elif not hit and isinstance(node, cst.Call):
+                    elif not hit and type(node) is cst.Call:
                         # An alias of a draw, or a call into another module of the project
                         # (its summary may seed or draw: kept as a call for `finalize`).
                         resolved = self.ctx.resolve(node.func)
@@ -544,12 +544,12 @@ class ReproducibilityChecker(Checker):
         module = self.ctx.module
         last: cst.CSTNode | None = None
         for index, stmt in enumerate(module.body):
-            if isinstance(stmt, cst.SimpleStatementLine) and all(
+            if type(stmt) is cst.SimpleStatementLine and all(
                     isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
                 last = stmt.body[-1]
                 continue
-            if index == 0 and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-                    and isinstance(stmt.body[0], cst.Expr) \
+            if index == 0 and type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 \
+                    and type(stmt.body[0]) is cst.Expr \
                     and isinstance(stmt.body[0].value, (cst.SimpleString,
                                                         cst.ConcatenatedString)):
                 continue
@@ -559,12 +559,12 @@ class ReproducibilityChecker(Checker):
         # Names the leading imports bind: a seed placed after them may only use those.
         leading = ImportMap(self.ctx.imports.module, self.ctx.imports.is_package)
         for stmt in module.body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is not cst.SimpleStatementLine:
                 break
             for small in stmt.body:
-                if isinstance(small, cst.Import):
+                if type(small) is cst.Import:
                     leading.add_import(small)
-                elif isinstance(small, cst.ImportFrom):
+                elif type(small) is cst.ImportFrom:
                     leading.add_import_from(small)
             if last in stmt.body:
                 break
