@@ -145,7 +145,29 @@ class FileContext:
         return self.imports.resolve(node)
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        plain = _plain_dotted(node)
+        return plain if plain is not None else self.module.code_for_node(node)
+
+
+def _plain_dotted(node: cst.CSTNode) -> str | None:
+    """`a.b.c` written without parentheses, spaces or comments: its code without codegen
+    (most call targets rules quote are such names)."""
+    parts: list[str] = []
+    while type(node) is cst.Attribute:
+        dot = node.dot
+        if node.lpar or node.rpar or type(dot) is not cst.Dot or \
+                not _no_space(dot.whitespace_before) or not _no_space(dot.whitespace_after):
+            return None
+        parts.append(node.attr.value)
+        node = node.value
+    if type(node) is not cst.Name or node.lpar or node.rpar:
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _no_space(ws: cst.BaseParenthesizableWhitespace) -> bool:
+    return type(ws) is cst.SimpleWhitespace and not ws.value
 
 
 class Checker:

@@ -23,13 +23,19 @@ from mxlint import knowledge
 from mxlint.checker import Checker
 from mxlint.names import last_name
 from mxlint.rule import Example, Rule, Valid
-from mxlint.walker import iter_nodes
+from mxlint.walker import iter_nodes, subtree_nodes
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 #: Spellings of the symbolic execution API (Module, Executor).
 _SYMBOLIC_API = re.compile(r"\bmod\.Module\b|\bBucketingModule\b|\bsimple_bind\(|\.bind\(|"
                            r"\bmx\.module\b|\bExecutor\b")
 _LOOPS = (cst.For, cst.While)
+_LOOP_TYPES = frozenset(_LOOPS)
+_NESTED_TYPES = frozenset(_NESTED)
+_COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+#: What the per-scope passes (tensor names, loops, MXL403, timing) look at.
+_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
+_SCOPE_KINDS = frozenset({cst.Assign, cst.Call, cst.IndentedBlock, *_LOOPS, *_COMPREHENSIONS})
 _REDUCERS = frozenset({"mean", "sum", "max", "min", "norm", "reshape", "flatten", "square",
                        "sqrt", "abs", "exp", "log", "detach", "copy", "astype", "squeeze"})
 
@@ -537,12 +543,15 @@ class MemoryChecker(Checker):
         if not self._mentions_mxnet():
             return
         # A function or class at this level is a scope of its own (visited on its own).
-        body = [stmt for stmt in body if not isinstance(stmt, _NESTED)]
-        nodes = [n for stmt in body for n in iter_nodes(stmt, stop=_NESTED)]
-        tensors = self._tensor_names(body, nodes=nodes)
+        body = [stmt for stmt in body if type(stmt) not in _NESTED_TYPES]
+        # Only the kinds of node the passes below look at, in source order.
+        kinds = _SCOPE_KINDS
+        nodes = [n for stmt in body for n in subtree_nodes(stmt, stop=_NESTED)
+                 if type(n) in kinds]
+        tensors = self._tensor_names(body, nodes=[n for n in nodes if type(n) is cst.Assign])
         for node in nodes:
-            if isinstance(node, _LOOPS):
-                self._loop(node, tensors)
+            if type(node) in _LOOP_TYPES:
+                self._loop(node, tensors)  # type: ignore[arg-type]
         if self._starts_timer(body):
             self._timing(body)
         self._backward(body, nodes)
@@ -568,7 +577,8 @@ class MemoryChecker(Checker):
         `autograd.record()`, of `nd.*` calls, of loops over data loaders, and what is computed
         from them by operators and tensor methods."""
         if nodes is None:
-            nodes = [n for stmt in body for n in iter_nodes(stmt, stop=_NESTED)]
+            nodes = [n for stmt in body for n in subtree_nodes(stmt, stop=_NESTED)
+                     if type(n) is cst.Assign]
         bindings = [(target, value, node) for node in nodes
                     for target, value in self._bindings(node)]
         names: set[str] = set(seed or ())
@@ -610,7 +620,7 @@ class MemoryChecker(Checker):
                     last[target] = node
                 else:
                     last.pop(target, None)
-            if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            if type(node) in _COMPREHENSION_TYPES:
                 shadowed.update(_comprehension_calls(node))
             if type(node) is cst.Call and type(node.func) is cst.Attribute and \
                     node.func.attr.value == "backward" and node not in shadowed and \
