@@ -9,13 +9,16 @@ inclusive ones otherwise).
 
 from __future__ import annotations
 
+import ast
+import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from mxlint import walker
 from mxlint.parsing import cpython_tree
 from mxlint.walker import iter_nodes
 
@@ -26,10 +29,13 @@ Range = tuple[Pos, Pos]
 class _TargetedState(CodegenState):
     __slots__ = ("line", "column", "targets", "found", "_starts")
 
-    def __init__(self, module: cst.Module, targets: set[cst.CSTNode]) -> None:
+    def __init__(self, module: cst.Module, targets: set[cst.CSTNode], line: int = 1,
+                 indent: str = "") -> None:
         super().__init__(default_indent=module.default_indent,
                          default_newline=module.default_newline)
-        self.line = 1
+        if indent:
+            self.indent_tokens.append(indent)
+        self.line = line
         self.column = 0
         self.targets = targets
         self.found: dict[cst.CSTNode, Range] = {}
@@ -90,6 +96,12 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode],
     targets = set(nodes)
     if not targets:
         return {}
+    if source is not None and module not in targets:
+        index = walker.current_index()
+        if index is not None and index.module is module:
+            found = _innermost(module, targets, source, index)
+            if found is not None:
+                return found
     if source is not None and module not in targets and len(module.body) > 1:
         found = _by_statement(module, targets, source)
         if found is not None:
@@ -157,6 +169,149 @@ def _by_statement(module: cst.Module, targets: set[cst.CSTNode], source: str
     if remaining:
         return None  # nodes outside the statements (header or footer comments)
     return out
+
+
+Block = tuple[Sequence[cst.BaseStatement], list[ast.stmt]]
+
+
+def _innermost(module: cst.Module, targets: set[cst.CSTNode], source: str,
+               index: walker.TreeIndex) -> dict[cst.CSTNode, Range] | None:
+    """Each node placed by generating only the innermost statement that holds it: a simple
+    statement line, or the compound statement whose header (or whole) it is. Python's parser
+    gives every statement's first line; the statement is generated at that line with the
+    indentation of that line, so its rows and columns come out as they are in the file.
+    None where the two parsers do not line up (the caller then generates more)."""
+    try:
+        tree = cpython_tree(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    pending: list[tuple[int, cst.CSTNode]] = []
+    for node in targets:
+        i = index.index_of(node)
+        if i is None:
+            return None
+        pending.append((i, node))
+    pending.sort(key=lambda item: item[0])
+    placer = _Placer(module, index, _LINE_BREAK.split(source))
+    if not placer.block(module.body, tree.body, pending) or len(placer.found) != len(targets):
+        return None  # e.g. a comment in the module's header, outside every statement
+    return placer.found
+
+
+class _Placer:
+    def __init__(self, module: cst.Module, index: walker.TreeIndex, lines: list[str]) -> None:
+        self.module = module
+        self.index = index
+        self.lines = lines
+        self.found: dict[cst.CSTNode, Range] = {}
+
+    def block(self, stmts: Sequence[cst.BaseStatement], nodes: list[ast.stmt],
+              pending: list[tuple[int, cst.CSTNode]]) -> bool:
+        index = self.index
+        keys = [i for i, _ in pending]
+        k = 0
+        for stmt in stmts:
+            if k >= len(nodes):
+                return False
+            anode = nodes[k]
+            k += len(stmt.body) if type(stmt) is cst.SimpleStatementLine else 1
+            si = index.index_of(stmt)
+            if si is None:
+                return False
+            lo = bisect.bisect_left(keys, si)
+            hi = bisect.bisect_left(keys, index.end[si])
+            if lo == hi:
+                continue
+            decorators = getattr(anode, "decorator_list", None)
+            first = decorators[0].lineno if decorators else anode.lineno
+            if not self.statement(stmt, anode, first, pending[lo:hi]):
+                return False
+        return k == len(nodes)
+
+    def statement(self, stmt: cst.BaseStatement, anode: ast.stmt, first: int,
+                  inside: list[tuple[int, cst.CSTNode]]) -> bool:
+        rest = inside
+        blocks = None if type(stmt) is cst.SimpleStatementLine else _blocks(stmt, anode)
+        if blocks is None and type(stmt) is not cst.SimpleStatementLine:
+            blocks = []
+        for body, anodes in blocks or ():
+            if not body:
+                continue
+            lo = self.index.index_of(body[0])
+            hi = self.index.index_of(body[-1])
+            if lo is None or hi is None:
+                return False
+            end = self.index.end[hi]
+            sub = [(i, n) for i, n in rest if lo <= i < end]
+            if sub:
+                if not self.block(body, anodes, sub):
+                    return False
+                rest = [(i, n) for i, n in rest if not lo <= i < end]
+        return not rest or self.generate(stmt, first, [n for _, n in rest])
+
+    def generate(self, stmt: cst.BaseStatement, first: int, nodes: list[cst.CSTNode]) -> bool:
+        if first > len(self.lines):
+            return False
+        line = self.lines[first - 1]
+        indent = line[:len(line) - len(line.lstrip(" \t\f"))]
+        alone = stmt.with_changes(leading_lines=())
+        wanted = {alone if n is stmt else n for n in nodes}
+        state = _TargetedState(self.module, wanted | _hoisted_children(wanted), first, indent)
+        alone._codegen(state)
+        head = "".join(state.tokens)
+        if _LINE_BREAK.split(head, 1)[0] != line:
+            return False  # the parsers disagree on where (or how) this statement starts
+        for node in nodes:
+            rng = state.found.get(alone if node is stmt else node)
+            if rng is not None:
+                self.found[node] = rng
+        return True
+
+
+def _suite(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement] | None:
+    return suite.body if type(suite) is cst.IndentedBlock else None  # type: ignore[return-value]
+
+
+def _blocks(stmt: cst.BaseStatement, anode: ast.stmt) -> list[Block] | None:
+    """The blocks of a compound statement, each with Python's statements of that block."""
+    out: list[tuple[Sequence[cst.BaseStatement] | None, list[ast.stmt]]] = []
+    typ = type(stmt)
+    if typ is cst.FunctionDef and isinstance(anode, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            or typ is cst.ClassDef and isinstance(anode, ast.ClassDef) \
+            or typ is cst.With and isinstance(anode, (ast.With, ast.AsyncWith)):
+        out.append((_suite(stmt.body), anode.body))  # type: ignore[attr-defined]
+    elif typ is cst.If and isinstance(anode, ast.If):
+        branch: cst.BaseStatement | cst.Else | None = stmt
+        a_branch: ast.stmt = anode
+        while type(branch) is cst.If and isinstance(a_branch, ast.If):
+            out.append((_suite(branch.body), a_branch.body))  # type: ignore[union-attr]
+            orelse = branch.orelse  # type: ignore[union-attr]
+            if type(orelse) is cst.If:  # `elif`: its header is generated with the `if`
+                if len(a_branch.orelse) != 1:
+                    return None
+                branch, a_branch = orelse, a_branch.orelse[0]
+            else:
+                if type(orelse) is cst.Else:
+                    out.append((_suite(orelse.body), a_branch.orelse))
+                branch = None
+    elif typ in (cst.For, cst.While) and isinstance(anode, (ast.For, ast.AsyncFor, ast.While)):
+        out.append((_suite(stmt.body), anode.body))  # type: ignore[attr-defined]
+        if stmt.orelse is not None:  # type: ignore[attr-defined]
+            out.append((_suite(stmt.orelse.body), anode.orelse))  # type: ignore[attr-defined]
+    elif typ is cst.Try and isinstance(anode, ast.Try):
+        out.append((_suite(stmt.body), anode.body))  # type: ignore[attr-defined]
+        handlers = stmt.handlers  # type: ignore[attr-defined]
+        if len(handlers) != len(anode.handlers):
+            return None
+        out.extend((_suite(h.body), a.body) for h, a in zip(handlers, anode.handlers))
+        if stmt.orelse is not None:  # type: ignore[attr-defined]
+            out.append((_suite(stmt.orelse.body), anode.orelse))  # type: ignore[attr-defined]
+        if stmt.finalbody is not None:  # type: ignore[attr-defined]
+            out.append((_suite(stmt.finalbody.body),  # type: ignore[attr-defined]
+                        anode.finalbody))
+    else:
+        return None
+    return [(body, nodes) for body, nodes in out if body is not None]
 
 
 def _hoisted_children(nodes: set[cst.CSTNode]) -> set[cst.CSTNode]:

@@ -116,6 +116,8 @@ class TreeIndex:
 
     __slots__ = ("module", "order", "end", "pos", "memo")
 
+    module: cst.Module
+
     def __init__(self, module: cst.Module) -> None:
         order: list[cst.CSTNode] = []
         parents: list[int] = []

@@ -7,7 +7,18 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from mxlint.positions import node_ranges
-from mxlint.walker import iter_nodes
+from mxlint.walker import TreeIndex, iter_nodes, use_index
+
+
+@pytest.fixture(params=["plain", "indexed"])
+def indexed(request):
+    """Every position test also runs with the file's tree index in use, as the engine runs:
+    then nodes are placed by generating only their innermost statement."""
+    def use(module: cst.Module) -> None:
+        if request.param == "indexed":
+            use_index(TreeIndex(module))
+    yield use
+    use_index(None)
 
 SOURCES = [
     "import mxnet as mx\n\nclass Net(mx.gluon.HybridBlock):\n    @staticmethod\n"
@@ -16,6 +27,15 @@ SOURCES = [
     "x = (1 +\n     2)\r\ny = [a for a in range(3)]\r\n",
     "def f(a, *, b=1):\n\tif a:\n\t\treturn b\n\treturn 'x\\ny'\n",
     '"""doc\nstring"""\nwith open("f") as fh, open("g") as gh:\n    pass\n',
+    # Nested blocks of every kind, decorators with comments between them, `elif` chains,
+    # bodies on the header's line, async statements.
+    "class A:\n    @dec\n    # c\n    @d2(1)\n    async def f(self):\n        if a:\n"
+    "            x = (1,\n                 2)\n        elif b:\n            y = 2  # t\n"
+    "        elif c: z = 3\n        else:\n            try:\n                w = 1\n"
+    "            except E as e:\n                pass\n            else:\n"
+    "                q = 1\n            finally:\n                r = 2\n"
+    "        async with a as b:\n            await c\n        async for i in x:\n"
+    "            pass\n        else:\n            s = 1\n        while 0:\n            t = 1\n",
 ]
 
 
@@ -44,10 +64,11 @@ def _sources_with_fixtures() -> list[str]:
 
 
 @pytest.mark.parametrize("source", _sources_with_fixtures())
-def test_statement_by_statement_positions_equal_the_whole_module_pass(source):
+def test_statement_by_statement_positions_equal_the_whole_module_pass(source, indexed):
     module = cst.parse_module(source)
     nodes = [n for n in iter_nodes(module) if n is not module]
     whole = node_ranges(module, nodes)
+    indexed(module)
     fast = node_ranges(module, nodes, source)
     assert fast == whole
     # and for a handful of nodes, as findings ask for them
@@ -60,12 +81,29 @@ def test_statement_by_statement_positions_equal_the_whole_module_pass(source):
     "        loss.backward()\n    else:\n        pass\n    try:\n        a = 1\n"
     "    except E:\n        b = 2\n    finally:\n        c = 3\n\n\nif __name__ == '__main__':\n"
     "    main()\n"])
-def test_a_node_asked_alone_gets_the_range_it_gets_among_all(source):
+def test_a_node_asked_alone_gets_the_range_it_gets_among_all(source, indexed):
     """A compound statement ends where its last inner statement ends, asked alone or not."""
     module = cst.parse_module(source)
     nodes = list(iter_nodes(module))
     together = node_ranges(module, nodes)
+    indexed(module)
     for node in nodes:
         assert node_ranges(module, [node]) == {node: together[node]}, type(node).__name__
         if node is not module:
             assert node_ranges(module, [node], source) == {node: together[node]}
+
+
+@pytest.mark.parametrize("source", _sources_with_fixtures())
+def test_indexed_files_place_nodes_by_their_innermost_statement(source):
+    """The engine's path: no fallback to generating whole top-level statements."""
+    from mxlint import positions
+
+    module = cst.parse_module(source)
+    nodes = [n for n in iter_nodes(module) if n is not module]
+    whole = node_ranges(module, nodes)
+    index = TreeIndex(module)
+    use_index(index)
+    try:
+        assert positions._innermost(module, set(nodes), source, index) == whole
+    finally:
+        use_index(None)
