@@ -5,14 +5,19 @@
 
 Every tool runs as a whole process (start-up and imports included, as users run them), on the
 same list of `.py` files, one after the other, `--repeat` times; the best wall time of each is
-kept. Peak memory is the largest sum of resident memory over a process and its workers,
-sampled from /proc. Prints a table and the ratios the project tracks:
+kept. Every tool runs from compiled bytecode, as it does once installed (pip compiles it; the
+children run with `PYTHONPYCACHEPREFIX` in a scratch directory, even where the environment sets
+`PYTHONDONTWRITEBYTECODE`), after one untimed warm-up run. Peak memory is sampled from /proc
+over a process and its workers: the sum of resident memory (RSS, which counts pages forked
+workers share with their parent once per process) and the sum of proportional memory (PSS,
+shared pages divided among the processes that share them). Prints a table and the ratios the
+project tracks:
 
 - cold `mxlint check` (-j = cores, empty cache) / `flake8 -j cores` (default plugins)
 - cold `mxlint check -j1` / a bare single-process `libcst.parse_module` loop (engine overhead)
 - warm `mxlint check` (nothing changed) / cold `mxlint check`
 - `mxlint check FILE` / `flake8 FILE` on one file, whole processes
-- peak memory of `mxlint check` / `flake8 -j cores`
+- peak memory of `mxlint check` / `flake8 -j cores` (RSS and PSS sums)
 """
 
 from __future__ import annotations
@@ -53,22 +58,28 @@ sys.exit(main())
 """
 
 
+#: The children's environment (see the module docstring); the scratch directory is set in main.
+CHILD_ENV: dict[str, str] = {k: v for k, v in os.environ.items()
+                             if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 @dataclass
 class Measure:
     name: str
     seconds: float
     peak_mb: float
+    peak_pss_mb: float
     rc: int
 
 
-def _tree_rss_kb(root: int) -> int:
-    """Resident memory of `root` and its descendants, from /proc (0 where /proc is missing)."""
+def _tree_memory_kb(root: int) -> tuple[int, int]:
+    """(RSS, PSS) of `root` and its descendants, from /proc ((0, 0) where /proc is missing)."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return 0
+        return 0, 0
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -84,27 +95,40 @@ def _tree_rss_kb(root: int) -> int:
             continue
         parents[int(entry)] = ppid
         rss[int(entry)] = kb
-    total = 0
+    total_rss = total_pss = 0
     for pid, kb in rss.items():
         p = pid
         while p and p != root:
             p = parents.get(p, 0)
         if p == root:
-            total += kb
-    return total
+            total_rss += kb
+            total_pss += _pss_kb(pid)
+    return total_rss, total_pss
 
 
-def run(name: str, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measure:
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def run(name: str, cmd: list[str], cwd: Path) -> Measure:
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=env)
-    peak = 0
+                            env=CHILD_ENV)
+    peak = peak_pss = 0
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, peak_pss
         while not done.is_set():
-            peak = max(peak, _tree_rss_kb(proc.pid))
+            rss, pss = _tree_memory_kb(proc.pid)
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
             done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -115,7 +139,7 @@ def run(name: str, cmd: list[str], cwd: Path, env: dict[str, str] | None = None)
     sampler.join()
     if proc.returncode not in (0, 1):
         sys.stderr.write(f"{name}: exit {proc.returncode}\n{err.decode(errors='replace')[-2000:]}")
-    return Measure(name, seconds, peak / 1024, proc.returncode)
+    return Measure(name, seconds, peak / 1024, peak_pss / 1024, proc.returncode)
 
 
 def best(name: str, cmd: list[str], cwd: Path, repeat: int, before=None) -> Measure:  # type: ignore[no-untyped-def]
@@ -126,6 +150,7 @@ def best(name: str, cmd: list[str], cwd: Path, repeat: int, before=None) -> Meas
         runs.append(run(name, cmd, cwd))
     fastest = min(runs, key=lambda m: m.seconds)
     fastest.peak_mb = max(m.peak_mb for m in runs)
+    fastest.peak_pss_mb = max(m.peak_pss_mb for m in runs)
     return fastest
 
 
@@ -235,7 +260,9 @@ def main() -> int:
         listing = work / "files.txt"
         listing.write_text("".join(f"{p}\n" for p in files), encoding="utf-8")
         lines = sum(p.read_bytes().count(b"\n") for p in files)
-        one = max(files, key=lambda p: p.stat().st_size)
+        by_size = sorted(files, key=lambda p: p.stat().st_size)
+        one, typical = by_size[-1], by_size[len(by_size) // 2]
+        CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
         cache = work / "cache"
         py = sys.executable
         mxlint = [py, "-m", "mxlint", "check", "--isolated", "--exit-zero", "--statistics",
@@ -248,6 +275,9 @@ def main() -> int:
 
         print(f"corpus: {len(files)} files, {lines} lines; jobs={args.jobs}; "
               f"best of {args.repeat}", flush=True)
+        for warm_up in ([*mxlint, "--no-cache", str(one)], [*flake8, str(one)],
+                        [py, "-c", "import libcst"]):
+            run("warm-up", warm_up, work)  # bytecode compiled, files in the page cache
         m: dict[str, Measure] = {}
         m["parse"] = best("bare libcst.parse_module loop (1 process)",
                           [py, "-c", PARSE_LOOP, str(listing)], work, args.repeat)
@@ -265,11 +295,17 @@ def main() -> int:
                         [*mxlint, "--no-cache", str(one)], work, args.repeat)
         m["flake8one"] = best(f"flake8 ONE FILE ({one.name})", [*flake8, str(one)], work,
                               args.repeat)
+        m["typical"] = best(f"mxlint check ONE FILE, median size ({typical.name})",
+                            [*mxlint, "--no-cache", str(typical)], work, args.repeat)
+        m["flake8typical"] = best(f"flake8 ONE FILE, median size ({typical.name})",
+                                  [*flake8, str(typical)], work, args.repeat)
+        m["import"] = best("python -c 'import libcst' (mxlint's floor)",
+                           [py, "-c", "import libcst"], work, args.repeat)
 
         width = max(len(x.name) for x in m.values())
-        print(f"\n{'run':<{width}}  {'wall s':>8}  {'peak MB':>8}")
+        print(f"\n{'run':<{width}}  {'wall s':>8}  {'RSS MB':>8}  {'PSS MB':>8}")
         for x in m.values():
-            print(f"{x.name:<{width}}  {x.seconds:8.2f}  {x.peak_mb:8.0f}")
+            print(f"{x.name:<{width}}  {x.seconds:8.2f}  {x.peak_mb:8.0f}  {x.peak_pss_mb:8.0f}")
         ratios = {
             "cold / flake8 -j (target <= 1.0)": m["cold"].seconds / m["flake8"].seconds,
             "cold -j1 / bare parse loop (target <= 1.5)": m["cold1"].seconds
@@ -278,12 +314,18 @@ def main() -> int:
             "warm / cold (target <= 0.1)": m["warm"].seconds / m["cold"].seconds,
             "one file / flake8 one file (target <= 1.0)": m["one"].seconds
             / m["flake8one"].seconds,
-            "peak memory / flake8 -j (target <= 2.0)": m["cold"].peak_mb
+            "one median-size file / flake8 on it": m["typical"].seconds
+            / m["flake8typical"].seconds,
+            "import libcst alone / flake8 one file": m["import"].seconds
+            / m["flake8one"].seconds,
+            "peak memory, RSS sum / flake8 -j (target <= 2.0)": m["cold"].peak_mb
             / max(m["flake8"].peak_mb, 1e-9),
+            "peak memory, PSS sum / flake8 -j (target <= 2.0)": m["cold"].peak_pss_mb
+            / max(m["flake8"].peak_pss_mb, 1e-9),
         }
         print()
         for label, value in ratios.items():
-            print(f"{label:<46} {value:6.2f}")
+            print(f"{label:<52} {value:6.2f}")
         if args.json:
             args.json.write_text(json.dumps({
                 "files": len(files), "lines": lines, "jobs": args.jobs,

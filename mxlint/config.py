@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import sys
 from collections.abc import Iterable
@@ -91,7 +92,7 @@ class Settings:
     root: Path = field(default_factory=Path.cwd)
     #: mxlint applies same-line noqa comments itself; False under flake8, which does it.
     inline_noqa: bool = True
-    _cache: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
+    _cache: dict[tuple[Any, ...], bool] = field(default_factory=dict, repr=False)
 
     # -- selection -----------------------------------------------------------------------
 
@@ -140,7 +141,7 @@ class Settings:
         except (RuntimeError, OSError):  # a symlink loop
             resolved = Path(os.path.abspath(path))
         try:
-            return resolved.relative_to(self.root.resolve()).as_posix()
+            return resolved.relative_to(_resolved(self.root)).as_posix()
         except ValueError:
             return Path(path).as_posix()
 
@@ -148,10 +149,17 @@ class Settings:
         rel = self.relative(str(path))
         patterns = self.exclude + self.extend_exclude
         parts = PurePosixPath(rel).parts
-        for pattern in patterns:
-            if _glob_match(rel, pattern) or any(fnmatch.fnmatchcase(p, pattern) for p in parts):
-                return True
-        return False
+        # Directory names are matched once per directory, not once per file in it.
+        key = (patterns, parts[:-1])
+        in_excluded_dir = self._cache.get(key)
+        if in_excluded_dir is None:
+            in_excluded_dir = self._cache[key] = any(
+                fnmatch.fnmatchcase(p, pattern) for pattern in patterns for p in parts[:-1])
+        if in_excluded_dir:
+            return True
+        name = parts[-1:]
+        return any(_glob_match(rel, pattern) or any(fnmatch.fnmatchcase(p, pattern) for p in name)
+                   for pattern in patterns)
 
     def is_entry_point(self, path: str) -> bool:
         if path.endswith(".ipynb"):
@@ -161,6 +169,12 @@ class Settings:
 
     def option(self, code: str, key: str, default: Any) -> Any:
         return self.rule_options.get(code, {}).get(key, default)
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(root: Path) -> Path:
+    """`root.resolve()`, once per run: every file's relative path is taken against it."""
+    return root.resolve()
 
 
 def _glob_match(rel: str, pattern: str) -> bool:

@@ -93,7 +93,7 @@ def infer_mxnet_line(source: str, settings: Settings) -> str:
     """"1" or "2": config wins; else a file written against mx.np/npx is MXNet 2 style."""
     if settings.mxnet_version:
         return settings.mxnet_version
-    if "hybrid_forward" in source:
+    if "hybrid_forward" in source or "np" not in source:  # every MXNet 2 marker has "np"
         return "1"
     return "2" if _NP_STYLE.search(source) else "1"
 

@@ -7,6 +7,7 @@ cost a process start each, so a run with few files to lint stays in this process
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -65,6 +66,9 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
         return [lint_file(p, settings, data) for p, data in zip(paths, contents)]
     # Small chunks keep the workers busy to the end when file sizes vary a lot.
     chunksize = max(1, min(16, len(paths) // (jobs * 8)))
+    # Objects alive now (mxlint, libcst) are shared with the forked workers; frozen, the
+    # workers' garbage collections leave them alone instead of copying the pages they are on.
+    gc.freeze()
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init,
                                  initargs=(settings,)) as pool:
@@ -72,6 +76,8 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
     except (OSError, RuntimeError):
         # No processes here (sandboxes, a broken pool): the same work, in this process.
         return [lint_file(p, settings) for p in paths]
+    finally:
+        gc.unfreeze()
 
 
 def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = None,
@@ -100,8 +106,12 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
             results[index] = found
         else:
             todo.append((index, shown, key, data))
-    fresh = lint_many([paths[i] for i, _, _, _ in todo], settings, jobs,
-                      [data for _, _, _, data in todo])
+    contents: list[bytes | None] | None = [data for _, _, _, data in todo]
+    if min(jobs, len(todo) // MIN_FILES_PER_WORKER) > 1:
+        # Workers read their files themselves: the bytes need not stay here meanwhile.
+        todo = [(index, shown, key, None) for index, shown, key, _ in todo]
+        contents = None
+    fresh = lint_many([paths[i] for i, _, _, _ in todo], settings, jobs, contents)
     for (index, shown, key, _), result in zip(todo, fresh):
         results[index] = result
         if key:

@@ -24,7 +24,9 @@ def test_speed_benchmark_runs_every_tool_and_prints_the_ratios(tmp_path: Path):
     figures = json.loads(out.read_text())
     assert figures["files"] == 13  # 12 modules and their package's __init__.py
     runs = figures["runs"]
-    assert set(runs) == {"parse", "flake8", "cold", "cold1", "warm", "one", "flake8one"}
+    assert set(runs) == {"parse", "flake8", "cold", "cold1", "warm", "one", "flake8one",
+                         "typical", "flake8typical", "import"}
+    assert "peak memory, PSS sum" in proc.stdout
     # Every tool ran to completion (the linters run with --exit-zero).
     assert all(run["rc"] == 0 for run in runs.values()), runs
     assert all(run["seconds"] > 0 for run in runs.values())
