@@ -4,8 +4,8 @@
     python benchmarks/speed.py --generate 400        # a synthetic MXNet-style corpus
 
 Every tool runs as a whole process (start-up and imports included, as users run them), on the
-same list of `.py` files, one after the other, `--repeat` times; the best wall time of each is
-kept. Every tool runs from compiled bytecode, as it does once installed (pip compiles it; the
+same list of `.py` files, in `--repeat` rounds that each run every command once; the best wall
+time of each is kept. Every tool runs from compiled bytecode, as it does once installed (pip compiles it; the
 children run with `PYTHONPYCACHEPREFIX` in a scratch directory, even where the environment sets
 `PYTHONDONTWRITEBYTECODE`), after one untimed warm-up run. Peak memory is sampled from /proc
 over a process and its workers: the sum of resident memory (RSS, which counts pages forked
@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,18 +141,6 @@ def run(name: str, cmd: list[str], cwd: Path) -> Measure:
     if proc.returncode not in (0, 1):
         sys.stderr.write(f"{name}: exit {proc.returncode}\n{err.decode(errors='replace')[-2000:]}")
     return Measure(name, seconds, peak / 1024, peak_pss / 1024, proc.returncode)
-
-
-def best(name: str, cmd: list[str], cwd: Path, repeat: int, before=None) -> Measure:  # type: ignore[no-untyped-def]
-    runs = []
-    for _ in range(repeat):
-        if before is not None:
-            before()
-        runs.append(run(name, cmd, cwd))
-    fastest = min(runs, key=lambda m: m.seconds)
-    fastest.peak_mb = max(m.peak_mb for m in runs)
-    fastest.peak_pss_mb = max(m.peak_pss_mb for m in runs)
-    return fastest
 
 
 # -- a synthetic corpus ----------------------------------------------------------------------
@@ -278,29 +267,58 @@ def main() -> int:
         for warm_up in ([*mxlint, "--no-cache", str(one)], [*flake8, str(one)],
                         [py, "-c", "import libcst"]):
             run("warm-up", warm_up, work)  # bytecode compiled, files in the page cache
+        primed = False
+
+        def prime() -> None:
+            nonlocal primed
+            if not primed:
+                drop_cache()
+                run("prime", [*mxlint, f"-j{args.jobs}", *at_file], work)
+                primed = True
+
+        def cold() -> None:
+            nonlocal primed
+            drop_cache()
+            primed = False
+
+        # (key, label, command, what must hold before it runs)
+        plan: list[tuple[str, str, list[str], Callable[[], None] | None]] = [
+            ("parse", "bare libcst.parse_module loop (1 process)",
+             [py, "-c", PARSE_LOOP, str(listing)], None),
+            ("flake8", f"flake8 -j{args.jobs} (default plugins)",
+             [*flake8, f"-j{args.jobs}", *at_file], None),
+            ("cold", f"mxlint check -j{args.jobs}, cold cache",
+             [*mxlint, f"-j{args.jobs}", *at_file], cold),
+            ("cold1", "mxlint check -j1, cold cache", [*mxlint, "-j1", *at_file], cold),
+            ("warm", f"mxlint check -j{args.jobs}, warm cache",
+             [*mxlint, f"-j{args.jobs}", *at_file], prime),
+            ("one", f"mxlint check ONE FILE ({one.name})",
+             [*mxlint, "--no-cache", str(one)], None),
+            ("flake8one", f"flake8 ONE FILE ({one.name})", [*flake8, str(one)], None),
+            ("typical", f"mxlint check ONE FILE, median size ({typical.name})",
+             [*mxlint, "--no-cache", str(typical)], None),
+            ("flake8typical", f"flake8 ONE FILE, median size ({typical.name})",
+             [*flake8, str(typical)], None),
+            ("import", "python -c 'import libcst' (mxlint's floor)",
+             [py, "-c", "import libcst"], None),
+        ]
+        # Rounds, each running every command once: a machine whose speed drifts over minutes
+        # (shared hosts) slows every command of a round alike, so the ratios hold.
         m: dict[str, Measure] = {}
-        m["parse"] = best("bare libcst.parse_module loop (1 process)",
-                          [py, "-c", PARSE_LOOP, str(listing)], work, args.repeat)
-        m["flake8"] = best(f"flake8 -j{args.jobs} (default plugins)",
-                           [*flake8, f"-j{args.jobs}", *at_file], work, args.repeat)
-        m["cold"] = best(f"mxlint check -j{args.jobs}, cold cache",
-                         [*mxlint, f"-j{args.jobs}", *at_file], work, args.repeat, drop_cache)
-        m["cold1"] = best("mxlint check -j1, cold cache",
-                          [*mxlint, "-j1", *at_file], work, args.repeat, drop_cache)
-        drop_cache()
-        run("prime", [*mxlint, f"-j{args.jobs}", *at_file], work)
-        m["warm"] = best(f"mxlint check -j{args.jobs}, warm cache",
-                         [*mxlint, f"-j{args.jobs}", *at_file], work, args.repeat)
-        m["one"] = best(f"mxlint check ONE FILE ({one.name})",
-                        [*mxlint, "--no-cache", str(one)], work, args.repeat)
-        m["flake8one"] = best(f"flake8 ONE FILE ({one.name})", [*flake8, str(one)], work,
-                              args.repeat)
-        m["typical"] = best(f"mxlint check ONE FILE, median size ({typical.name})",
-                            [*mxlint, "--no-cache", str(typical)], work, args.repeat)
-        m["flake8typical"] = best(f"flake8 ONE FILE, median size ({typical.name})",
-                                  [*flake8, str(typical)], work, args.repeat)
-        m["import"] = best("python -c 'import libcst' (mxlint's floor)",
-                           [py, "-c", "import libcst"], work, args.repeat)
+        for _ in range(args.repeat):
+            for key, label, cmd, before in plan:
+                if before is not None:
+                    before()
+                got = run(label, cmd, work)
+                kept = m.get(key)
+                if kept is None or got.seconds < kept.seconds:
+                    if kept is not None:
+                        got.peak_mb = max(got.peak_mb, kept.peak_mb)
+                        got.peak_pss_mb = max(got.peak_pss_mb, kept.peak_pss_mb)
+                    m[key] = got
+                else:
+                    kept.peak_mb = max(got.peak_mb, kept.peak_mb)
+                    kept.peak_pss_mb = max(got.peak_pss_mb, kept.peak_pss_mb)
 
         width = max(len(x.name) for x in m.values())
         print(f"\n{'run':<{width}}  {'wall s':>8}  {'RSS MB':>8}  {'PSS MB':>8}")
