@@ -1,3 +1,3 @@
-from mxlint.cli import main
+from mxlint.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())
