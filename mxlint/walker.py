@@ -121,23 +121,49 @@ class TreeIndex:
     def __init__(self, module: cst.Module) -> None:
         order: list[cst.CSTNode] = []
         parents: list[int] = []
-        stack: list[tuple[cst.CSTNode, int]] = [(module, -1)]
-        pop, push, append, add_parent = stack.pop, stack.append, order.append, parents.append
+        # Nodes still to visit with their parents' indexes; children pushed in reverse.
+        stack: list[cst.CSTNode] = [module]
+        stack_parents: list[int] = [-1]
+        pop, push, pop_parent = stack.pop, stack.append, stack_parents.pop
+        append, add_parent = order.append, parents.append
+        fields_of, is_node = _FIELDS, _IS_NODE
         while stack:
-            node, parent = pop()
+            node = pop()
             here = len(order)
             append(node)
-            add_parent(parent)
-            kids = _kids(node)
-            for kid in reversed(kids):
-                push((kid, here))
+            add_parent(pop_parent())
+            typ = type(node)
+            names = fields_of.get(typ)
+            if names is None:
+                names = _fields(typ)
+            start = len(stack)
+            for name in names:  # `_kids`, inlined: this loop runs once per node of the file
+                value = getattr(node, name)
+                vtype = type(value)
+                flag = is_node.get(vtype)
+                if flag is None:
+                    flag = _is_node_type(vtype)
+                if flag:
+                    push(value)
+                elif vtype is tuple or vtype is list:
+                    for item in value:
+                        flag = is_node.get(type(item))
+                        if flag is None:
+                            flag = _is_node_type(type(item))
+                        if flag:
+                            push(item)
+            pushed = len(stack) - start
+            if pushed:
+                if pushed > 1:
+                    stack[start:] = stack[:start - 1:-1] if start else stack[::-1]
+                stack_parents.extend([here] * pushed)
         size = [1] * len(order)
         for i in range(len(order) - 1, 0, -1):
             size[parents[i]] += size[i]
         self.module = module
         self.order = order
         self.end = [i + n for i, n in enumerate(size)]
-        self.pos = {id(node): i for i, node in enumerate(order)}
+        self.pos = dict(zip(map(id, order), range(len(order))))
         #: Per-file results of pure functions of a subtree (e.g. calls in evaluation order).
         self.memo: dict[tuple[str, int], object] = {}
 
@@ -260,11 +286,15 @@ def walk(
                 failed.add(owner)
                 on_error(owner, exc)
 
-    end = index.end
+    end, order = index.end, index.order
     #: Nodes whose leave handlers (or scope pop) are due when the walk passes their end.
     pending: list[tuple[int, cst.CSTNode, bool]] = []
     structural = _STRUCTURAL
-    for i, node in enumerate(index.order):
+    # Only nodes something happens at: most nodes have no handler and open no scope.
+    wanted = structural.union(visits, leaves)
+    hits = [i for i, typ in enumerate(map(type, order)) if typ in wanted]
+    for i in hits:
+        node = order[i]
         while pending and pending[-1][0] <= i:
             _, done, scoped = pending.pop()
             handlers = leaves.get(type(done))
