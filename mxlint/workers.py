@@ -11,7 +11,7 @@ import gc
 import multiprocessing
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,11 +39,44 @@ def _init(settings: Settings) -> None:
     _settings = settings
 
 
+#: Files at least this large leave the native parser's scratch memory behind (see `_trim`).
+TRIM_AFTER_BYTES = 16 * 1024
+_malloc_trim: Callable[[int], int] | None | bool = None
+
+
 def _lint(path: Path) -> FileResult:
     from mxlint.runner import lint_file
 
     assert _settings is not None
-    return lint_file(path, _settings)
+    result = lint_file(path, _settings)
+    try:
+        large = path.stat().st_size >= TRIM_AFTER_BYTES
+    except OSError:
+        large = False
+    if large:
+        _trim()
+    return result
+
+
+def _trim() -> None:
+    """Return freed heap memory to the system. libcst's native parser allocates tens of
+    megabytes of scratch memory on a large file; glibc keeps it after it is freed, so every
+    worker would stay at the size of the largest file it has seen (peak memory is the sum over
+    the workers)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        if sys.platform == "linux":
+            import ctypes
+            import ctypes.util
+
+            try:
+                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                _malloc_trim = libc.malloc_trim
+            except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+                pass
+    if _malloc_trim:
+        _malloc_trim(0)  # type: ignore[operator]
 
 
 def _context() -> multiprocessing.context.BaseContext:

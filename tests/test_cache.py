@@ -178,6 +178,20 @@ def test_worker_processes_report_exactly_what_one_process_reports(fixtures_dir: 
     parallel = run([Path("fixtures")], settings, jobs=2)
     assert serial.findings and parallel.findings == serial.findings
     assert parallel.error == serial.error
+    # Workers that hand freed memory back after every file (forked: they see the patch).
+    from mxlint import workers
+
+    monkeypatch.setattr(workers, "TRIM_AFTER_BYTES", 0)
+    trimmed = run([Path("fixtures")], settings, jobs=2)
+    assert trimmed.findings == serial.findings
+
+
+def test_trimming_the_heap_is_harmless_where_it_is_unavailable():
+    from mxlint import workers
+
+    workers._trim()
+    workers._trim()
+    assert workers._malloc_trim is not None  # resolved once: glibc's function, or False
 
 
 def test_jobs_option_is_checked(capsys):
