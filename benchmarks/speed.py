@@ -5,7 +5,8 @@
 
 Every tool runs as a whole process (start-up and imports included, as users run them), on the
 same list of `.py` files, in `--repeat` rounds that each run every command once; the best wall
-time of each is kept. Every tool runs from compiled bytecode, as it does once installed (pip compiles it; the
+time of each is shown, and each time ratio is the median over rounds of the ratio within a
+round. Every tool runs from compiled bytecode, as it does once installed (pip compiles it; the
 children run with `PYTHONPYCACHEPREFIX` in a scratch directory, even where the environment sets
 `PYTHONDONTWRITEBYTECODE`), after one untimed warm-up run. Peak memory is sampled from /proc
 over a process and its workers: the sum of resident memory (RSS, which counts pages forked
@@ -27,6 +28,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -305,11 +307,14 @@ def main() -> int:
         # Rounds, each running every command once: a machine whose speed drifts over minutes
         # (shared hosts) slows every command of a round alike, so the ratios hold.
         m: dict[str, Measure] = {}
+        #: Wall times per round, for ratios of runs made side by side.
+        rounds: dict[str, list[float]] = {key: [] for key, _, _, _ in plan}
         for _ in range(args.repeat):
             for key, label, cmd, before in plan:
                 if before is not None:
                     before()
                 got = run(label, cmd, work)
+                rounds[key].append(got.seconds)
                 kept = m.get(key)
                 if kept is None or got.seconds < kept.seconds:
                     if kept is not None:
@@ -324,18 +329,18 @@ def main() -> int:
         print(f"\n{'run':<{width}}  {'wall s':>8}  {'RSS MB':>8}  {'PSS MB':>8}")
         for x in m.values():
             print(f"{x.name:<{width}}  {x.seconds:8.2f}  {x.peak_mb:8.0f}  {x.peak_pss_mb:8.0f}")
+        def ratio(a: str, b: str) -> float:
+            """The median over rounds of a/b within a round (robust to a drifting machine)."""
+            return statistics.median(x / y for x, y in zip(rounds[a], rounds[b]))
+
         ratios = {
-            "cold / flake8 -j (target <= 1.0)": m["cold"].seconds / m["flake8"].seconds,
-            "cold -j1 / bare parse loop (target <= 1.5)": m["cold1"].seconds
-            / m["parse"].seconds,
-            "cold -j / bare parse loop": m["cold"].seconds / m["parse"].seconds,
-            "warm / cold (target <= 0.1)": m["warm"].seconds / m["cold"].seconds,
-            "one file / flake8 one file (target <= 1.0)": m["one"].seconds
-            / m["flake8one"].seconds,
-            "one median-size file / flake8 on it": m["typical"].seconds
-            / m["flake8typical"].seconds,
-            "import libcst alone / flake8 one file": m["import"].seconds
-            / m["flake8one"].seconds,
+            "cold / flake8 -j (target <= 1.0)": ratio("cold", "flake8"),
+            "cold -j1 / bare parse loop (target <= 1.5)": ratio("cold1", "parse"),
+            "cold -j / bare parse loop": ratio("cold", "parse"),
+            "warm / cold (target <= 0.1)": ratio("warm", "cold"),
+            "one file / flake8 one file (target <= 1.0)": ratio("one", "flake8one"),
+            "one median-size file / flake8 on it": ratio("typical", "flake8typical"),
+            "import libcst alone / flake8 one file": ratio("import", "flake8one"),
             "peak memory, RSS sum / flake8 -j (target <= 2.0)": m["cold"].peak_mb
             / max(m["flake8"].peak_mb, 1e-9),
             "peak memory, PSS sum / flake8 -j (target <= 2.0)": m["cold"].peak_pss_mb
@@ -347,7 +352,8 @@ def main() -> int:
         if args.json:
             args.json.write_text(json.dumps({
                 "files": len(files), "lines": lines, "jobs": args.jobs,
-                "runs": {k: vars(v) for k, v in m.items()}, "ratios": ratios}, indent=2))
+                "runs": {k: vars(v) for k, v in m.items()}, "rounds": rounds,
+                "ratios": ratios}, indent=2))
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
