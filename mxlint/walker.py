@@ -214,7 +214,8 @@ def current_index() -> TreeIndex | None:
     return _current
 
 
-def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()) -> Iterator[cst.CSTNode]:
+def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
+               ) -> Iterator[cst.CSTNode]:
     """Pre-order descendants of `node` (itself included); do not enter nodes of `stop` types
     below the root (e.g. nested function definitions)."""
     index = _current

@@ -729,7 +729,8 @@ class MemoryChecker(Checker):
         for node in iter_nodes(loop.target):
             if type(node) is cst.Name:
                 loop_names.add(node.value)
-        loop_names = self._tensor_names(list(loop.body.body) if type(loop.body) is cst.IndentedBlock else [], loop_names)
+        body = list(loop.body.body) if type(loop.body) is cst.IndentedBlock else []
+        loop_names = self._tensor_names(body, loop_names)
         if self.ctx.settings.enabled(SyncEveryStep, self.ctx.path):
             self._every_step(loop, loop_names)
         if not loop_names or self._syncs(loop):
@@ -772,7 +773,8 @@ class MemoryChecker(Checker):
             value = node.value
             branches = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
             for branch in branches:
-                if type(branch) is cst.BinaryOperation and type(branch.left) is cst.Name and branch.left.value == name:
+                if type(branch) is cst.BinaryOperation and type(branch.left) is cst.Name \
+                        and branch.left.value == name:
                     return name, branch.right
         if type(node) is cst.Expr and type(node.value) is cst.Call:
             call = node.value
@@ -873,7 +875,9 @@ class MemoryChecker(Checker):
         starts: dict[str, int] = {}
         for index, stmt in enumerate(body):
             for node in iter_nodes(stmt, stop=_NESTED):
-                if type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract and self._timer(node.left) and type(node.right) is cst.Name and node.right.value in starts:
+                if type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract \
+                        and self._timer(node.left) and type(node.right) is cst.Name \
+                        and node.right.value in starts:
                     begin = starts[node.right.value]
                     between = body[begin + 1:index]
                     if self._mxnet_work(between) and not any(self._has_sync(s)
