@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import libcst as cst
 
-from mxlint.names import ImportMap
+from mxlint.names import ImportMap, dotted_name
 from mxlint.rule import Applicability, Rule
 
 if TYPE_CHECKING:
@@ -145,25 +145,20 @@ class FileContext:
         return self.imports.resolve(node)
 
     def code(self, node: cst.CSTNode) -> str:
-        plain = _plain_dotted(node)
+        # Most call targets rules quote are plain `a.b.c`: their text needs no codegen.
+        plain = dotted_name(node) if _bare_chain(node) else None  # type: ignore[arg-type]
         return plain if plain is not None else self.module.code_for_node(node)
 
 
-def _plain_dotted(node: cst.CSTNode) -> str | None:
-    """`a.b.c` written without parentheses, spaces or comments: its code without codegen
-    (most call targets rules quote are such names)."""
-    parts: list[str] = []
+def _bare_chain(node: cst.CSTNode) -> bool:
+    """`a.b.c` written without parentheses, spaces or comments (its code is its dotted name)."""
     while type(node) is cst.Attribute:
         dot = node.dot
         if node.lpar or node.rpar or type(dot) is not cst.Dot or \
                 not _no_space(dot.whitespace_before) or not _no_space(dot.whitespace_after):
-            return None
-        parts.append(node.attr.value)
+            return False
         node = node.value
-    if type(node) is not cst.Name or node.lpar or node.rpar:
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
+    return type(node) is cst.Name and not node.lpar and not node.rpar
 
 
 def _no_space(ws: cst.BaseParenthesizableWhitespace) -> bool:

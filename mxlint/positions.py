@@ -20,7 +20,6 @@ from libcst._nodes.internal import CodegenState
 
 from mxlint import walker
 from mxlint.parsing import cpython_tree
-from mxlint.walker import iter_nodes
 
 Pos = tuple[int, int]  # (line 1-based, column 0-based)
 Range = tuple[Pos, Pos]
@@ -89,21 +88,18 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode],
                 source: str | None = None) -> dict[cst.CSTNode, Range]:
     """Source ranges of `nodes` within `module`.
 
-    With the module's `source`, only the top-level statements that hold a node are generated
-    again, each placed at the line Python's own (C) parser gives it; otherwise, or if the two
-    parsers disagree, one codegen pass over the whole module.
+    With the module's `source`, only the innermost statement that holds each node is generated
+    again, placed at the line Python's own (C) parser gives it (see `_innermost`); otherwise,
+    or if the two parsers disagree, one codegen pass over the whole module.
     """
     targets = set(nodes)
     if not targets:
         return {}
     if source is not None and module not in targets:
         index = walker.current_index()
-        if index is not None and index.module is module:
-            found = _innermost(module, targets, source, index)
-            if found is not None:
-                return found
-    if source is not None and module not in targets and len(module.body) > 1:
-        found = _by_statement(module, targets, source)
+        if index is None or index.module is not module:
+            index = walker.TreeIndex(module)  # a tree outside the file being checked
+        found = _innermost(module, targets, source, index)
         if found is not None:
             return found
     return _ranges(module, targets)
@@ -117,58 +113,6 @@ def _ranges(module: cst.Module, targets: set[cst.CSTNode]) -> dict[cst.CSTNode, 
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def _statement_lines(module: cst.Module, source: str) -> list[int] | None:
-    """The first line of each top-level statement (its first decorator), from `ast`."""
-    try:
-        tree = cpython_tree(source)  # usually the tree the parse check just built
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    body = tree.body
-    lines: list[int] = []
-    index = 0
-    for stmt in module.body:
-        if index >= len(body):
-            return None
-        node = body[index]
-        decorators = getattr(node, "decorator_list", None)
-        lines.append(decorators[0].lineno if decorators else node.lineno)
-        index += len(stmt.body) if type(stmt) is cst.SimpleStatementLine else 1
-    return lines if index == len(body) else None
-
-
-def _by_statement(module: cst.Module, targets: set[cst.CSTNode], source: str
-                  ) -> dict[cst.CSTNode, Range] | None:
-    starts = _statement_lines(module, source)
-    if starts is None:
-        return None
-    source_lines = _LINE_BREAK.split(source)
-    remaining = set(targets)
-    out: dict[cst.CSTNode, Range] = {}
-    for stmt, first in zip(module.body, starts):
-        if not remaining:
-            break
-        inside = {n for n in iter_nodes(stmt) if n in remaining}
-        if not inside:
-            continue
-        remaining -= inside
-        alone = stmt.with_changes(leading_lines=())
-        mini = module.with_changes(header=(), body=(alone,), footer=())
-        wanted = {alone if n is stmt else n for n in inside}
-        found = _ranges(mini, wanted)
-        if first > len(source_lines) or \
-                _LINE_BREAK.split(mini.code, 1)[0] != source_lines[first - 1]:
-            return None  # the parsers disagree on where this statement starts
-        shift = first - 1
-        for node in inside:
-            rng = found.get(alone if node is stmt else node)
-            if rng is not None:
-                (sl, sc), (el, ec) = rng
-                out[node] = ((sl + shift, sc), (el + shift, ec))
-    if remaining:
-        return None  # nodes outside the statements (header or footer comments)
-    return out
 
 
 Block = tuple[Sequence[cst.BaseStatement], list[ast.stmt]]

@@ -81,11 +81,9 @@ def _kids(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Semantic children in source order (no whitespace or punctuation nodes)."""
-    index = _current
-    if index is not None:
-        i = index.pos.get(id(node))
-        if i is not None and index.order[i] is node:
-            return iter(index.kids(i))
+    found = locate(node)
+    if found is not None:
+        return iter(found[0].kids(found[1]))
     return iter(_kids(node))
 
 
@@ -125,39 +123,16 @@ class TreeIndex:
         # Nodes still to visit with their parents' indexes; children pushed in reverse.
         stack: list[cst.CSTNode] = [module]
         stack_parents: list[int] = [-1]
-        pop, push, pop_parent = stack.pop, stack.append, stack_parents.pop
-        append, add_parent = order.append, parents.append
-        fields_of, is_node = _FIELDS, _IS_NODE
         while stack:
-            node = pop()
+            node = stack.pop()
             here = len(order)
-            append(node)
-            add_parent(pop_parent())
-            typ = type(node)
-            names = fields_of.get(typ)
-            if names is None:
-                names = _fields(typ)
-            start = len(stack)
-            for name in names:  # `_kids`, inlined: this loop runs once per node of the file
-                value = getattr(node, name)
-                vtype = type(value)
-                flag = is_node.get(vtype)
-                if flag is None:
-                    flag = _is_node_type(vtype)
-                if flag:
-                    push(value)
-                elif vtype is tuple or vtype is list:
-                    for item in value:
-                        flag = is_node.get(type(item))
-                        if flag is None:
-                            flag = _is_node_type(type(item))
-                        if flag:
-                            push(item)
-            pushed = len(stack) - start
-            if pushed:
-                if pushed > 1:
-                    stack[start:] = stack[:start - 1:-1] if start else stack[::-1]
-                stack_parents.extend([here] * pushed)
+            order.append(node)
+            parents.append(stack_parents.pop())
+            kids = _kids(node)
+            if kids:
+                kids.reverse()
+                stack.extend(kids)
+                stack_parents.extend([here] * len(kids))
         size = [1] * len(order)
         for i in range(len(order) - 1, 0, -1):
             size[parents[i]] += size[i]
@@ -214,26 +189,31 @@ def current_index() -> TreeIndex | None:
     return _current
 
 
+def locate(node: cst.CSTNode) -> tuple[TreeIndex, int] | None:
+    """The index in use and `node`'s place in it, if `node` is in the file being checked."""
+    index = _current
+    if index is None:
+        return None
+    i = index.index_of(node)
+    return None if i is None else (index, i)
+
+
 def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
                ) -> Iterator[cst.CSTNode]:
     """Pre-order descendants of `node` (itself included); do not enter nodes of `stop` types
     below the root (e.g. nested function definitions)."""
-    index = _current
-    if index is not None:
-        i = index.pos.get(id(node))
-        if i is not None and index.order[i] is node:
-            return iter(index.subtree(i, stop))
+    found = locate(node)
+    if found is not None:
+        return iter(found[0].subtree(found[1], stop))
     return _descend(node, stop)
 
 
 def subtree_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
                   ) -> list[cst.CSTNode]:
     """`list(iter_nodes(node, stop))`, without the generator where the file is indexed."""
-    index = _current
-    if index is not None:
-        i = index.pos.get(id(node))
-        if i is not None and index.order[i] is node:
-            return index.subtree(i, stop)
+    found = locate(node)
+    if found is not None:
+        return found[0].subtree(found[1], stop)
     return list(_descend(node, stop))
 
 
@@ -267,9 +247,9 @@ def walk(
     scope_stack: list[cst.CSTNode],
     on_error: OnError,
     index: TreeIndex | None = None,
-) -> TreeIndex:
-    """Walk `module` once, calling handlers (tagged with their checker's index); returns the
-    tree's index (built here unless given).
+) -> None:
+    """Walk `module` once, calling handlers (tagged with their checker's index), over its
+    index (built here unless given).
 
     A handler that raises is reported through `on_error` and its checker is dropped for the
     rest of the file; the walk and the other checkers go on.
@@ -291,19 +271,22 @@ def walk(
     end, order = index.end, index.order
     #: Nodes whose leave handlers (or scope pop) are due when the walk passes their end.
     pending: list[tuple[int, cst.CSTNode, bool]] = []
-    structural = _STRUCTURAL
-    # Only nodes something happens at: most nodes have no handler and open no scope.
-    wanted = structural.union(visits, leaves)
-    hits = [i for i, typ in enumerate(map(type, order)) if typ in wanted]
-    for i in hits:
-        node = order[i]
-        while pending and pending[-1][0] <= i:
+
+    def close(until: int) -> None:
+        while pending and pending[-1][0] <= until:
             _, done, scoped = pending.pop()
             handlers = leaves.get(type(done))
             if handlers:
                 call(handlers, done)
             if scoped:
                 scope_stack.pop()
+
+    structural = _STRUCTURAL
+    # Only nodes something happens at: most nodes have no handler and open no scope.
+    wanted = structural.union(visits, leaves)
+    for i in [i for i, typ in enumerate(map(type, order)) if typ in wanted]:
+        close(i)
+        node = order[i]
         typ = type(node)
         handlers = visits.get(typ)
         if handlers:
@@ -313,11 +296,4 @@ def walk(
             pending.append((end[i], node, True))
         elif typ in leaves:
             pending.append((end[i], node, False))
-    while pending:
-        _, done, scoped = pending.pop()
-        handlers = leaves.get(type(done))
-        if handlers:
-            call(handlers, done)
-        if scoped:
-            scope_stack.pop()
-    return index
+    close(len(order))

@@ -45,15 +45,15 @@ _malloc_trim: Callable[[int], int] | None | bool = None
 
 
 def _lint(path: Path) -> FileResult:
-    from mxlint.runner import lint_file
+    from mxlint.runner import lint_file, read_regular
 
     assert _settings is not None
-    result = lint_file(path, _settings)
     try:
-        large = path.stat().st_size >= TRIM_AFTER_BYTES
+        data: bytes | None = read_regular(path)
     except OSError:
-        large = False
-    if large:
+        data = None  # lint_file reports why it cannot be read
+    result = lint_file(path, _settings, data)
+    if data is not None and len(data) >= TRIM_AFTER_BYTES:
         _trim()
     return result
 

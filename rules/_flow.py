@@ -64,15 +64,14 @@ def has_main_guard(module: cst.Module) -> bool:
 def post_order_calls(node: cst.CSTNode) -> list[cst.Call]:
     """Calls under `node` in evaluation order (arguments before the call), without entering
     nested function, class or lambda definitions."""
-    index = walker.current_index()
-    if index is not None:
-        i = index.index_of(node)
-        if i is not None:
-            key = ("post_order_calls", i)
-            found = index.memo.get(key)
-            if found is None:
-                found = index.memo[key] = _indexed_post_order_calls(index, i)
-            return found  # type: ignore[return-value]
+    located = walker.locate(node)
+    if located is not None:
+        index, i = located
+        key = ("post_order_calls", i)
+        found = index.memo.get(key)
+        if found is None:
+            found = index.memo[key] = _indexed_post_order_calls(index, i)
+        return found  # type: ignore[return-value]
     out: list[cst.Call] = []
     stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
     while stack:

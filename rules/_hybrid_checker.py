@@ -3,7 +3,6 @@ summarises helpers for calls from other files, and resolves cross-file calls in 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -25,12 +24,10 @@ from mxlint.rules._hybrid_analysis import (
 )
 
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit
-from mxlint.parsing import split_lines
-from mxlint.positions import Range, node_ranges
+from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding, Location, Rule
 from mxlint.taint import TENSORISH, Env, Interpreter, Kind, params_of
-from mxlint.walker import iter_nodes
 
 NAME = "hybridization"
 
@@ -169,75 +166,6 @@ class _Summarizer:
         return events, pending, interp.returns or Kind.NONE
 
 
-_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
-
-
-def local_ranges(module: cst.Module, source: str, nodes: list[cst.CSTNode]
-                 ) -> dict[cst.CSTNode, Range]:
-    """Ranges of `nodes`, generating code only for the functions that hold them.
-
-    Summaries keep a line for every break of every helper; a codegen pass over the whole
-    module per file would cost half a parse. Each function is rendered alone and shifted by
-    the line of its `def`, found in the source (the k-th `def name` is the k-th function of
-    that name in source order); if the source and the tree disagree, the whole module is used.
-    """
-    wanted = set(nodes)
-    if not wanted:
-        return {}
-    functions = [n for n in iter_nodes(module, stop=(cst.Lambda,))
-                 if type(n) is cst.FunctionDef]
-    lines: dict[str, list[int]] = {}
-    for match in _DEF.finditer(source):
-        lines.setdefault(match.group(1), []).append(source.count("\n", 0, match.start()) + 1)
-    seen: dict[str, int] = {}
-    starts: dict[int, int] = {}
-    for fn in functions:
-        index = seen.get(fn.name.value, 0)
-        seen[fn.name.value] = index + 1
-        found = lines.get(fn.name.value, [])
-        if index >= len(found) or len(found) != sum(
-                1 for f in functions if f.name.value == fn.name.value):
-            return node_ranges(module, nodes, source)
-        starts[id(fn)] = found[index]
-    out: dict[cst.CSTNode, Range] = {}
-    source_lines = split_lines(source)  # rows as the parser counts them (not at form feeds)
-    for fn in functions:
-        if not wanted:
-            break
-        inside = [n for n in iter_nodes(fn.body) if n in wanted]
-        if not inside:
-            continue
-        mini = cst.Module(body=[fn.with_changes(leading_lines=(), decorators=())])
-        inner = mini.body[0]
-        assert type(inner) is cst.FunctionDef
-        rel = node_ranges(mini, [*inside, inner.name])
-        if inner.name not in rel:
-            return node_ranges(module, nodes, source)
-        shift = starts[id(fn)] - rel[inner.name][0][0]
-        line = source_lines[starts[id(fn)] - 1]
-        indent = len(line) - len(line.lstrip(" \t"))
-        for node in inside:
-            if node in rel:
-                (sl, sc), (el, ec) = rel[node]
-                sl, el = sl + shift, el + shift
-                # Lines the codegen indents moved left by `indent`; continuation lines
-                # inside brackets kept their own whitespace: tell them apart by the text.
-                code = mini.code_for_node(node).splitlines() or [""]
-                first = source_lines[sl - 1] if sl <= len(source_lines) else ""
-                dsc = indent if first[sc + indent:].startswith(code[0]) else 0
-                if el == sl:
-                    dec = dsc
-                else:
-                    last = source_lines[el - 1] if el <= len(source_lines) else ""
-                    dec = indent if last[:ec + indent].endswith(code[-1].lstrip()) and \
-                        not last[:ec].endswith(code[-1].lstrip()) else 0
-                out[node] = ((sl, sc + dsc), (el, ec + dec))
-            wanted.discard(node)
-    if wanted:  # outside any function (cannot happen for summaries): the slow way
-        out.update(node_ranges(module, list(wanted), source))
-    return out
-
-
 def _relax(fallback: bool):  # type: ignore[no-untyped-def]
     """A filter of breaks: in a None fallback, shape reads are the documented way."""
     return lambda raw: not (fallback and raw.code == "MXL103")
@@ -351,7 +279,7 @@ class HybridAnalysis(Checker):
                     raws.extend(filter(_relax(relaxed), per_param.get(param, ())))
             expanded.append((call, callee, qual, method, requirement, symbol, raws))
             pending_nodes.extend(r.node for r in raws)
-        ranges = local_ranges(ctx.module, ctx.source, pending_nodes)
+        ranges = node_ranges(ctx.module, pending_nodes, ctx.source)
         name = PurePath(ctx.path).name
         for call, callee, qual, method, requirement, symbol, raws in expanded:
             seen: set[str] = set()
@@ -372,7 +300,7 @@ class HybridAnalysis(Checker):
         ctx = self.ctx
         analysis = summarizer.analysis
         nodes: list[cst.CSTNode] = [s[0] for s in sites]
-        ranges = local_ranges(ctx.module, ctx.source, nodes) if nodes else {}
+        ranges = node_ranges(ctx.module, nodes, ctx.source) if nodes else {}
         out_sites: list[Site] = []
         for call, callee, keys, qual, method, requirement, symbol, relaxed in sites:
             if call not in ranges:
@@ -434,7 +362,7 @@ def summaries_of(ctx: FileContext, summarizer: _Summarizer, quals: list[str]
         nodes.extend(r.node for r in always)
         for found in per_param.values():
             nodes.extend(r.node for r in found)
-    ranges = local_ranges(ctx.module, ctx.source, nodes) if nodes else {}
+    ranges = node_ranges(ctx.module, nodes, ctx.source) if nodes else {}
 
     def brk(raw: _Raw) -> Break:
         line = ranges[raw.node][0][0] if raw.node in ranges else 0

@@ -554,7 +554,7 @@ class MemoryChecker(Checker):
                 self._loop(node, tensors)  # type: ignore[arg-type]
         if self._starts_timer(body):
             self._timing(body)
-        self._backward(body, nodes)
+        self._backward(nodes)
         for node in nodes:
             if type(node) is cst.IndentedBlock and self._starts_timer(node.body):
                 self._timing(list(node.body))
@@ -601,14 +601,12 @@ class MemoryChecker(Checker):
                     if type(el.value) is cst.Name:
                         yield el.value.value, node.value
 
-    def _backward(self, body: tuple | list, nodes: list[cst.CSTNode] | None = None) -> None:
-        """MXL403: the last assignment of `x` before `x.backward()` ran outside record()."""
+    def _backward(self, nodes: list[cst.CSTNode]) -> None:
+        """MXL403: the last assignment of `x` before `x.backward()` ran outside record().
+        `nodes`: the scope's nodes of the kinds `_SCOPE_KINDS` lists, in source order."""
         last: dict[str, cst.CSTNode] = {}
         #: `.backward()` calls on a comprehension's own variable (`[l.backward() for l in ls]`).
         shadowed: set[cst.CSTNode] = set()
-        if nodes is None:
-            nodes = [n for stmt in body if not isinstance(stmt, _NESTED)  # own scopes
-                     for n in iter_nodes(stmt, stop=_NESTED)]
         for node in nodes:
             for target, value in self._bindings(node):
                 # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an

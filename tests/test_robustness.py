@@ -432,19 +432,25 @@ def test_file_vanishing_during_a_cli_run(project, capsys, monkeypatch):
     assert (rc, rows) == (1, [("gone.py", "MXL003", 1, 1), GOOD_FINDING])
 
 
+def _fix_while(monkeypatch, capsys, meanwhile, target: str) -> tuple[int, str]:
+    """`mxlint check --fix target`, with `meanwhile()` run after the findings are known and
+    before the fixes are written (another program touching the file during the run)."""
+    apply_findings = fixes.apply_findings
+
+    def touched_meanwhile(*args, **kwargs):
+        meanwhile()
+        return apply_findings(*args, **kwargs)
+
+    monkeypatch.setattr(fixes, "apply_findings", touched_meanwhile)
+    capsys.readouterr()
+    rc = main(["check", "--isolated", "--no-cache", "-j", "1", "--fix", target])
+    return rc, capsys.readouterr().err
+
+
 def test_file_vanishing_before_its_fix_is_written(project, capsys, monkeypatch):
     path = project / "gone.py"
     path.write_text(FIXABLE)
-    apply_findings = fixes.apply_findings
-
-    def delete_meanwhile(*args, **kwargs):
-        path.unlink(missing_ok=True)
-        return apply_findings(*args, **kwargs)
-
-    monkeypatch.setattr(fixes, "apply_findings", delete_meanwhile)
-    capsys.readouterr()
-    rc = main(["check", "--isolated", "--no-cache", "-j", "1", "--fix", "."])
-    err = capsys.readouterr().err
+    rc, err = _fix_while(monkeypatch, capsys, lambda: path.unlink(missing_ok=True), ".")
     assert rc == 1
     assert "gone.py: not fixed (cannot write: [Errno 2] No such file or directory" in err
     assert not path.exists()  # not recreated
@@ -564,16 +570,7 @@ def test_file_changed_during_the_fix_run_is_not_overwritten(project, capsys, mon
     path = project / "fixable.py"
     path.write_text(FIXABLE)
     theirs = FIXABLE.replace("return nd.relu(x)", "return nd.relu(x) * 2  # edited meanwhile")
-    apply_findings = fixes.apply_findings
-
-    def edit_meanwhile(*args, **kwargs):
-        path.write_text(theirs)
-        return apply_findings(*args, **kwargs)
-
-    monkeypatch.setattr(fixes, "apply_findings", edit_meanwhile)
-    capsys.readouterr()
-    rc = main(["check", "--isolated", "--no-cache", "-j", "1", "--fix", "fixable.py"])
-    err = capsys.readouterr().err
+    rc, err = _fix_while(monkeypatch, capsys, lambda: path.write_text(theirs), "fixable.py")
     assert rc == 1
     assert path.read_text() == theirs
     assert "fixable.py: not fixed (changed on disk during the run)" in err
