@@ -270,10 +270,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cache_for(args: argparse.Namespace, settings: Settings) -> Cache | None:
-    from mxlint.cache import Cache, default_dir
-
     if args.no_cache:
         return None
+    from mxlint.cache import Cache, default_dir
+
     return Cache.load(args.cache_dir or default_dir(settings), settings)
 
 

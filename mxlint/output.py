@@ -7,8 +7,6 @@ be written to stdout or `-o FILE` without anything else mixed in.
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import os
 from collections import Counter
@@ -162,6 +160,8 @@ def _fix_diff(lines: list[str], fix: Fix) -> list[str]:
 
 
 def _edits_diff(lines: list[str], edits: Sequence[Edit]) -> list[str]:
+    import difflib  # only when fixes are shown
+
     from mxlint.fixes import OverlappingEdits, apply_edits
 
     rows = [e.location.row for e in edits] + [e.end_location.row for e in edits]
@@ -304,13 +304,15 @@ def _dedent_text(text: str) -> str:
 
 def _fingerprints(findings: Sequence[Finding], root: Path, sources: _Sources) -> list[str]:
     """Stable across line moves: rule, file, the stripped source line, and its occurrence."""
+    from hashlib import sha256  # only for the formats that carry fingerprints
+
     seen: Counter[tuple[str, str, str]] = Counter()
     out = []
     for f in findings:
         text = sources.finding_line(f).strip()
         key = (f.code, _uri(f.filename, root), " ".join(text.split()))
         seen[key] += 1
-        digest = hashlib.sha256("\0".join((*key, str(seen[key]))).encode()).hexdigest()
+        digest = sha256("\0".join((*key, str(seen[key]))).encode()).hexdigest()
         out.append(f"{digest[:32]}:{seen[key]}")
     return out
 

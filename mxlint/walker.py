@@ -46,7 +46,8 @@ def _fields(typ: type) -> tuple[str, ...]:
 
 
 #: type -> is it a CSTNode. `isinstance` against libcst's ABCs goes through
-#: `ABCMeta.__instancecheck__`, which dominated tree walks; a type is asked once.
+#: `ABCMeta.__instancecheck__`, which dominated tree walks; a type is asked once, and by its MRO:
+#: the first `issubclass` of a non-node type against the ABC visits every node class.
 _IS_NODE: dict[type, bool] = {}
 _SEQUENCES = (tuple, list)
 
@@ -54,7 +55,7 @@ _SEQUENCES = (tuple, list)
 def _is_node_type(typ: type) -> bool:
     known = _IS_NODE.get(typ)
     if known is None:
-        known = _IS_NODE[typ] = issubclass(typ, cst.CSTNode)
+        known = _IS_NODE[typ] = cst.CSTNode in typ.__mro__
     return known
 
 

@@ -8,15 +8,15 @@ cost a process start each, so a run with few files to lint stays in this process
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import multiprocessing.context
+
     from mxlint.cache import Cache
     from mxlint.config import Settings
     from mxlint.engine import FileResult
@@ -80,6 +80,8 @@ def _trim() -> None:
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
     # fork starts a worker in milliseconds with mxlint already imported; elsewhere, spawn.
     if sys.platform == "linux":
         return multiprocessing.get_context("fork")
@@ -99,6 +101,8 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
         return [lint_file(p, settings, data) for p, data in zip(paths, contents)]
     # Small chunks keep the workers busy to the end when file sizes vary a lot.
     chunksize = max(1, min(16, len(paths) // (jobs * 8)))
+    from concurrent.futures import ProcessPoolExecutor  # not needed by one-file runs
+
     # Objects alive now (mxlint, libcst) are shared with the forked workers; frozen, the
     # workers' garbage collections leave them alone instead of copying the pages they are on.
     gc.freeze()
@@ -116,13 +120,13 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
 def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = None,
              cache: Cache | None = None) -> list[FileResult]:
     """One result per path, in order; cached results for unchanged files."""
+    jobs = default_jobs() if jobs is None or jobs < 1 else jobs
+    if cache is None:
+        return lint_many(paths, settings, jobs)
     from mxlint.cache import file_key
     from mxlint.engine import module_name_for
     from mxlint.runner import _display, read_regular
 
-    jobs = default_jobs() if jobs is None or jobs < 1 else jobs
-    if cache is None:
-        return lint_many(paths, settings, jobs)
     results: list[FileResult | None] = [None] * len(paths)
     todo: list[tuple[int, str, str, bytes | None]] = []
     for index, path in enumerate(paths):

@@ -158,3 +158,25 @@ def test_the_project_is_armed(victim, tmp_path):
                        timeout=60)
     assert {p.name for p in markers.iterdir()} == {"victim___init__.py", "victim_model.py",
                                                    "train.py", "setup.py"}
+
+
+def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
+    """Start-up is most of a one-file run (pre-commit, editors): the dependency-file readers
+    (`packaging`) load only when the run has a dependency file, and the worker pool only when
+    there are enough files to share out."""
+    (tmp_path / "train.py").write_text(
+        "from mxnet.gluon import nn\n\n\nclass Net(nn.HybridBlock):\n"
+        "    def hybrid_forward(self, F, x):\n        return x * x.asscalar()\n")
+    (tmp_path / "requirements.txt").write_text("mxnet\n")
+    code = textwrap.dedent("""\
+        import sys
+        from mxlint.cli import main
+        code = main(["check", "--isolated", "--no-cache", "--select", "ALL", *sys.argv[1:]])
+        print(code, *sorted(m for m in ("packaging", "concurrent.futures", "multiprocessing")
+                            if m in sys.modules))
+        """)
+    alone = _run([sys.executable, "-c", code, "train.py"], tmp_path)
+    assert alone.stdout.splitlines()[-1] == "1", alone.stdout + alone.stderr
+    both = _run([sys.executable, "-c", code, "train.py", "requirements.txt"], tmp_path)
+    assert both.stdout.splitlines()[-1] == "1 packaging", both.stdout + both.stderr
+    assert "requirements.txt:1:1: MXL501" in both.stdout
