@@ -133,7 +133,7 @@ class FileContext:
         for node in reversed(self.stack):
             if isinstance(node, (cst.For, cst.While)):
                 yield node
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
                 return
 
     def qualname(self, name: str) -> str:

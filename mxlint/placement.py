@@ -295,7 +295,7 @@ class Scope:
             self.statement(stmt)
 
     def _block(self, suite: cst.BaseSuite) -> None:
-        if isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        if type(suite) in (cst.IndentedBlock, cst.SimpleStatementSuite):
             self.run(suite.body)
 
     def _branch(self, suite: cst.BaseSuite | None) -> Env:
@@ -374,8 +374,8 @@ class Scope:
                 self._block(stmt.finalbody.body)
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             self.env.pop(stmt.name.value, None)
-        elif isinstance(stmt, (cst.Del, cst.Global, cst.Nonlocal, cst.Pass, cst.Import,
-                               cst.ImportFrom, cst.Break, cst.Continue)):
+        elif type(stmt) in (cst.Del, cst.Global, cst.Nonlocal, cst.Pass, cst.Import,
+                            cst.ImportFrom, cst.Break, cst.Continue):
             return
         elif isinstance(stmt, cst.BaseExpression):
             self.ev(stmt)
@@ -570,10 +570,10 @@ class Scope:
             return None
         value = self.ev(node)
         if isinstance(value, Ctx):
-            if isinstance(node, (cst.Name, cst.Attribute)):
+            if type(node) in (cst.Name, cst.Attribute):
                 return Ctx(value.gpu, value.multi, self.code(node))
             return value
-        if isinstance(node, (cst.Name, cst.Attribute)):
+        if type(node) in (cst.Name, cst.Attribute):
             return Ctx(None, False, self.code(node))
         return Ctx(None, False, None)
 
@@ -595,7 +595,7 @@ class Scope:
         bound = self.env.get(dotted_name(func) or "")
         if type(func) is cst.Attribute and not isinstance(bound, (Net, Loss, Transform)):
             return self._method(node, func)
-        callee = self.ev(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        callee = self.ev(func) if type(func) in (cst.Name, cst.Attribute) else None
         name = self.imports.resolve(func)
         arg_vals = [(a.value, self.ev(a.value)) for a in node.args]
         if isinstance(callee, Net):
@@ -981,7 +981,7 @@ class ForwardCreations:
         elif type(stmt) is cst.AugAssign:
             self._bind(stmt.target, self._combine([self.kind(stmt.target),
                                                    self.kind(stmt.value)]))
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        elif type(stmt) in (cst.FunctionDef, cst.ClassDef):
             return
         elif type(stmt) is cst.With and any(_mentions_ctx(i.item) or _is_ctx_call(i.item)
                                                 for i in stmt.items):

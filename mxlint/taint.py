@@ -168,7 +168,7 @@ class Interpreter:
             if node.exc is not None:
                 self.expr(node.exc)
             return True
-        elif isinstance(node, (cst.Continue, cst.Break)):
+        elif type(node) in (cst.Continue, cst.Break):
             return True
         elif type(node) is cst.Assert:
             self.test_expr(node.test)
@@ -342,8 +342,8 @@ class Interpreter:
             if node.value in self.env:
                 return self.env[node.value]
             return self.hooks.name_kind(node.value)
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                             cst.ConcatenatedString, cst.Ellipsis)):
+        if type(node) in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                          cst.ConcatenatedString, cst.Ellipsis):
             return Kind.PYTHON
         if type(node) is cst.FormattedString:
             for part in node.parts:
@@ -363,7 +363,7 @@ class Interpreter:
         if type(node) is cst.BinaryOperation:
             left, right = self.expr(node.left), self.expr(node.right)
             if Kind.GROUP in (left, right) and \
-                    isinstance(node.operator, (cst.Add, cst.Multiply)):
+                    type(node.operator) in (cst.Add, cst.Multiply):
                 return Kind.GROUP  # `[x0] + rest`, `[h] * n`: list arithmetic
             if left in TENSORISH or right in TENSORISH:
                 return Kind.TENSOR
@@ -389,7 +389,7 @@ class Interpreter:
             identity = False
             for comp in node.comparisons:
                 kinds.append(self.expr(comp.comparator))
-                if isinstance(comp.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                if type(comp.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn):
                     identity = True
             if not identity and any(k in TENSORISH for k in kinds):
                 return Kind.TENSOR
@@ -514,7 +514,7 @@ def none_branch(test: cst.BaseExpression) -> str | None:
     subject = test.left
     if not (type(comp.comparator) is cst.Name and comp.comparator.value == "None"):
         return None
-    if not isinstance(subject, (cst.Name, cst.Attribute)):
+    if type(subject) not in (cst.Name, cst.Attribute):
         return None
     if type(comp.operator) is cst.Is:
         return "body"
@@ -557,8 +557,8 @@ def narrow(test: cst.BaseExpression, env: Env) -> tuple[Env, Env]:
             name, other = right.value, left
         if name is None or not (type(other) is cst.Name and other.value == "None"):
             continue
-        is_none = isinstance(comp.operator, (cst.Is, cst.Equal))
-        if not isinstance(comp.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+        is_none = type(comp.operator) in (cst.Is, cst.Equal)
+        if type(comp.operator) not in (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual):
             continue
         current = env.get(name)
         if current is None:

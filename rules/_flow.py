@@ -191,7 +191,7 @@ class Flow:
             yield from self._stmt(stmt, frames)
 
     def _stmt(self, stmt: cst.CSTNode, frames: tuple[Frame, ...]) -> Iterator[Site]:
-        if self._budget <= 0 or isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        if self._budget <= 0 or type(stmt) in (cst.FunctionDef, cst.ClassDef):
             return
         if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:

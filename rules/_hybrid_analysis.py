@@ -144,7 +144,7 @@ class Uses:
 
 
 def _is_seq_literal(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.List, cst.Tuple, cst.ListComp))
+    return type(node) in (cst.List, cst.Tuple, cst.ListComp)
 
 
 def name_uses(fn: cst.FunctionDef, f_name: str | None) -> Uses:
@@ -170,7 +170,7 @@ def name_uses(fn: cst.FunctionDef, f_name: str | None) -> Uses:
             uses.sequence.add(node.iter.value)
         elif type(node) is cst.Assign:
             if type(node.value) is cst.Name and any(
-                    isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets):
+                    type(t.target) in (cst.Tuple, cst.List) for t in node.targets):
                 uses.sequence.add(node.value.value)  # `h, c = hc`
             for target in node.targets:
                 t = target.target
@@ -502,9 +502,9 @@ def imperative_guard(test: cst.BaseExpression, f_name: str | None,
                 verdict = "body"
             elif target in knowledge.SYMBOLIC_MODULES:
                 verdict = "orelse"
-            if verdict is not None and isinstance(comp.operator, (cst.IsNot, cst.NotEqual)):
+            if verdict is not None and type(comp.operator) in (cst.IsNot, cst.NotEqual):
                 verdict = "orelse" if verdict == "body" else "body"
-            elif not isinstance(comp.operator, (cst.Is, cst.Equal)):
+            elif type(comp.operator) not in (cst.Is, cst.Equal):
                 verdict = None
     elif type(test) is cst.Call and type(test.func) is cst.Name and \
             test.func.value == "isinstance" and len(test.args) == 2:

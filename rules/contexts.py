@@ -780,8 +780,8 @@ class ContextChecker(Checker):
         fix = None
         spelled = _spelled_ctx(scope, ctx)
         if spelled is not None and not ctx.multi:
-            wrapped = arg_code if isinstance(arg, (cst.Name, cst.Attribute, cst.Call,
-                                                   cst.Subscript)) else f"({arg_code})"
+            wrapped = arg_code if type(arg) in (cst.Name, cst.Attribute, cst.Call,
+                                                cst.Subscript) else f"({arg_code})"
             fix = FixSpec("unsafe", f"Move `{arg_code}` to `{spelled}`",
                           (NodeEdit(arg, f"{wrapped}.{mover}({spelled})"),))
         self.ctx.report(arg, DataContextMismatch, message, fix=fix, symbol=symbol,
@@ -812,8 +812,8 @@ class ContextChecker(Checker):
                            f"`gluon.utils.split_and_load({arg_code}, {src})`")
                 spelled = _spelled_ctx(scope, ctx)
                 fix = None
-                if spelled is not None and isinstance(arg, (cst.Name, cst.Attribute, cst.Call,
-                                                            cst.Subscript)):
+                if spelled is not None and type(arg) in (cst.Name, cst.Attribute, cst.Call,
+                                                         cst.Subscript):
                     fix = FixSpec("unsafe", f"Move `{arg_code}` to `{spelled}`",
                                   (NodeEdit(arg, f"{arg_code}.{self._mover()}({spelled})"),))
                 self.ctx.report(arg, DataContextMismatch, message, fix=fix, symbol=symbol,
@@ -944,7 +944,7 @@ def _functions(body: Sequence[cst.CSTNode], path: list[str], cls: cst.ClassDef |
         elif type(stmt) is cst.ClassDef:
             if type(stmt.body) is cst.IndentedBlock:
                 yield from _functions(stmt.body.body, [*path, stmt.name.value], stmt)
-        elif isinstance(stmt, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
+        elif type(stmt) in (cst.If, cst.Try, cst.With, cst.For, cst.While):
             inner: list[cst.CSTNode] = []
             for suite in _suites(stmt):
                 inner.extend(suite.body)

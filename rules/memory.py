@@ -613,7 +613,7 @@ class MemoryChecker(Checker):
                 # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
                 simple = type(node) is cst.Assign and \
                     type(node.targets[0].target) is cst.Name
-                if simple and isinstance(value, (cst.Call, cst.BinaryOperation)) and \
+                if simple and type(value) in (cst.Call, cst.BinaryOperation) and \
                         not (type(value) is cst.Call and self._not_a_loss(value)):
                     last[target] = node
                 else:
@@ -763,7 +763,7 @@ class MemoryChecker(Checker):
     def _accumulation(self, node: cst.CSTNode, assigned_inside: set[str]
                       ) -> tuple[str | None, cst.BaseExpression | None]:
         if type(node) is cst.AugAssign and type(node.target) is cst.Name and \
-                isinstance(node.operator, (cst.AddAssign, cst.MultiplyAssign)):
+                type(node.operator) in (cst.AddAssign, cst.MultiplyAssign):
             return node.target.value, node.value
         if type(node) is cst.Assign and len(node.targets) == 1 and \
                 type(node.targets[0].target) is cst.Name:
@@ -1479,7 +1479,7 @@ class _Scope:
             if type(n) is cst.Global:
                 self.globals.update(x.name.value for x in n.names)
             value = n.value if isinstance(n, (cst.Assign, cst.AnnAssign)) else None
-            if isinstance(n, (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem)):
+            if type(n) in (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem):
                 for target in _targets(n):
                     for name in _bound_names(target):
                         self.assigns.setdefault(name, []).append(
@@ -1508,8 +1508,8 @@ class _Scope:
             return False
         if type(value) is cst.UnaryOperation:
             value = value.expression
-        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
-                              cst.FormattedString)):
+        if type(value) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
+                           cst.FormattedString):
             return True
         if type(value) is cst.Name:
             return value.value in ("True", "False", "None")
@@ -1928,7 +1928,7 @@ class _Record:
                 return True
             names = _chain_names(receiver)
             return any(knowledge.NETWORK_WORDS.intersection(_tokens(n)) for n in names)
-        return isinstance(func, (cst.Call, cst.Subscript))
+        return type(func) in (cst.Call, cst.Subscript)
 
     def readback(self, expr: cst.BaseExpression) -> bool:
         """A recorded value copied to Python (`loss.mean().asscalar()`, `float(loss)`)."""
@@ -2022,8 +2022,8 @@ class _Record:
             return
         if not self.recording:
             return
-        if _self_attr(target) is not None and isinstance(node.value, (cst.List, cst.Tuple,
-                                                                      cst.ListComp)):
+        if _self_attr(target) is not None and type(node.value) in (cst.List, cst.Tuple,
+                                                                   cst.ListComp):
             self.checker.check_list_extend(self, node)
             return
         if type(target) is not cst.Name:
@@ -2031,8 +2031,8 @@ class _Record:
         name = target.value
         if self.checker.check_augassign(self, node, name):
             return
-        if name in self.containers or isinstance(node.value, (cst.List, cst.Tuple,
-                                                               cst.ListComp)):
+        if name in self.containers or type(node.value) in (cst.List, cst.Tuple,
+                                                           cst.ListComp):
             self.checker.check_list_extend(self, node)
             return
         if self.graph_expr(node.value):
@@ -2123,8 +2123,8 @@ class RecordChecker(Checker):
                 ("waitall", "save", "load", "seed", "load_frombuffer"))
 
     def is_container(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
-                              cst.SetComp)):
+        if type(value) in (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+                           cst.SetComp):
             return True
         if type(value) is cst.BinaryOperation:
             return type(value.left) is cst.List or type(value.right) is cst.List
@@ -2242,7 +2242,7 @@ class RecordChecker(Checker):
                 it.func.value == "range":
             names = [n.value for a in it.args for n in _walk(a.value) if type(n) is cst.Name]
             return any(self._shardish(name, scope) for name in names)
-        if isinstance(it, (cst.Name, cst.Attribute)):
+        if type(it) in (cst.Name, cst.Attribute):
             names = _chain_names(it)
             return bool(names) and self._shardish(names[0], scope)
         return False
@@ -2288,7 +2288,7 @@ class RecordChecker(Checker):
         than by the stores this rule looks at)."""
         stores: set[cst.CSTNode] = set()
         for n in _walk(region):
-            if isinstance(n, (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem, cst.CompFor)):
+            if type(n) in (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem, cst.CompFor):
                 for t in _targets(n):
                     if name in _bound_names(t):
                         return True
@@ -2430,8 +2430,8 @@ class RecordChecker(Checker):
             self._report(node, InplaceWriteInRecord, target=name, write=write,
                          reason=_IN_GRAPH.format(name=name))
             return True
-        if name in rec.containers or isinstance(node.value, (cst.List, cst.Tuple, cst.ListComp,
-                                                             cst.GeneratorExp)):
+        if name in rec.containers or type(node.value) in (cst.List, cst.Tuple, cst.ListComp,
+                                                          cst.GeneratorExp):
             return False
         if not rec.recorded_expr(node.value):
             return False

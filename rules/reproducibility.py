@@ -345,7 +345,7 @@ class _Collector:
 
     def _seedgen(self, site: Site) -> bool:
         """The draw computes a seed (`seed = random.randint(...)`, `--seed` default)."""
-        if isinstance(site.stmt, (cst.If, cst.For, cst.While, cst.With)):
+        if type(site.stmt) in (cst.If, cst.For, cst.While, cst.With):
             return False
         return bool(_SEEDGEN.search(self.ctx.code(site.stmt)))
 
@@ -419,7 +419,7 @@ def _symbol(frames: tuple[Frame, ...]) -> str | None:
 def module_level_training_loop(module: cst.Module, code: Any) -> bool:
     """A script whose training loop runs at module level (no `__main__` guard)."""
     for stmt in module.body:
-        if isinstance(stmt, (cst.For, cst.While, cst.With)):
+        if type(stmt) in (cst.For, cst.While, cst.With):
             text = code(stmt)
             if ".backward(" in text or "autograd.record" in text or ".fit(" in text:
                 return True
@@ -545,13 +545,13 @@ class ReproducibilityChecker(Checker):
         last: cst.CSTNode | None = None
         for index, stmt in enumerate(module.body):
             if type(stmt) is cst.SimpleStatementLine and all(
-                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                    type(s) in (cst.Import, cst.ImportFrom) for s in stmt.body):
                 last = stmt.body[-1]
                 continue
             if index == 0 and type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 \
                     and type(stmt.body[0]) is cst.Expr \
-                    and isinstance(stmt.body[0].value, (cst.SimpleString,
-                                                        cst.ConcatenatedString)):
+                    and type(stmt.body[0].value) in (cst.SimpleString,
+                                                     cst.ConcatenatedString):
                 continue
             break
         if last is None:
