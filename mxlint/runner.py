@@ -41,8 +41,11 @@ def decode_source(data: bytes) -> str:
     return text
 
 
-def discover(paths: Sequence[Path], settings: Settings) -> tuple[list[Path], list[Path]]:
-    """Python files (and notebooks) and the files a text checker reads, in a stable order."""
+def discover(paths: Sequence[Path], settings: Settings, *,
+             unlisted: list[tuple[Path, OSError]] | None = None) -> tuple[list[Path], list[Path]]:
+    """Python files (and notebooks) and the files a text checker reads, in a stable order.
+
+    Directories that cannot be listed go to `unlisted` (nothing under them is checked)."""
     text_types = registry.text_checkers()
     python: list[Path] = []
     text: list[Path] = []
@@ -70,19 +73,38 @@ def discover(paths: Sequence[Path], settings: Settings) -> tuple[list[Path], lis
 
     for root in paths:
         if root.is_dir():
-            for path in _walk(root, settings):
+            for path in _walk(root, settings, unlisted):
                 consider(path, explicit=False)
         else:
             consider(root, explicit=True)
     return python, text
 
 
-def _walk(root: Path, settings: Settings) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
+def _walk(root: Path, settings: Settings,
+          unlisted: list[tuple[Path, OSError]] | None = None) -> Iterator[Path]:
+    def failed(exc: OSError) -> None:
+        if unlisted is not None and exc.filename is not None:
+            unlisted.append((Path(exc.filename), exc))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
         base = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not settings.is_excluded(base / d))
         for name in sorted(filenames):
             yield base / name
+
+
+def _unlisted(unlisted: list[tuple[Path, OSError]], settings: Settings) -> list[Finding]:
+    """An MXL003 per directory that could not be listed: silently skipping it would pass
+    every file under it unchecked."""
+    rule = registry.all_rules()["MXL003"]
+    out = []
+    for path, exc in unlisted:
+        shown = _display(path)
+        if settings.enabled(rule, shown):
+            detail = f"cannot list the directory ({exc.strerror or exc}); nothing in it is checked"
+            out.append(Finding(rule.code, rule.format(detail=detail), shown, Location(1, 1),
+                               Location(1, 1)))
+    return out
 
 
 def _display(path: Path) -> str:
@@ -224,8 +246,10 @@ def run(paths: Sequence[Path], settings: Settings, *, jobs: int = 1,
     unchanged files from `cache`), then what needs every file, then dependency files."""
     from mxlint.workers import lint_all
 
-    python, text = discover(paths, settings)
+    unlisted: list[tuple[Path, OSError]] = []
+    python, text = discover(paths, settings, unlisted=unlisted)
     out = RunResult(files_checked=len(python) + len(text))
+    out.findings.extend(_unlisted(unlisted, settings))
     results = lint_all(python, settings, jobs=jobs, cache=cache)
     for r in results:
         out.findings.extend(r.findings)

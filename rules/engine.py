@@ -42,7 +42,8 @@ class UnreadableFileRule(Rule):
     message = "Cannot read file: {detail}"
     what = """
         Reports a file that could not be read or decoded (permissions, a broken symlink, bytes
-        that are not valid in the declared encoding).
+        that are not valid in the declared encoding), and a directory that could not be listed
+        (the files in it would otherwise drop out of the check unseen).
     """
     why = """
         A file that silently drops out of the check gives a false sense of safety.

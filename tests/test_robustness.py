@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -351,6 +352,59 @@ def test_unreadable_file_whoever_runs_the_tests(project, capsys, monkeypatch):
     assert message(data, "secret.py") == "Cannot read file: Permission denied"
 
 
+@skip_as_root
+def test_unreadable_directory(project, capsys):
+    (project / "locked").mkdir()
+    (project / "locked" / "model.py").write_text(GOOD)
+    (project / "locked").chmod(0)
+    try:
+        rc, rows, data = check(capsys)
+    finally:
+        (project / "locked").chmod(0o755)
+    assert (rc, rows) == (1, [GOOD_FINDING, ("locked", "MXL003", 1, 1)])
+    assert message(data, "locked") == (
+        "Cannot read file: cannot list the directory (Permission denied); nothing in it is "
+        "checked")
+
+
+def test_unreadable_directory_whoever_runs_the_tests(project, capsys, monkeypatch):
+    """Listing the directory fails, as it does for a non-root user on a chmod 000 one."""
+    (project / "locked").mkdir()
+    (project / "locked" / "model.py").write_text(GOOD)
+    scandir = os.scandir
+
+    def denied(path):
+        if Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", denied)
+    rc, rows, data = check(capsys)
+    assert (rc, rows) == (1, [GOOD_FINDING, ("locked", "MXL003", 1, 1)])
+    assert message(data, "locked") == (
+        "Cannot read file: cannot list the directory (Permission denied); nothing in it is "
+        "checked")
+    rc, rows, _ = check(capsys, "--ignore", "MXL003", ".")
+    assert (rc, rows) == (1, [GOOD_FINDING])
+
+
+def test_directory_vanishing_during_discovery(project, capsys, monkeypatch):
+    """Deleted after its parent was listed and before it is (a `git checkout` meanwhile)."""
+    (project / "gone").mkdir()
+    (project / "gone" / "model.py").write_text(GOOD)
+    is_excluded = Settings.is_excluded
+
+    def delete_when_asked(self, path):
+        if path.name == "gone" and path.exists():
+            shutil.rmtree(path)
+        return is_excluded(self, path)
+
+    monkeypatch.setattr(Settings, "is_excluded", delete_when_asked)
+    rc, rows, data = check(capsys)
+    assert (rc, rows) == (1, [("gone", "MXL003", 1, 1), GOOD_FINDING])
+    assert "No such file or directory" in message(data, "gone")
+
+
 def test_broken_symlink(project, capsys):
     (project / "gone.py").symlink_to(project / "nowhere.py")
     rc, rows, data = check(capsys)
@@ -422,8 +476,8 @@ def test_file_vanishing_during_a_cli_run(project, capsys, monkeypatch):
     (project / "gone.py").write_text(GOOD)
     discover = runner.discover
 
-    def discover_then_delete(paths, settings):
-        found = discover(paths, settings)
+    def discover_then_delete(paths, settings, **kwargs):
+        found = discover(paths, settings, **kwargs)
         (project / "gone.py").unlink()
         return found
 
