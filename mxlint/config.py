@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -157,15 +158,13 @@ class Settings:
                 fnmatch.fnmatchcase(p, pattern) for pattern in patterns for p in parts[:-1])
         if in_excluded_dir:
             return True
-        name = parts[-1:]
-        return any(_glob_match(rel, pattern) or any(fnmatch.fnmatchcase(p, pattern) for p in name)
-                   for pattern in patterns)
+        return _globs(patterns).match(rel, parts[-1] if parts else "")
 
     def is_entry_point(self, path: str) -> bool:
         if path.endswith(".ipynb"):
             return True  # a notebook is a program: its cells run top to bottom
         rel = self.relative(path)
-        return any(_glob_match(rel, pattern) for pattern in self.entry_points)
+        return _globs(self.entry_points).match(rel, PurePosixPath(rel).name)
 
     def option(self, code: str, key: str, default: Any) -> Any:
         return self.rule_options.get(code, {}).get(key, default)
@@ -175,6 +174,33 @@ class Settings:
 def _resolved(root: Path) -> Path:
     """`root.resolve()`, once per run: every file's relative path is taken against it."""
     return root.resolve()
+
+
+class _Globs:
+    """Patterns as `_glob_match` reads them, compiled into one expression per kind of match:
+    each file is tested against every exclude pattern, and thousands of files make that a
+    large share of a warm run."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        stripped = [p.rstrip("/") for p in patterns]
+        whole = [fnmatch.translate(p) for p in stripped]
+        whole += [fnmatch.translate(p + "/*") for p in stripped if p.endswith("**")]
+        names = [fnmatch.translate(p) for p in stripped if "/" not in p]
+        self.whole = re.compile("|".join(whole)) if whole else None
+        self.prefixes = tuple(p + "/" for p in stripped)
+        self.names = re.compile("|".join(names)) if names else None
+
+    def match(self, rel: str, name: str) -> bool:
+        """Whether any pattern matches `rel` (its last component: `name`)."""
+        return bool(
+            (self.whole is not None and self.whole.match(rel))
+            or rel.startswith(self.prefixes)
+            or (self.names is not None and self.names.match(name)))
+
+
+@functools.lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> _Globs:
+    return _Globs(patterns)
 
 
 def _glob_match(rel: str, pattern: str) -> bool:

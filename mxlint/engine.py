@@ -39,16 +39,25 @@ class FileResult:
     parsed: bool = False
 
 
-def module_name_for(path: Path) -> tuple[str, bool]:
-    """Dotted module name of a file from the packages (`__init__.py`) above it."""
+def module_name_for(path: Path, packages: dict[Path, list[str]] | None = None
+                    ) -> tuple[str, bool]:
+    """Dotted module name of a file from the packages (`__init__.py`) above it.
+
+    `packages`: the package path of each directory seen so far, for callers that name many
+    files (the directories above them are then looked at once, not once per file)."""
     path = path.resolve() if path.exists() else path
     is_package = path.name == "__init__.py"
-    parts = [] if is_package else [path.stem]
     directory = path.parent
-    while (directory / "__init__.py").is_file() and directory.parent != directory:
-        parts.append(directory.name)
-        directory = directory.parent
-    parts.reverse()
+    package = packages.get(directory) if packages is not None else None
+    if package is None:
+        package = []
+        while (directory / "__init__.py").is_file() and directory.parent != directory:
+            package.append(directory.name)
+            directory = directory.parent
+        package.reverse()
+        if packages is not None:
+            packages[path.parent] = package
+    parts = package if is_package else [*package, path.stem]
     return ".".join(p for p in parts if p), is_package
 
 

@@ -15,6 +15,35 @@ import libcst as cst
 from mxlint import knowledge
 
 
+class ProjectNames:
+    """The qualified names a run defines (classes, helpers), and how a name written elsewhere
+    resolves to one of them: as is, or as a re-export (`pkg.Net` for `pkg.models.Net`: the
+    one name under that package with that last component).
+
+    Names are grouped by last component once, so that a lookup reads the few names that end
+    alike instead of every name of the run (runs with thousands of files resolve thousands of
+    names).
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = set(names)
+        self._by_leaf: dict[str, list[str]] = {}
+        for qual in self.names:
+            _, dot, leaf = qual.rpartition(".")
+            if dot:
+                self._by_leaf.setdefault(leaf, []).append(qual)
+
+    def resolve(self, name: str) -> str | None:
+        if name in self.names:
+            return name
+        pkg, _, leaf = name.rpartition(".")
+        if not pkg:
+            return None
+        prefix = pkg + "."
+        found = [q for q in self._by_leaf.get(leaf, ()) if q.startswith(prefix)]
+        return found[0] if len(found) == 1 else None
+
+
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, None for anything else (calls, subscripts...)."""
     parts: list[str] = []

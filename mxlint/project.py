@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from mxlint import knowledge
 from mxlint.checker import FileFacts
+from mxlint.names import ProjectNames
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -27,6 +28,7 @@ class ProjectIndex:
         self.classes: dict[str, list[str]] = {}
         for f in self.files:
             self.classes.update(f.classes)
+        self._class_names = ProjectNames(self.classes)
         self._hybrid: dict[str, bool | None] = {}
         self._block: dict[str, bool | None] = {}
 
@@ -58,16 +60,7 @@ class ProjectIndex:
 
     def _lookup(self, name: str) -> str | None:
         """The project class a (possibly re-exported) name refers to."""
-        if name in self.classes:
-            return name
-        # `pkg.Net` re-exported from `pkg.models.Net`: match on the last component
-        # among classes of modules under that package.
-        pkg, _, leaf = name.rpartition(".")
-        if pkg:
-            candidates = [q for q in self.classes if q.endswith("." + leaf) and q.startswith(pkg + ".")]
-            if len(candidates) == 1:
-                return candidates[0]
-        return None
+        return self._class_names.resolve(name)
 
     def _classify(self, name: str, targets: frozenset[str], negatives: frozenset[str],
                   memo: dict[str, bool | None], seen: frozenset[str] = frozenset()) -> bool | None:

@@ -129,6 +129,7 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
 
     results: list[FileResult | None] = [None] * len(paths)
     todo: list[tuple[int, str, str, bytes | None]] = []
+    packages: dict[Path, list[str]] = {}
     for index, path in enumerate(paths):
         shown = _display(path)
         try:
@@ -136,7 +137,7 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
         except OSError:
             todo.append((index, shown, "", None))  # lint_file reports why it cannot be read
             continue
-        module, is_package = module_name_for(path)
+        module, is_package = module_name_for(path, packages)
         key = file_key(data, f"{module}:{is_package}")
         found = cache.get(shown, key)
         if found is not None:

@@ -24,6 +24,7 @@ from mxlint.rules._hybrid_analysis import (
 )
 
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit
+from mxlint.names import ProjectNames
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding, Location, Rule
@@ -389,11 +390,19 @@ class LazySummaries(Mapping[str, Summary]):
         self.known: dict[str, Summary] = {}
         self.where: dict[str, FileFacts] = {}
         self._summarizers: dict[str, _Summarizer | None] = {}
+        self._names: ProjectNames | None = None
 
     def add(self, file: FileFacts, summaries: dict[str, Summary], defined: list[str]) -> None:
         self.known.update(summaries)
         for qual in defined:
             self.where.setdefault(qual, file)
+        self._names = None
+
+    def resolve(self, name: str) -> str | None:
+        """The helper a (possibly re-exported) name refers to."""
+        if self._names is None:
+            self._names = ProjectNames(self)
+        return self._names.resolve(name)
 
     def __getitem__(self, qual: str) -> Summary:
         if qual in self.known:
@@ -425,19 +434,12 @@ class LazySummaries(Mapping[str, Summary]):
         return len(self.known.keys() | self.where.keys())
 
 
-def lookup(name: str, summaries: Mapping[str, Summary]) -> Summary | None:
-    if name in summaries:
-        return summaries[name]
-    pkg, _, leaf = name.rpartition(".")
-    if pkg:
-        found = [q for q in summaries if q.endswith("." + leaf) and q.startswith(pkg + ".")]
-        if len(found) == 1:
-            return summaries[found[0]]
-    return None
+def lookup(name: str, summaries: LazySummaries) -> Summary | None:
+    qual = summaries.resolve(name)
+    return None if qual is None else summaries[qual]
 
 
-def _inherited(name: str, project: ProjectIndex, summaries: Mapping[str, Summary]
-               ) -> str | None:
+def _inherited(name: str, project: ProjectIndex, summaries: LazySummaries) -> str | None:
     """`self@pkg.mod.Net.helper`: the summary of `helper` in the nearest base class."""
     cls, _, method = name[len(INHERITED):].rpartition(".")
     todo, seen = [cls], set()
@@ -452,7 +454,7 @@ def _inherited(name: str, project: ProjectIndex, summaries: Mapping[str, Summary
     return None
 
 
-def expand(callee: str, keys: tuple[str, ...], summaries: Mapping[str, Summary],
+def expand(callee: str, keys: tuple[str, ...], summaries: LazySummaries,
            active: frozenset[str],
            inherited: Callable[[str], str | None] = lambda name: None) -> list[Break]:
     """Every break a call reaches with tensors at `keys`, through helpers of any file."""

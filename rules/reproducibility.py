@@ -29,7 +29,7 @@ from mxlint.rules._flow import (
 
 from mxlint import knowledge
 from mxlint.checker import Checker
-from mxlint.names import ImportMap, last_name
+from mxlint.names import ImportMap, ProjectNames, last_name
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Edit, Example, Finding, Fix, Location, Rule, Valid
@@ -594,26 +594,16 @@ class ReproducibilityChecker(Checker):
             summaries.update(facts.get("functions", {}))
             if facts.get("entry") is not None:
                 entries.append(facts["entry"])
+        names = ProjectNames(summaries)
         findings: list[Finding] = []
         for entry in entries:
-            items = _expand(entry.items, summaries, frozenset(), None)
+            items = _expand(entry.items, summaries, names, frozenset(), None)
             findings.extend(_decide(entry, items))
         return findings
 
 
-def _lookup(name: str, summaries: dict[str, Summary]) -> str | None:
-    if name in summaries:
-        return name
-    pkg, _, leaf = name.rpartition(".")
-    if pkg:
-        found = [q for q in summaries if q.endswith("." + leaf) and q.startswith(pkg + ".")]
-        if len(found) == 1:
-            return found[0]
-    return None
-
-
-def _expand(items: tuple[Item, ...], summaries: dict[str, Summary], active: frozenset[str],
-            site: Item | None) -> list[Item]:
+def _expand(items: tuple[Item, ...], summaries: dict[str, Summary], names: ProjectNames,
+            active: frozenset[str], site: Item | None) -> list[Item]:
     """Replace calls of project helpers by what they do, placed at the calling site."""
     out: list[Item] = []
     for item in items:
@@ -623,7 +613,7 @@ def _expand(items: tuple[Item, ...], summaries: dict[str, Summary], active: froz
         if item.op != "call":
             out.append(item)
             continue
-        target = _lookup(item.target, summaries)
+        target = names.resolve(item.target)
         if target is None:
             if _assumed_seeder(item.target) or item.target in knowledge.ALL_SEEDERS:
                 out.append(replace(item, op="seed", kinds=ALL_KINDS))
@@ -639,7 +629,7 @@ def _expand(items: tuple[Item, ...], summaries: dict[str, Summary], active: froz
                     continue
                 sub = replace(sub, cond=None)
             inner.append(sub)
-        out.extend(_expand(tuple(inner), summaries, active | {target}, item))
+        out.extend(_expand(tuple(inner), summaries, names, active | {target}, item))
     return out
 
 
