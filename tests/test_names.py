@@ -8,7 +8,8 @@ from pathlib import Path
 from mxlint.cli import main
 from mxlint.names import ProjectNames
 
-NAMES = ProjectNames(["pkg.models.Net", "pkg.layers.Block", "pkg.other.Block", "top", "pkg.x.y.Deep"])
+NAMES = ProjectNames(["pkg.models.Net", "pkg.layers.Block", "pkg.other.Block", "top",
+                      "pkg.x.y.Deep"])
 
 
 def test_exact_names_resolve_to_themselves():
