@@ -14,6 +14,7 @@ from rule_cases import invalid_examples
 
 from mxlint import registry, suppressions
 from mxlint.flake8_plugin import MxlintChecker
+from mxlint.rule import Example
 
 CASES = invalid_examples(cli=True)
 FORMAT = "%(path)s:%(row)d:%(col)d:%(code)s"
@@ -58,7 +59,7 @@ def _commented(code: str, row: int, comment: str) -> str | None:
 def projects(tmp_path_factory) -> list[Path]:
     """One project per MXNet line: every example, plain and with a directive on its line."""
     base = tmp_path_factory.mktemp("flake8")
-    roots = {}
+    roots: dict[str, Path] = {}
     for rule, ex, case_id in CASES:
         root = roots.get(ex.mxnet)
         if root is None:
@@ -72,6 +73,7 @@ def projects(tmp_path_factory) -> list[Path]:
         # `example` modules would be one module to the cross-file index).
         (d / "__init__.py").write_text("")
         (d / ex.filename).write_text(ex.code)
+        assert ex.line is not None  # invalid_examples() keeps examples with a line
         noqa = _commented(ex.code, ex.line, f"# noqa: {rule.code}")
         if noqa is not None and rule.code != "MXL004" and rule.default_enabled:
             (d / f"noqa_{ex.filename}").write_text(noqa)
@@ -159,6 +161,8 @@ def test_off_by_default_rules_stay_off_until_selected(tmp_path: Path):
     off = [r for r in all_rules().values() if not r.default_enabled and r.invalid]
     assert off
     rule = off[0]
-    (tmp_path / rule.invalid[0].filename).write_text(rule.invalid[0].code)
+    example = rule.invalid[0]
+    assert isinstance(example, Example)
+    (tmp_path / example.filename).write_text(example.code)
     assert not any(f[3] == rule.code for f in flake8(tmp_path))
     assert any(f[3] == rule.code for f in flake8(tmp_path, f"--extend-select={rule.code}"))
