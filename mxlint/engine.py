@@ -49,10 +49,10 @@ def module_name_for(path: Path, packages: dict[Path, list[str]] | None = None
     files (the directories above them are then looked at once, not once per file)."""
     path = path.resolve() if path.exists() else path
     is_package = path.name == "__init__.py"
-    directory = path.parent
-    package = packages.get(directory) if packages is not None else None
+    package = packages.get(path.parent) if packages is not None else None
     if package is None:
         package = []
+        directory = path.parent
         while (directory / "__init__.py").is_file() and directory.parent != directory:
             package.append(directory.name)
             directory = directory.parent

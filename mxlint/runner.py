@@ -96,15 +96,21 @@ def _walk(root: Path, settings: Settings,
 def _unlisted(unlisted: list[tuple[Path, OSError]], settings: Settings) -> list[Finding]:
     """An MXL003 per directory that could not be listed: silently skipping it would pass
     every file under it unchecked."""
-    rule = registry.all_rules()["MXL003"]
     out = []
     for path, exc in unlisted:
-        shown = _display(path)
-        if settings.enabled(rule, shown):
-            detail = f"cannot list the directory ({exc.strerror or exc}); nothing in it is checked"
-            out.append(Finding(rule.code, rule.format(detail=detail), shown, Location(1, 1),
-                               Location(1, 1)))
+        detail = f"cannot list the directory ({exc.strerror or exc}); nothing in it is checked"
+        result = _unreadable_result(_display(path), Location(1, 1), detail, settings)
+        out.extend(result.findings)
     return out
+
+
+def _unreadable_result(shown: str, loc: Location, detail: str, settings: Settings) -> FileResult:
+    """MXL003 (where enabled) for a file or directory mxlint could not read."""
+    rule = registry.all_rules()["MXL003"]
+    result = FileResult(shown)
+    if settings.enabled(rule, shown):
+        result.findings.append(Finding(rule.code, rule.format(detail=detail), shown, loc, loc))
+    return result
 
 
 def _display(path: Path) -> str:
@@ -132,12 +138,7 @@ def lint_file(path: Path, settings: Settings, data: bytes | None = None) -> File
             return notebooks.lint_notebook(shown, content, settings)
         source = decode_source(content)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
-        rule = registry.all_rules()["MXL003"]
-        result = FileResult(shown)
-        if settings.enabled(rule, shown):
-            loc, detail = _unreadable(exc, content)
-            result.findings.append(Finding(rule.code, rule.format(detail=detail), shown, loc, loc))
-        return result
+        return _unreadable_result(shown, *_unreadable(exc, content), settings)
     return lint_source(shown, source, settings)
 
 

@@ -34,6 +34,11 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def worker_count(jobs: int, files: int) -> int:
+    """Workers for `files` files at most `jobs` wide; 1 means this process does the work."""
+    return max(1, min(jobs, files // MIN_FILES_PER_WORKER))
+
+
 def _init(settings: Settings) -> None:
     global _settings
     _settings = settings
@@ -94,8 +99,8 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
     their files themselves: cheaper than sending the bytes over a pipe)."""
     from mxlint.runner import lint_file
 
-    jobs = min(jobs, len(paths) // MIN_FILES_PER_WORKER)
-    if jobs <= 1:
+    jobs = worker_count(jobs, len(paths))
+    if jobs == 1:
         if contents is None:
             return [lint_file(p, settings) for p in paths]
         return [lint_file(p, settings, data) for p, data in zip(paths, contents)]
@@ -145,7 +150,7 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
         else:
             todo.append((index, shown, key, data))
     contents: list[bytes | None] | None = [data for _, _, _, data in todo]
-    if min(jobs, len(todo) // MIN_FILES_PER_WORKER) > 1:
+    if worker_count(jobs, len(todo)) > 1:
         # Workers read their files themselves: the bytes need not stay here meanwhile.
         todo = [(index, shown, key, None) for index, shown, key, _ in todo]
         contents = None

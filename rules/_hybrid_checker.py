@@ -404,6 +404,10 @@ class LazySummaries(Mapping[str, Summary]):
             self._names = ProjectNames(self)
         return self._names.resolve(name)
 
+    def find(self, name: str) -> Summary | None:
+        qual = self.resolve(name)
+        return None if qual is None else self[qual]
+
     def __getitem__(self, qual: str) -> Summary:
         if qual in self.known:
             return self.known[qual]
@@ -434,11 +438,6 @@ class LazySummaries(Mapping[str, Summary]):
         return len(self.known.keys() | self.where.keys())
 
 
-def lookup(name: str, summaries: LazySummaries) -> Summary | None:
-    qual = summaries.resolve(name)
-    return None if qual is None else summaries[qual]
-
-
 def _inherited(name: str, project: ProjectIndex, summaries: LazySummaries) -> str | None:
     """`self@pkg.mod.Net.helper`: the summary of `helper` in the nearest base class."""
     cls, _, method = name[len(INHERITED):].rpartition(".")
@@ -448,7 +447,7 @@ def _inherited(name: str, project: ProjectIndex, summaries: LazySummaries) -> st
         if current is None or current in seen:
             continue
         seen.add(current)
-        if current != cls and lookup(f"{current}.{method}", summaries) is not None:
+        if current != cls and summaries.find(f"{current}.{method}") is not None:
             return f"{current}.{method}"
         todo.extend(project.classes.get(current, ()))
     return None
@@ -463,7 +462,7 @@ def expand(callee: str, keys: tuple[str, ...], summaries: LazySummaries,
         if found is None:
             return []
         callee = found
-    summary = lookup(callee, summaries)
+    summary = summaries.find(callee)
     if summary is None or callee in active:
         return []
     out = list(summary.always)
