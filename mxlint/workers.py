@@ -93,10 +93,52 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+#: Files this large take tens of megabytes each while they are parsed (libcst builds the whole
+#: tree at once). Two of them at the same time in two workers make the run's peak memory.
+LARGE_FILE_BYTES = 64 * 1024
+
+
+def plan_lanes(sizes: Sequence[int], jobs: int) -> tuple[list[int], list[int]]:
+    """Split file indices into one lane of large files, linted one after another by a single
+    worker, and the rest, spread over all workers.
+
+    Peak memory is the sum over the workers, so it is set by the large files that happen to be
+    parsed at the same time; in one lane, at most one is. The lane takes the largest files first
+    and stops at half of one worker's share of the bytes, so it never becomes the run's long
+    pole: the other workers share everything else meanwhile."""
+    budget = sum(sizes) // (2 * jobs)
+    lane: list[int] = []
+    used = 0
+    for index in sorted(range(len(sizes)), key=sizes.__getitem__, reverse=True):
+        size = sizes[index]
+        if size < LARGE_FILE_BYTES or used + size > budget:
+            break
+        lane.append(index)
+        used += size
+    taken = set(lane)
+    return lane, [i for i in range(len(sizes)) if i not in taken]
+
+
+def _lint_lane(paths: Sequence[Path]) -> list[FileResult]:
+    return [_lint(p) for p in paths]
+
+
+def _sizes(paths: Sequence[Path]) -> list[int]:
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)  # lint_file reports why it cannot be read
+    return sizes
+
+
 def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
-              contents: Sequence[bytes | None] | None = None) -> list[FileResult]:
+              contents: Sequence[bytes | None] | None = None,
+              sizes: Sequence[int] | None = None) -> list[FileResult]:
     """`contents`: the files' bytes where already read; used in this process (workers read
-    their files themselves: cheaper than sending the bytes over a pipe)."""
+    their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
+    sizes where known, to plan the workers' lanes."""
     from mxlint.runner import lint_file
 
     jobs = worker_count(jobs, len(paths))
@@ -104,8 +146,9 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
         if contents is None:
             return [lint_file(p, settings) for p in paths]
         return [lint_file(p, settings, data) for p, data in zip(paths, contents)]
+    lane, rest = plan_lanes(_sizes(paths) if sizes is None else sizes, jobs)
     # Small chunks keep the workers busy to the end when file sizes vary a lot.
-    chunksize = max(1, min(16, len(paths) // (jobs * 8)))
+    chunksize = max(1, min(16, len(rest) // (jobs * 8)))
     from concurrent.futures import ProcessPoolExecutor  # not needed by one-file runs
 
     # Objects alive now (mxlint, libcst) are shared with the forked workers; frozen, the
@@ -114,7 +157,15 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init,
                                  initargs=(settings,)) as pool:
-            return list(pool.map(_lint, paths, chunksize=chunksize))
+            # Submitted first, so one worker starts on it while the others take the rest.
+            large = pool.submit(_lint_lane, [paths[i] for i in lane])
+            others = pool.map(_lint, [paths[i] for i in rest], chunksize=chunksize)
+            results: list[FileResult | None] = [None] * len(paths)
+            for index, result in zip(rest, others):
+                results[index] = result
+            for index, result in zip(lane, large.result()):
+                results[index] = result
+            return [r for r in results if r is not None]
     except (OSError, RuntimeError):
         # No processes here (sandboxes, a broken pool): the same work, in this process.
         return [lint_file(p, settings) for p in paths]
@@ -150,11 +201,12 @@ def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = No
         else:
             todo.append((index, shown, key, data))
     contents: list[bytes | None] | None = [data for _, _, _, data in todo]
+    sizes = [0 if data is None else len(data) for _, _, _, data in todo]
     if worker_count(jobs, len(todo)) > 1:
         # Workers read their files themselves: the bytes need not stay here meanwhile.
         todo = [(index, shown, key, None) for index, shown, key, _ in todo]
         contents = None
-    fresh = lint_many([paths[i] for i, _, _, _ in todo], settings, jobs, contents)
+    fresh = lint_many([paths[i] for i, _, _, _ in todo], settings, jobs, contents, sizes)
     for (index, shown, key, _), result in zip(todo, fresh):
         results[index] = result
         if key:

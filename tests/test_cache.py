@@ -184,6 +184,27 @@ def test_worker_processes_report_exactly_what_one_process_reports(fixtures_dir: 
     monkeypatch.setattr(workers, "TRIM_AFTER_BYTES", 0)
     trimmed = run([Path("fixtures")], settings, jobs=2)
     assert trimmed.findings == serial.findings
+    # Every fixture counts as large: the largest go to one lane, results still in input order.
+    monkeypatch.setattr(workers, "LARGE_FILE_BYTES", 1)
+    laned = run([Path("fixtures")], settings, jobs=2)
+    assert laned.findings == serial.findings
+
+
+def test_large_files_share_one_lane_within_half_a_workers_share():
+    from mxlint.workers import LARGE_FILE_BYTES as big
+    from mxlint.workers import plan_lanes
+
+    small = big // 2
+    sizes = [small] * 80 + [4 * big, big, 2 * big, big - 1, 3 * big]  # 51 units of `big`
+    # 2 workers: the lane may hold a quarter of the bytes (12.75 units): the largest files,
+    # in order of size, while they fit; a file under the threshold is never in it.
+    lane, rest = plan_lanes(sizes, 2)
+    assert lane == [80, 84, 82, 81]
+    assert rest == [*range(80), 83]
+    # 4 workers: an eighth (6.4 units); the largest file fits, the next would not.
+    assert plan_lanes(sizes, 4)[0] == [80]
+    # No file is large: no lane.
+    assert plan_lanes([small] * 50, 2) == ([], list(range(50)))
 
 
 def test_trimming_the_heap_is_harmless_where_it_is_unavailable():
