@@ -1,3 +1,3 @@
-from mxlint.cli import entry
+from mxlint.launch import entry
 
 raise SystemExit(entry())

@@ -383,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> int:
-    """The `mxlint` command (and `python -m mxlint`): `main` in a process of its own."""
+    """`main` in a process of its own (the `mxlint` command, through `mxlint.launch`)."""
     _tune_gc()
     return main()
 

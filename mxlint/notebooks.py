@@ -31,7 +31,6 @@ works on its line as in a `.py` file.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import itertools
 import json
 import re
@@ -560,6 +559,8 @@ def lint_notebook(path: str, data: bytes, settings: Settings) -> FileResult:
 
 def unified_diff(name: str, before: str, after: str) -> str:
     """The changes between two versions of a notebook's JSON text, cell by cell."""
+    import difflib  # only when a fix is shown
+
     try:
         old, new = Notebook.parse(before), Notebook.parse(after)
     except NotebookError:

@@ -1,0 +1,111 @@
+"""Start-up: keep the code that `dataclasses` generates, the way Python keeps module bytecode.
+
+libcst defines some 250 node classes as frozen dataclasses. For each class, `dataclasses`
+writes the source of `__init__`, `__eq__`, `__repr__`, `__hash__`, `__setattr__` and
+`__delattr__` and compiles it with `exec`: about 600 compilations, half of the time
+`import libcst` takes on CPython 3.11. A one-file run (pre-commit, the editor) pays that on every
+start. While `dataclass_code_cache()` is active, `dataclasses` gets its code from a cache file
+keyed by the exact source text, so the classes it builds are the ones it would build anyway.
+
+The cache lives beside mxlint's own bytecode (`__pycache__`, or under `PYTHONPYCACHEPREFIX`),
+is written only where Python would write bytecode (not under `PYTHONDONTWRITEBYTECODE`), and a
+missing, unreadable or foreign file only means compiling as usual.
+"""
+
+from __future__ import annotations
+
+import builtins
+import marshal
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from importlib.util import MAGIC_NUMBER, cache_from_source
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+#: A cache holding more sources than this is started afresh (sources of old libcst versions
+#: would otherwise pile up).
+MAX_ENTRIES = 4096
+
+
+def default_path() -> Path | None:
+    """Where Python would put the bytecode of this module, under a name of its own."""
+    tag = sys.implementation.cache_tag
+    if tag is None:  # an implementation without bytecode caching
+        return None
+    try:
+        pyc = Path(cache_from_source(__file__))
+    except (NotImplementedError, ValueError):
+        return None
+    return pyc.with_name(f"dataclass-code.{tag}.marshal")
+
+
+def load(path: Path) -> dict[str, CodeType]:
+    """The cached code by source text; empty when the file is missing, damaged or was written
+    by another Python (a different bytecode magic number)."""
+    try:
+        with open(path, "rb") as fh:
+            data = marshal.load(fh)
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if type(data) is not tuple or len(data) != 2 or data[0] != MAGIC_NUMBER:
+        return {}
+    codes = data[1]
+    if type(codes) is not dict:
+        return {}
+    return {k: v for k, v in codes.items() if type(k) is str and type(v) is CodeType}
+
+
+def store(path: Path, codes: dict[str, CodeType]) -> None:
+    """Replace the file atomically; a cache that cannot be written is no error."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            marshal.dump((MAGIC_NUMBER, codes), fh)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        with suppress(OSError):
+            tmp.unlink()
+
+
+@contextmanager
+def dataclass_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeType]]:
+    """Classes that `dataclasses` builds meanwhile take compiled code from `path` (default:
+    `default_path()`); code it had to compile is added to the file on the way out. Yields the
+    code compiled during the block (by source), for those who want to know."""
+    import dataclasses
+
+    path = path or default_path()
+    if path is None or "exec" in vars(dataclasses):  # no place for it, or someone else's hook
+        yield {}
+        return
+    known = load(path)
+    fresh: dict[str, CodeType] = {}
+
+    def cached_exec(source: Any, globals: dict[str, Any] | None = None,
+                    locals: Any = None, /) -> None:
+        if type(source) is str:
+            code = known.get(source)
+            if code is None:
+                # What exec(source) in dataclasses compiles: no __future__ flags of ours.
+                code = fresh[source] = compile(source, "<string>", "exec", dont_inherit=True)
+            source = code
+        if globals is None:  # exec's default: the caller's namespace
+            frame = sys._getframe(1)
+            globals = frame.f_globals
+            if locals is None:
+                locals = frame.f_locals
+        builtins.exec(source, globals, locals)
+
+    dataclasses.exec = cached_exec  # type: ignore[attr-defined]
+    try:
+        yield fresh
+    finally:
+        if vars(dataclasses).get("exec") is cached_exec:
+            del dataclasses.exec  # type: ignore[attr-defined]
+        if fresh and not sys.dont_write_bytecode:
+            merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
+            store(path, merged)

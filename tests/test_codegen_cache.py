@@ -1,0 +1,116 @@
+"""The dataclass code cache: classes built from it are the classes dataclasses builds anyway."""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mxlint import codegen_cache
+from mxlint.codegen_cache import dataclass_code_cache
+
+
+def _point_class() -> type:
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        x: int
+        y: int = 0
+        tags: tuple[str, ...] = ()
+
+    return Point
+
+
+def _check_point(cls: type) -> None:
+    p = cls(1, tags=("a",))
+    assert (p.x, p.y, p.tags) == (1, 0, ("a",))
+    assert p == cls(1, 0, ("a",)) and p != cls(2)
+    assert hash(p) == hash(cls(1, 0, ("a",)))
+    assert repr(p).endswith("Point(x=1, y=0, tags=('a',))")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 3
+    # Compiled as dataclasses compiles it: not with this module's `annotations` future, which
+    # would turn the annotation into the string "_return_type".
+    assert vars(cls)["__init__"].__annotations__["return"] is None
+
+
+@pytest.fixture
+def writable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+
+
+def test_code_compiled_once_is_taken_from_the_file_next_time(tmp_path: Path, writable):
+    path = tmp_path / "codes.marshal"
+    with dataclass_code_cache(path) as fresh:
+        first = _point_class()
+    assert len(fresh) == 6  # __init__ __repr__ __eq__ __setattr__ __delattr__ __hash__
+    assert path.is_file()
+    with dataclass_code_cache(path) as fresh:
+        second = _point_class()
+    assert fresh == {}  # nothing compiled: every method came from the file
+    _check_point(first)
+    _check_point(second)
+    assert "exec" not in vars(dataclasses)
+
+
+@pytest.mark.parametrize("content", [
+    b"",
+    b"not marshal data",
+    marshal.dumps((b"\x00\x00\r\n", {"def f(): pass": compile("1", "<s>", "eval")})),
+    marshal.dumps([1, 2, 3]),
+])
+def test_a_damaged_or_foreign_file_means_compiling_as_usual(tmp_path: Path, writable,
+                                                            content: bytes):
+    path = tmp_path / "codes.marshal"
+    path.write_bytes(content)
+    with dataclass_code_cache(path) as fresh:
+        cls = _point_class()
+    _check_point(cls)
+    assert len(fresh) == 6
+    assert len(codegen_cache.load(path)) == 6  # replaced by a good file
+
+
+def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    path = tmp_path / "codes.marshal"
+    with dataclass_code_cache(path):
+        _check_point(_point_class())
+    assert not path.exists()
+
+
+def test_the_hook_is_removed_when_the_block_raises(tmp_path: Path, writable):
+    with pytest.raises(ZeroDivisionError), dataclass_code_cache(tmp_path / "codes.marshal"):
+        _point_class()
+        raise ZeroDivisionError
+    assert "exec" not in vars(dataclasses)
+    assert codegen_cache.load(tmp_path / "codes.marshal")  # what was compiled is kept
+
+
+def test_an_unwritable_place_is_no_error(tmp_path: Path, writable):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with dataclass_code_cache(blocker / "sub" / "codes.marshal") as fresh:
+        _check_point(_point_class())
+    assert len(fresh) == 6
+
+
+def test_the_command_caches_libcsts_classes_and_reports_the_same(tmp_path: Path,
+                                                                 fixtures_dir: Path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    command = [sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
+               "--output-format", "concise", str(fixtures_dir)]
+    first = subprocess.run(command, capture_output=True, text=True, env=env)
+    cached = list((tmp_path / "pycache").rglob("dataclass-code.*.marshal"))
+    assert len(cached) == 1
+    codes = codegen_cache.load(cached[0])
+    assert len(codes) > 500  # libcst's node classes, and mxlint's own
+    assert any("whitespace_after_" in source for source in codes)
+    second = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert first.returncode == second.returncode == 1
+    assert first.stdout and second.stdout == first.stdout
