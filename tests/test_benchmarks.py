@@ -25,7 +25,7 @@ def test_speed_benchmark_runs_every_tool_and_prints_the_ratios(tmp_path: Path):
     assert figures["files"] == 13  # 12 modules and their package's __init__.py
     runs = figures["runs"]
     assert set(runs) == {"parse", "flake8", "cold", "cold1", "warm", "one", "flake8one",
-                         "typical", "flake8typical", "import"}
+                         "typical", "flake8typical", "import", "startup"}
     assert "peak memory, PSS sum" in proc.stdout
     # Every tool ran to completion (the linters run with --exit-zero).
     assert all(run["rc"] == 0 for run in runs.values()), runs
