@@ -239,7 +239,24 @@ def _check(path: str, source: str, settings: Settings, module: cst.Module, modul
         _position_reports(ctx, result)
     finally:
         use_index(None)
-    return suppressions.apply(result, source, settings)
+    replaced = _superseded(result.findings)
+    result = suppressions.apply(result, source, settings)
+    if replaced:
+        result.findings = [f for f in result.findings
+                           if (f.code, f.location.row, f.location.column) not in replaced]
+    return result
+
+
+def _superseded(findings: list[Finding]) -> set[tuple[str, int, int]]:
+    """One finding per problem: where a rule that names others in `supersedes` reports, their
+    findings at the same place go. Taken before suppressions and applied after: a `noqa` for
+    the precise rule silences the problem, one for the other still counts as used."""
+    replaced: set[tuple[str, int, int]] = set()
+    for f in findings:
+        rule = registry.get_rule(f.code)
+        if rule is not None and rule.supersedes:
+            replaced.update((code, f.location.row, f.location.column) for code in rule.supersedes)
+    return replaced
 
 
 def context_for(facts: FileFacts, source: str, settings: Settings) -> FileContext | None:

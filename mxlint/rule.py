@@ -120,6 +120,9 @@ class Rule:
     mxnet: ClassVar[str] = "any"
     #: "python" rules read .py files; other kinds name the file types they read.
     kind: ClassVar[str] = "python"
+    #: Codes whose finding at the same place this rule's finding replaces: a more precise
+    #: diagnosis of the same problem, with advice that fits it better.
+    supersedes: ClassVar[tuple[str, ...]] = ()
     valid: ClassVar[tuple[Valid | str, ...]] = ()
     invalid: ClassVar[tuple[Example | str, ...]] = ()
 

@@ -40,17 +40,22 @@ _REDUCERS = frozenset({"mean", "sum", "max", "min", "norm", "reshape", "flatten"
                        "sqrt", "abs", "exp", "log", "detach", "copy", "astype", "squeeze"})
 
 
+#: NDArray methods that reduce to one number (when called without an axis).
+_REDUCTIONS = frozenset({"mean", "sum", "max", "min", "prod", "norm", "nansum", "nanprod"})
+
+
 class AccumulatedWithoutSync(Rule):
     code = "MXL401"
     name = "accumulated-ndarray-without-sync"
     message = ("`{target}` accumulates NDArrays across iterations of a loop that never "
                "synchronises: the asynchronous engine runs ahead and memory grows; accumulate "
-               "a Python number (`{hint}`) or call `mx.nd.waitall()` in the loop")
+               "Python values (`{hint}`) or call `mx.nd.waitall()` in the loop")
     what = """
         Finds NDArrays accumulated across loop iterations (`total = total + loss`,
         `total += loss`, `outputs.append(out)`) in a loop that never synchronises with the
         engine (`.asscalar()`, `.asnumpy()`, `.item()`, `.wait_to_read()`, `mx.nd.waitall()`,
-        `metric.update(...)`).
+        `metric.update(...)`). A tensor recorded under `autograd.record()` and kept in a
+        container is reported as MXL402 instead, which says more about it.
     """
     why = """
         Every MXNet operator returns immediately and runs later on the engine's threads. A loop
@@ -741,9 +746,34 @@ class MemoryChecker(Checker):
                 continue
             if self._is_tensor(value, loop_names, node) and not self._has_sync(value):
                 self.ctx.report(node, AccumulatedWithoutSync, AccumulatedWithoutSync.format(
-                    target=target, hint=f"{target} += ....asscalar()"),
+                    target=target, hint=self._python_value_hint(node, target, value)),
                     data={"function": self.ctx.symbol() or "<module>",
                           "loop_line": 0})
+
+    def _python_value_hint(self, node: cst.CSTNode, target: str,
+                           value: cst.BaseExpression) -> str:
+        """The statement, accumulating a Python value: `.asscalar()` of a reduction (one
+        number), `.asnumpy()` of anything else (the same values, elementwise)."""
+        code = self.ctx.code(value).strip()
+        if "\n" in code or len(code) > 40:
+            code = "..."
+        elif type(value) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript):
+            code = f"({code})"
+        reduced = type(value) is cst.Call and type(value.func) is cst.Attribute and \
+            value.func.attr.value in _REDUCTIONS
+        if type(node) is cst.Expr and type(node.value) is cst.Call and \
+                type(node.value.func) is cst.Attribute:
+            method = node.value.func.attr.value
+            if method == "extend":
+                return f"{target}.extend(x.asnumpy() for x in {code})"
+            return f"{target}.{method}({code}.{'asscalar' if reduced else 'asnumpy'}())"
+        kept = f"{code}.{'asscalar' if reduced else 'asnumpy'}()"
+        if type(node) is cst.AugAssign:
+            return f"{target} {self.ctx.code(node.operator).strip()} {kept}"
+        for op in iter_nodes(node):
+            if type(op) is cst.BinaryOperation and op.right is value:
+                return f"{target} = {target} {self.ctx.code(op.operator).strip()} {kept}"
+        return f"{target} += {kept}"
 
     def _direct_statements(self, loop: cst.For | cst.While) -> Iterator[cst.CSTNode]:
         """Small statements of this loop, not of loops nested in it (they are checked on
@@ -913,6 +943,7 @@ class MemoryChecker(Checker):
 class OutputsKeptInRecord(Rule):
     code = "MXL402"
     name = "outputs-kept-in-record"
+    supersedes = ("MXL401",)
     message = ("`{value}` is recorded inside `autograd.record()` and kept in `{container}`, "
                "which {where}: every step adds a tensor that still references its autograd "
                "graph (all of whose buffers stay alive when it is not backpropagated); keep "
@@ -923,7 +954,8 @@ class OutputsKeptInRecord(Rule):
         stored into a container that outlives the training step: `outputs.append(out)`,
         `losses.extend(...)`, `cache[k] = out`, `self.history.append(loss)`, where the list or
         dict is created before the training loop (or is an attribute of `self` or a module
-        global) and is not re-created or cleared in the loop.
+        global) and is not re-created or cleared in the loop. Where MXL401 (accumulated without
+        a sync) would report the same statement, only this finding is shown.
     """
     why = """
         A recorded NDArray references the autograd node that produced it. `backward()` frees

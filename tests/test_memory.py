@@ -485,3 +485,63 @@ def test_sync_before_the_step_is_off_by_default_and_ignores_later_or_periodic_sy
     """
     assert [r for r in _rows(source, Settings()) if r[0] == "MXL602"] == []
     assert _rows(source, Settings(select=("MXL602",))) == [("MXL602", 9)]
+
+
+# -- MXL401 and MXL402 on one statement ----------------------------------------------------------
+
+KEPT_IN_RECORD = """
+import mxnet as mx
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    outputs = []
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+            outputs.append(out)
+        loss.backward()
+        trainer.step(1)
+"""
+
+
+def test_a_recorded_output_kept_in_a_list_is_one_finding_the_more_precise_one():
+    assert _rows(KEPT_IN_RECORD, Settings(select=("MXL4",))) == [("MXL402", 11)]
+    # With MXL402 off, the loop's memory growth is still reported, as MXL401.
+    assert _rows(KEPT_IN_RECORD, Settings(select=("MXL4",), ignore=("MXL402",))) == [
+        ("MXL401", 11)]
+    # A noqa written for either rule (before they were merged) stays a used directive.
+    for code in ("MXL401", "MXL402"):
+        marked = KEPT_IN_RECORD.replace("outputs.append(out)",
+                                        f"outputs.append(out)  # noqa: {code}")
+        assert _rows(marked, Settings(select=("MXL",))) == ([("MXL402", 11)]
+                                                            if code == "MXL401" else [])
+
+
+@pytest.mark.parametrize("statement, hint", [
+    ("total += loss.mean()", "total += loss.mean().asscalar()"),
+    ("total += loss", "total += loss.asnumpy()"),
+    ("total *= loss", "total *= loss.asnumpy()"),
+    ("total = total - loss.sum() * 2", "total = total - (loss.sum() * 2).asnumpy()"),
+    ("outs.append(loss)", "outs.append(loss.asnumpy())"),
+    ("outs.append(loss.sum())", "outs.append(loss.sum().asscalar())"),
+    ("outs.append(loss_fn(net(data), label, sample_weight=weights_of(data)))",
+     "outs.append(....asnumpy())"),
+])
+def test_accumulation_hint_keeps_the_statement_and_its_values(statement: str, hint: str):
+    source = textwrap.dedent(f"""
+        import mxnet as mx
+        from mxnet import autograd
+
+        def train(net, loss_fn, trainer, loader):
+            total, outs = 0, []
+            for data, label in loader:
+                with autograd.record():
+                    loss = loss_fn(net(data), label)
+                loss.backward()
+                trainer.step(1)
+                {statement}
+        """)
+    [finding] = check_source(source, "example.py", Settings(select=("MXL401",)))
+    assert (finding.code, finding.location.row) == ("MXL401", 12)
+    assert f"accumulate Python values (`{hint}`)" in finding.message
