@@ -153,6 +153,8 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
 
     # Objects alive now (mxlint, libcst) are shared with the forked workers; frozen, the
     # workers' garbage collections leave them alone instead of copying the pages they are on.
+    # A process that froze its own start-up (the mxlint command) stays frozen afterwards.
+    thaw = gc.get_freeze_count() == 0
     gc.freeze()
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init,
@@ -170,7 +172,8 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
         # No processes here (sandboxes, a broken pool): the same work, in this process.
         return [lint_file(p, settings) for p in paths]
     finally:
-        gc.unfreeze()
+        if thaw:
+            gc.unfreeze()
 
 
 def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = None,

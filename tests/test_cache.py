@@ -188,6 +188,16 @@ def test_worker_processes_report_exactly_what_one_process_reports(fixtures_dir: 
     monkeypatch.setattr(workers, "LARGE_FILE_BYTES", 1)
     laned = run([Path("fixtures")], settings, jobs=2)
     assert laned.findings == serial.findings
+    # The pool freezes what is alive for the forked workers, and thaws only what it froze.
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        assert run([Path("fixtures")], settings, jobs=2).findings == serial.findings
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 def test_large_files_share_one_lane_within_half_a_workers_share():
