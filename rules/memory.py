@@ -759,8 +759,7 @@ class MemoryChecker(Checker):
             code = "..."
         elif type(value) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript):
             code = f"({code})"
-        reduced = type(value) is cst.Call and type(value.func) is cst.Attribute and \
-            value.func.attr.value in _REDUCTIONS
+        reduced = self._reduces_to_one_number(value)
         if type(node) is cst.Expr and type(node.value) is cst.Call and \
                 type(node.value.func) is cst.Attribute:
             method = node.value.func.attr.value
@@ -774,6 +773,18 @@ class MemoryChecker(Checker):
             if type(op) is cst.BinaryOperation and op.right is value:
                 return f"{target} = {target} {self.ctx.code(op.operator).strip()} {kept}"
         return f"{target} += {kept}"
+
+    def _reduces_to_one_number(self, value: cst.BaseExpression) -> bool:
+        """`x.mean()`, `nd.sum(x)`: a reduction over every axis."""
+        if type(value) is not cst.Call or type(value.func) is not cst.Attribute or \
+                value.func.attr.value not in _REDUCTIONS:
+            return False
+        if any(a.keyword is not None or a.star for a in value.args):
+            return False  # axis=..., keepdims=..., or unknown
+        resolved = self.ctx.resolve(value.func)
+        function = resolved is not None and \
+            knowledge.in_namespace(resolved, knowledge.TENSOR_NAMESPACES)
+        return len(value.args) == (1 if function else 0)
 
     def _direct_statements(self, loop: cst.For | cst.While) -> Iterator[cst.CSTNode]:
         """Small statements of this loop, not of loops nested in it (they are checked on

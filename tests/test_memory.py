@@ -525,6 +525,9 @@ def test_a_recorded_output_kept_in_a_list_is_one_finding_the_more_precise_one():
     ("total = total - loss.sum() * 2", "total = total - (loss.sum() * 2).asnumpy()"),
     ("outs.append(loss)", "outs.append(loss.asnumpy())"),
     ("outs.append(loss.sum())", "outs.append(loss.sum().asscalar())"),
+    ("total += mx.nd.sum(loss)", "total += mx.nd.sum(loss).asscalar()"),
+    ("total += mx.nd.sum(loss, axis=0)", "total += mx.nd.sum(loss, axis=0).asnumpy()"),
+    ("total += loss.mean(0)", "total += loss.mean(0).asnumpy()"),
     ("outs.append(loss_fn(net(data), label, sample_weight=weights_of(data)))",
      "outs.append(....asnumpy())"),
 ])
