@@ -1,8 +1,8 @@
 """The `mxlint` command and `python -m mxlint`: load what a run needs, then run it.
 
 Loading is done with `dataclass_code_cache()` active: libcst and the rules are most of a
-one-file run's start-up (see `mxlint.codegen_cache`). `mxlint.cli.main` stays free of it, for
-programs that call it inside a process of their own.
+one-file run's start-up (see `mxlint.codegen_cache`). `mxlint.cli.main` does not touch
+`dataclasses`: programs that call it in their own process (tests, tools) keep theirs as it is.
 """
 
 from __future__ import annotations

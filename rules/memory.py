@@ -756,7 +756,7 @@ class MemoryChecker(Checker):
         number), `.asnumpy()` of anything else (the same values, elementwise)."""
         code = self.ctx.code(value).strip()
         if "\n" in code or len(code) > 40:
-            code = "..."
+            code = "(...)"
         elif type(value) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript):
             code = f"({code})"
         reduced = self._reduces_to_one_number(value)

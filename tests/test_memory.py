@@ -529,7 +529,7 @@ def test_a_recorded_output_kept_in_a_list_is_one_finding_the_more_precise_one():
     ("total += mx.nd.sum(loss, axis=0)", "total += mx.nd.sum(loss, axis=0).asnumpy()"),
     ("total += loss.mean(0)", "total += loss.mean(0).asnumpy()"),
     ("outs.append(loss_fn(net(data), label, sample_weight=weights_of(data)))",
-     "outs.append(....asnumpy())"),
+     "outs.append((...).asnumpy())"),
 ])
 def test_accumulation_hint_keeps_the_statement_and_its_values(statement: str, hint: str):
     source = textwrap.dedent(f"""
