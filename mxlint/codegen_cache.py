@@ -88,7 +88,7 @@ def dataclass_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeTyp
     def cached_exec(source: Any, globals: dict[str, Any] | None = None,
                     locals: Any = None, /) -> None:
         if type(source) is str:
-            code = known.get(source)
+            code = known.get(source) or fresh.get(source)
             if code is None:
                 # What exec(source) in dataclasses compiles: no __future__ flags of ours.
                 code = fresh[source] = compile(source, "<string>", "exec", dont_inherit=True)
