@@ -114,3 +114,21 @@ def test_the_command_caches_libcsts_classes_and_reports_the_same(tmp_path: Path,
     second = subprocess.run(command, capture_output=True, text=True, env=env)
     assert first.returncode == second.returncode == 1
     assert first.stdout and second.stdout == first.stdout
+
+
+def test_the_flake8_plugin_loads_with_the_cache_and_leaves_dataclasses_alone(tmp_path: Path,
+                                                                              fixtures_dir: Path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    script = ("import dataclasses, sys\n"
+              "from flake8.main.cli import main\n"
+              "code = main(['--isolated', '--select', 'MXL', sys.argv[1]])\n"
+              "sys.exit(3 if 'exec' in vars(dataclasses) else code)\n")
+    target = str(fixtures_dir / "sample_project" / "train.py")
+    first = subprocess.run([sys.executable, "-c", script, target], capture_output=True,
+                           text=True, env=env)
+    assert len(list((tmp_path / "pycache").rglob("dataclass-code.*.marshal"))) == 1
+    second = subprocess.run([sys.executable, "-c", script, target], capture_output=True,
+                            text=True, env=env)
+    assert first.returncode == second.returncode == 1, first.stderr
+    assert "MXL401" in first.stdout and second.stdout == first.stdout
