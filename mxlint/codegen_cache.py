@@ -47,7 +47,8 @@ def load(path: Path) -> dict[str, CodeType]:
     by another Python (a different bytecode magic number)."""
     try:
         with open(path, "rb") as fh:
-            data = marshal.load(fh)
+            blob = fh.read()
+        data = marshal.loads(blob)  # marshal.load(fh) reads object by object: many times slower
     except (OSError, EOFError, ValueError, TypeError):
         return {}
     if type(data) is not tuple or len(data) != 2 or data[0] != MAGIC_NUMBER:
