@@ -269,10 +269,10 @@ def _hoisted_children(nodes: set[cst.CSTNode]) -> set[cst.CSTNode]:
                      "finalbody"):
             value = getattr(node, attr, None)
             found: list[cst.CSTNode] = []
-            if isinstance(value, cst.CSTNode):
+            if walker.is_node(value):
                 found.append(value)
-            elif isinstance(value, (list, tuple)):
-                found.extend(v for v in value if isinstance(v, cst.CSTNode))
+            elif isinstance(value, (list, tuple)):  # list and tuple are no ABCs: cheap
+                found.extend(v for v in value if walker.is_node(v))
             for child in found:
                 if child not in extra:
                     extra.add(child)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -57,6 +58,13 @@ def _is_node_type(typ: type) -> bool:
     if known is None:
         known = _IS_NODE[typ] = cst.CSTNode in typ.__mro__
     return known
+
+
+def is_node(value: object) -> TypeGuard[cst.CSTNode]:
+    """`isinstance(value, cst.CSTNode)`, without ABCMeta's first-answer cost."""
+    typ = type(value)
+    known = _IS_NODE.get(typ)
+    return _is_node_type(typ) if known is None else known
 
 
 def _kids(node: cst.CSTNode) -> list[cst.CSTNode]:
