@@ -163,14 +163,18 @@ def parse_requirements_txt(text: str, constraint: bool = False) -> ParsedFile:
 
 
 def _option_line(line: str, number: int, out: ParsedFile) -> None:
-    opt, _, value = line.partition("=") if line.startswith("--") else ("", "", "")
-    if opt and " " not in opt:
-        name, value = opt, value.strip()
-    else:
-        head, _, rest = line.partition(" ")
-        name, value = head, rest.strip()
-        if len(head) > 2 and head[:2] in ("-r", "-c", "-i", "-f", "-e") and not head.startswith("--"):
-            name, value = head[:2], head[2:]
+    # pip separates an option from its value by "=" or by any whitespace (tabs too), and takes
+    # a short option's value attached (`-rbase.txt`).
+    parts = line.split(None, 1)
+    if not parts:
+        return
+    name, value = parts[0], parts[1].strip() if len(parts) > 1 else ""
+    if name.startswith("--") and "=" in name:
+        name, _, attached = name.partition("=")
+        value = f"{attached} {value}".strip()
+    elif len(name) > 2 and name[:2] in ("-r", "-c", "-i", "-f", "-e") and \
+            not name.startswith("--"):
+        name, value = name[:2], name[2:]
     if name in _INCLUDE_OPTS and value:
         out.includes.append(Include(_INCLUDE_OPTS[name], value.split()[0], number))
     elif name in _INDEX_OPTS and value and not any(host in value for host in _PYPI):

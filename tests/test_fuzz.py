@@ -395,6 +395,9 @@ TEXT_REGRESSIONS = [
     [("requirements.txt", "\x0cmxnet\n\x0cmxnet\n")],
     # ValueError from open(): an included file name with a NUL byte.
     [("requirements.txt", "-c\x00 constraints.txt\nmxnet==1.9.1\n")],
+    # IndexError in the option reader: `-c` and a tab, its value only whitespace.
+    [("requirements.txt", "-c\t constraints.txt\nmxnet-cu112==1.9.1 \\\n"
+                          "    --hash=sha256:0123456789abcdef0123456789abcdef\nnumpy\n")],
 ]
 
 

@@ -140,6 +140,16 @@ def test_requirements_txt_reader():
     assert parse_requirements_txt("-f ./wheels\nmxnet\n").custom_index is True
 
 
+def test_requirements_options_take_their_value_after_any_whitespace():
+    text = ("-c\t constraints.txt\n--requirement\tbase.txt\n-rextra.txt\n"
+            "--constraint=pins.txt more\n-c\t\n--index-url\thttps://mirror.example/simple\n")
+    parsed = parse_requirements_txt(text)
+    assert [(i.kind, i.target, i.line) for i in parsed.includes] == [
+        ("c", "constraints.txt", 1), ("r", "base.txt", 2), ("r", "extra.txt", 3),
+        ("c", "pins.txt", 4)]
+    assert parsed.custom_index
+
+
 def test_pyproject_reader_pep621_and_groups():
     text = (
         '[project]\nname = "x"\ndependencies = [\n  "mxnet>=1.6",\n  \'numpy\',\n]\n'
