@@ -271,7 +271,7 @@ def _hoisted_children(nodes: set[cst.CSTNode]) -> set[cst.CSTNode]:
             found: list[cst.CSTNode] = []
             if walker.is_node(value):
                 found.append(value)
-            elif isinstance(value, (list, tuple)):  # list and tuple are no ABCs: cheap
+            elif isinstance(value, (list, tuple)):  # list and tuple are not ABCs: cheap
                 found.extend(v for v in value if walker.is_node(v))
             for child in found:
                 if child not in extra:
