@@ -6,9 +6,11 @@ import textwrap
 
 import pytest
 from expectations import actual, expected
+from mxlint.rules.memory import OutputsKeptInRecord
 
 from mxlint.api import check_source
 from mxlint.config import Settings
+from mxlint.rule import Example
 
 CODES = ("MXL4", "MXL601")
 RECORD = Settings(select=("MXL402", "MXL404", "MXL405"))
@@ -489,32 +491,21 @@ def test_sync_before_the_step_is_off_by_default_and_ignores_later_or_periodic_sy
 
 # -- MXL401 and MXL402 on one statement ----------------------------------------------------------
 
-KEPT_IN_RECORD = """
-import mxnet as mx
-from mxnet import autograd
-
-def train(net, loss_fn, trainer, loader):
-    outputs = []
-    for data, label in loader:
-        with autograd.record():
-            out = net(data)
-            loss = loss_fn(out, label)
-            outputs.append(out)
-        loss.backward()
-        trainer.step(1)
-"""
+#: MXL402's first invalid example: a network output appended to a list made before the loop.
+KEPT_IN_RECORD = OutputsKeptInRecord.invalid[0]
 
 
 def test_a_recorded_output_kept_in_a_list_is_one_finding_the_more_precise_one():
-    assert _rows(KEPT_IN_RECORD, Settings(select=("MXL4",))) == [("MXL402", 11)]
+    assert isinstance(KEPT_IN_RECORD, Example)
+    source, row = KEPT_IN_RECORD.code, KEPT_IN_RECORD.line
+    assert "outputs.append(out)" in source.splitlines()[row - 1]
+    assert _rows(source, Settings(select=("MXL4",))) == [("MXL402", row)]
     # With MXL402 off, the loop's memory growth is still reported, as MXL401.
-    assert _rows(KEPT_IN_RECORD, Settings(select=("MXL4",), ignore=("MXL402",))) == [
-        ("MXL401", 11)]
+    assert _rows(source, Settings(select=("MXL4",), ignore=("MXL402",))) == [("MXL401", row)]
     # A noqa written for either rule (before they were merged) stays a used directive.
     for code in ("MXL401", "MXL402"):
-        marked = KEPT_IN_RECORD.replace("outputs.append(out)",
-                                        f"outputs.append(out)  # noqa: {code}")
-        assert _rows(marked, Settings(select=("MXL",))) == ([("MXL402", 11)]
+        marked = source.replace("outputs.append(out)", f"outputs.append(out)  # noqa: {code}")
+        assert _rows(marked, Settings(select=("MXL",))) == ([("MXL402", row)]
                                                             if code == "MXL401" else [])
 
 
