@@ -44,16 +44,11 @@ def _settings_for(directory: str) -> Any:
 
 
 def _default_off() -> list[str]:
-    # flake8 imports this module when it loads its plugins: libcst, the rules and what `run`
-    # needs load here, with generated dataclass code cached (see `mxlint.codegen_cache`; the
-    # hook lasts only while they load).
-    from mxlint.codegen_cache import dataclass_code_cache
+    # flake8 imports this module when it loads its plugins: what `run` needs loads here, the
+    # way the `mxlint` command loads it.
+    from mxlint.launch import load
 
-    with dataclass_code_cache():
-        from mxlint import engine, registry, runner  # noqa: F401  (engine, runner: for run)
-
-        rules = registry.all_rules()
-    return [code for code, rule in rules.items() if not rule.default_enabled]
+    return [code for code, rule in load().items() if not rule.default_enabled]
 
 
 class MxlintChecker:

@@ -7,12 +7,25 @@ one-file run's start-up (see `mxlint.codegen_cache`). `mxlint.cli.main` does not
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def entry() -> int:
+if TYPE_CHECKING:
+    from mxlint.rule import Rule
+
+
+def load() -> dict[str, type[Rule]]:
+    """libcst, the rules and the engine that runs them, with generated dataclass code cached
+    (the hook on `dataclasses` lasts only while they load). The rules by code."""
     from mxlint.codegen_cache import dataclass_code_cache
 
     with dataclass_code_cache():
-        from mxlint import cli, registry, runner  # noqa: F401  (runner: what `check` runs)
+        from mxlint import engine, registry, runner  # noqa: F401  (what a run calls)
 
-        registry.all_rules()
+        return registry.all_rules()
+
+
+def entry() -> int:
+    load()
+    from mxlint import cli
+
     return cli.entry()

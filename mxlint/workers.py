@@ -162,12 +162,9 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
             # Submitted first, so one worker starts on it while the others take the rest.
             large = pool.submit(_lint_lane, [paths[i] for i in lane])
             others = pool.map(_lint, [paths[i] for i in rest], chunksize=chunksize)
-            results: list[FileResult | None] = [None] * len(paths)
-            for index, result in zip(rest, others):
-                results[index] = result
-            for index, result in zip(lane, large.result()):
-                results[index] = result
-            return [r for r in results if r is not None]
+            results = dict(zip(rest, others))
+            results.update(zip(lane, large.result()))
+            return [results[i] for i in range(len(paths))]
     except (OSError, RuntimeError):
         # No processes here (sandboxes, a broken pool): the same work, in this process.
         return [lint_file(p, settings) for p in paths]

@@ -741,38 +741,27 @@ class MemoryChecker(Checker):
         assigned_inside = {t for node in iter_nodes(loop.body, stop=_NESTED)
                            for t, _ in self._bindings(node)}
         for node in self._direct_statements(loop):
-            target, value = self._accumulation(node, assigned_inside)
-            if target is None or value is None:
+            found = self._accumulation(node, assigned_inside)
+            if found is None:
                 continue
+            target, value, shape = found
             if self._is_tensor(value, loop_names, node) and not self._has_sync(value):
                 self.ctx.report(node, AccumulatedWithoutSync, AccumulatedWithoutSync.format(
-                    target=target, hint=self._python_value_hint(node, target, value)),
+                    target=target, hint=self._python_value_hint(shape, value)),
                     data={"function": self.ctx.symbol() or "<module>",
                           "loop_line": 0})
 
-    def _python_value_hint(self, node: cst.CSTNode, target: str,
-                           value: cst.BaseExpression) -> str:
-        """The statement, accumulating a Python value: `.asscalar()` of a reduction (one
-        number), `.asnumpy()` of anything else (the same values, elementwise)."""
+    def _python_value_hint(self, shape: str, value: cst.BaseExpression) -> str:
+        """The statement (`shape`, see `_accumulation`) accumulating a Python value:
+        `.asscalar()` of a reduction (one number), `.asnumpy()` of anything else (the same
+        values, elementwise)."""
         code = self.ctx.code(value).strip()
         if "\n" in code or len(code) > 40:
             code = "(...)"
         elif type(value) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript):
             code = f"({code})"
-        reduced = self._reduces_to_one_number(value)
-        if type(node) is cst.Expr and type(node.value) is cst.Call and \
-                type(node.value.func) is cst.Attribute:
-            method = node.value.func.attr.value
-            if method == "extend":
-                return f"{target}.extend(x.asnumpy() for x in {code})"
-            return f"{target}.{method}({code}.{'asscalar' if reduced else 'asnumpy'}())"
-        kept = f"{code}.{'asscalar' if reduced else 'asnumpy'}()"
-        if type(node) is cst.AugAssign:
-            return f"{target} {self.ctx.code(node.operator).strip()} {kept}"
-        for op in iter_nodes(node):
-            if type(op) is cst.BinaryOperation and op.right is value:
-                return f"{target} = {target} {self.ctx.code(op.operator).strip()} {kept}"
-        return f"{target} += {kept}"
+        sync = "asscalar" if self._reduces_to_one_number(value) else "asnumpy"
+        return shape.format(value=code, kept=f"{code}.{sync}()")
 
     def _reduces_to_one_number(self, value: cst.BaseExpression) -> bool:
         """`x.mean()`, `nd.sum(x)`: a reduction over every axis."""
@@ -802,10 +791,14 @@ class MemoryChecker(Checker):
             stack.extend(reversed(list(children(node))))
 
     def _accumulation(self, node: cst.CSTNode, assigned_inside: set[str]
-                      ) -> tuple[str | None, cst.BaseExpression | None]:
+                      ) -> tuple[str, cst.BaseExpression, str] | None:
+        """(target, accumulated value, the statement's shape with `{kept}` for the value made
+        a Python value, `{value}` for the value as written), or None."""
         if type(node) is cst.AugAssign and type(node.target) is cst.Name and \
                 type(node.operator) in (cst.AddAssign, cst.MultiplyAssign):
-            return node.target.value, node.value
+            target = node.target.value
+            op = "+=" if type(node.operator) is cst.AddAssign else "*="
+            return target, node.value, f"{target} {op} {{kept}}"
         if type(node) is cst.Assign and len(node.targets) == 1 and \
                 type(node.targets[0].target) is cst.Name:
             name = node.targets[0].target.value
@@ -814,14 +807,18 @@ class MemoryChecker(Checker):
             for branch in branches:
                 if type(branch) is cst.BinaryOperation and type(branch.left) is cst.Name \
                         and branch.left.value == name:
-                    return name, branch.right
+                    op = self.ctx.code(branch.operator).strip()
+                    return name, branch.right, f"{name} = {name} {op} {{kept}}"
         if type(node) is cst.Expr and type(node.value) is cst.Call:
             call = node.value
             if type(call.func) is cst.Attribute and call.func.attr.value in (
                     "append", "extend") and type(call.func.value) is cst.Name and \
                     call.func.value.value not in assigned_inside and len(call.args) == 1:
-                return call.func.value.value, call.args[0].value
-        return None, None
+                name = call.func.value.value
+                shape = (f"{name}.append({{kept}})" if call.func.attr.value == "append"
+                         else f"{name}.extend(x.asnumpy() for x in {{value}})")
+                return name, call.args[0].value, shape
+        return None
 
     # -- MXL602 --------------------------------------------------------------------------
 

@@ -38,6 +38,13 @@ def _check_point(cls: type) -> None:
     assert vars(cls)["__init__"].__annotations__["return"] is None
 
 
+def _writing_bytecode_under(prefix: Path) -> dict[str, str]:
+    """The environment of a child Python that writes bytecode (and the cache) under `prefix`."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    return env
+
+
 @pytest.fixture
 def writable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
@@ -101,8 +108,7 @@ def test_an_unwritable_place_is_no_error(tmp_path: Path, writable):
 
 def test_the_command_caches_libcsts_classes_and_reports_the_same(tmp_path: Path,
                                                                  fixtures_dir: Path):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    env = _writing_bytecode_under(tmp_path / "pycache")
     command = [sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
                "--output-format", "concise", str(fixtures_dir)]
     first = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -118,8 +124,7 @@ def test_the_command_caches_libcsts_classes_and_reports_the_same(tmp_path: Path,
 
 def test_the_flake8_plugin_loads_with_the_cache_and_leaves_dataclasses_alone(tmp_path: Path,
                                                                               fixtures_dir: Path):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    env = _writing_bytecode_under(tmp_path / "pycache")
     script = ("import dataclasses, sys\n"
               "from flake8.main.cli import main\n"
               "code = main(['--isolated', '--select', 'MXL', sys.argv[1]])\n"
