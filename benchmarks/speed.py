@@ -68,8 +68,7 @@ sys.exit(main())
 
 
 #: The children's environment (see the module docstring); the scratch directory is set in main.
-CHILD_ENV: dict[str, str] = {k: v for k, v in os.environ.items()
-                             if k != "PYTHONDONTWRITEBYTECODE"}
+CHILD_ENV: dict[str, str] = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 @dataclass
@@ -128,8 +127,9 @@ def _pss_kb(pid: int) -> int:
 
 def run(name: str, cmd: list[str], cwd: Path) -> Measure:
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=CHILD_ENV)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=CHILD_ENV
+    )
     peak = peak_pss = 0
     done = threading.Event()
 
@@ -175,10 +175,16 @@ class Block{i}(nn.HybridBlock):
         return F.where(y > 0, y, F.zeros_like(y)) + self.body(x)
 '''
 
-_EXTRAS = ["", "y = y * 2", "if y.sum() > 0:\n            y = y / 2", "n = x.shape[0]",
-           "print(y)", "z = y.asnumpy()"]
+_EXTRAS = [
+    "",
+    "y = y * 2",
+    "if y.sum() > 0:\n            y = y / 2",
+    "n = x.shape[0]",
+    "print(y)",
+    "z = y.asnumpy()",
+]
 
-_TRAIN = '''
+_TRAIN = """
 
 def train_{i}(net, loader, epochs, ctx):
     trainer = gluon.Trainer(net.collect_params(), "sgd", {{"learning_rate": 0.1}})
@@ -198,7 +204,7 @@ def train_{i}(net, loader, epochs, ctx):
             total += loss.mean().asscalar()
         name, acc = metric.get()
         print("epoch %d %s=%.3f loss=%.3f" % (epoch, name, acc, total))
-'''
+"""
 
 
 def generate(root: Path, files: int, seed: int = 0) -> None:
@@ -207,11 +213,19 @@ def generate(root: Path, files: int, seed: int = 0) -> None:
         package = root / f"pkg{n // 50}"
         package.mkdir(parents=True, exist_ok=True)
         (package / "__init__.py").touch()
-        parts = ["import mxnet as mx\nfrom mxnet import autograd, gluon, nd\n"
-                 "from mxnet.gluon import nn\n"]
+        parts = [
+            "import mxnet as mx\nfrom mxnet import autograd, gluon, nd\n"
+            "from mxnet.gluon import nn\n"
+        ]
         for i in range(rng.randint(3, 12)):
-            parts.append(_BLOCK.format(i=i, bias=rng.choice([True, False]),
-                                       depth=rng.randint(1, 4), extra=rng.choice(_EXTRAS)))
+            parts.append(
+                _BLOCK.format(
+                    i=i,
+                    bias=rng.choice([True, False]),
+                    depth=rng.randint(1, 4),
+                    extra=rng.choice(_EXTRAS),
+                )
+            )
             if rng.random() < 0.4:
                 parts.append(_TRAIN.format(i=i))
         (package / f"module_{n}.py").write_text("".join(parts), encoding="utf-8")
@@ -231,14 +245,30 @@ def python_files(roots: list[Path]) -> list[Path]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, action="append", default=[],
-                        help="a directory of Python code (repeatable)")
-    parser.add_argument("--generate", type=int, default=0, metavar="N",
-                        help="also generate N synthetic MXNet-style modules")
-    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0))
-                        if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        action="append",
+        default=[],
+        help="a directory of Python code (repeatable)",
+    )
+    parser.add_argument(
+        "--generate",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also generate N synthetic MXNet-style modules",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else (os.cpu_count() or 1),
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
@@ -271,18 +301,34 @@ def main() -> int:
         CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
         cache = work / "cache"
         py = sys.executable
-        mxlint = [py, "-m", "mxlint", "check", "--isolated", "--exit-zero", "--statistics",
-                  "--select", "ALL", "--cache-dir", str(cache)]
+        mxlint = [
+            py,
+            "-m",
+            "mxlint",
+            "check",
+            "--isolated",
+            "--exit-zero",
+            "--statistics",
+            "--select",
+            "ALL",
+            "--cache-dir",
+            str(cache),
+        ]
         flake8 = [py, "-c", FLAKE8_DEFAULT, "--isolated", "--exit-zero"]
         at_file = [str(p) for p in files]
 
         def drop_cache() -> None:
             shutil.rmtree(cache, ignore_errors=True)
 
-        print(f"corpus: {len(files)} files, {lines} lines; jobs={args.jobs}; "
-              f"best of {args.repeat}", flush=True)
-        for warm_up in ([*mxlint, "--no-cache", str(one)], [*flake8, str(one)],
-                        [py, "-c", "import libcst"]):
+        print(
+            f"corpus: {len(files)} files, {lines} lines; jobs={args.jobs}; best of {args.repeat}",
+            flush=True,
+        )
+        for warm_up in (
+            [*mxlint, "--no-cache", str(one)],
+            [*flake8, str(one)],
+            [py, "-c", "import libcst"],
+        ):
             run("warm-up", warm_up, work)  # bytecode compiled, files in the page cache
         primed = False
 
@@ -303,25 +349,56 @@ def main() -> int:
         # flake8 and mxlint -j), so the machine's drift within a round touches both alike.
         plan: list[tuple[str, str, list[str], Callable[[], None] | None]] = [
             ("cold1", "mxlint check -j1, cold cache", [*mxlint, "-j1", *at_file], cold),
-            ("parse", "bare libcst.parse_module loop (1 process)",
-             [py, "-c", PARSE_LOOP, str(listing)], None),
-            ("flake8", f"flake8 -j{args.jobs} (default plugins)",
-             [*flake8, f"-j{args.jobs}", *at_file], None),
-            ("cold", f"mxlint check -j{args.jobs}, cold cache",
-             [*mxlint, f"-j{args.jobs}", *at_file], cold),
-            ("warm", f"mxlint check -j{args.jobs}, warm cache",
-             [*mxlint, f"-j{args.jobs}", *at_file], prime),
-            ("one", f"mxlint check ONE FILE, largest ({one.name})",
-             [*mxlint, "--no-cache", str(one)], None),
-            ("flake8one", f"flake8 ONE FILE, largest ({one.name})", [*flake8, str(one)],
-             None),
-            ("typical", f"mxlint check ONE FILE, median size ({typical.name})",
-             [*mxlint, "--no-cache", str(typical)], None),
-            ("flake8typical", f"flake8 ONE FILE, median size ({typical.name})",
-             [*flake8, str(typical)], None),
+            (
+                "parse",
+                "bare libcst.parse_module loop (1 process)",
+                [py, "-c", PARSE_LOOP, str(listing)],
+                None,
+            ),
+            (
+                "flake8",
+                f"flake8 -j{args.jobs} (default plugins)",
+                [*flake8, f"-j{args.jobs}", *at_file],
+                None,
+            ),
+            (
+                "cold",
+                f"mxlint check -j{args.jobs}, cold cache",
+                [*mxlint, f"-j{args.jobs}", *at_file],
+                cold,
+            ),
+            (
+                "warm",
+                f"mxlint check -j{args.jobs}, warm cache",
+                [*mxlint, f"-j{args.jobs}", *at_file],
+                prime,
+            ),
+            (
+                "one",
+                f"mxlint check ONE FILE, largest ({one.name})",
+                [*mxlint, "--no-cache", str(one)],
+                None,
+            ),
+            ("flake8one", f"flake8 ONE FILE, largest ({one.name})", [*flake8, str(one)], None),
+            (
+                "typical",
+                f"mxlint check ONE FILE, median size ({typical.name})",
+                [*mxlint, "--no-cache", str(typical)],
+                None,
+            ),
+            (
+                "flake8typical",
+                f"flake8 ONE FILE, median size ({typical.name})",
+                [*flake8, str(typical)],
+                None,
+            ),
             ("import", "python -c 'import libcst'", [py, "-c", "import libcst"], None),
-            ("startup", "mxlint --version (start-up: libcst, rules)",
-             [py, "-m", "mxlint", "--version"], None),
+            (
+                "startup",
+                "mxlint --version (start-up: libcst, rules)",
+                [py, "-m", "mxlint", "--version"],
+                None,
+            ),
         ]
         # Rounds, each running every command once: a machine whose speed drifts over minutes
         # (shared hosts) slows every command of a round alike, so the ratios hold.
@@ -348,6 +425,7 @@ def main() -> int:
         print(f"\n{'run':<{width}}  {'wall s':>8}  {'RSS MB':>8}  {'PSS MB':>8}")
         for x in m.values():
             print(f"{x.name:<{width}}  {x.seconds:8.2f}  {x.peak_mb:8.0f}  {x.peak_pss_mb:8.0f}")
+
         def ratio(a: str, b: str) -> float:
             """The median over rounds of a/b within a round (robust to a drifting machine)."""
             return statistics.median(x / y for x, y in zip(rounds[a], rounds[b]))
@@ -360,8 +438,7 @@ def main() -> int:
             "one file / flake8 one file (target <= 1.0)": ratio("one", "flake8one"),
             "one median-size file / flake8 on it": ratio("typical", "flake8typical"),
             "import libcst alone / flake8 one file": ratio("import", "flake8one"),
-            "mxlint start-up alone / flake8 median-size file": ratio("startup",
-                                                                     "flake8typical"),
+            "mxlint start-up alone / flake8 median-size file": ratio("startup", "flake8typical"),
             "peak memory, RSS sum / flake8 -j (target <= 2.0)": m["cold"].peak_mb
             / max(m["flake8"].peak_mb, 1e-9),
             "peak memory, PSS sum / flake8 -j (target <= 2.0)": m["cold"].peak_pss_mb
@@ -371,10 +448,19 @@ def main() -> int:
         for label, value in ratios.items():
             print(f"{label:<52} {value:6.2f}")
         if args.json:
-            args.json.write_text(json.dumps({
-                "files": len(files), "lines": lines, "jobs": args.jobs,
-                "runs": {k: vars(v) for k, v in m.items()}, "rounds": rounds,
-                "ratios": ratios}, indent=2))
+            args.json.write_text(
+                json.dumps(
+                    {
+                        "files": len(files),
+                        "lines": lines,
+                        "jobs": args.jobs,
+                        "runs": {k: vars(v) for k, v in m.items()},
+                        "rounds": rounds,
+                        "ratios": ratios,
+                    },
+                    indent=2,
+                )
+            )
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -29,10 +29,16 @@ def finding() -> Finding:
         col = line.find(LOOP)
         if col >= 0:
             start, end = Location(row, col + 1), Location(row, col + 1 + len(LOOP))
-            fix = Fix("unsafe", "unroll the time loop statically",
-                      (Edit(UNROLLED, start, end),))
-            return Finding("MXL104", "iterating over a tensor in hybridized code",
-                           str(CASE), start, end, fix=fix, symbol="LoopRNN.hybrid_forward")
+            fix = Fix("unsafe", "unroll the time loop statically", (Edit(UNROLLED, start, end),))
+            return Finding(
+                "MXL104",
+                "iterating over a tensor in hybridized code",
+                str(CASE),
+                start,
+                end,
+                fix=fix,
+                symbol="LoopRNN.hybrid_forward",
+            )
     raise SystemExit(f"{CASE}: the time loop is missing")
 
 
@@ -40,8 +46,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=100, help="paired steps per process")
     args = parser.parse_args(argv)
-    options = VerifyOptions(bench_pairs=args.pairs, timeout=600, jobs=1,
-                            config={"blocks": {"LoopRNN": {"input-shapes": [[8, 4, 32]]}}})
+    options = VerifyOptions(
+        bench_pairs=args.pairs,
+        timeout=600,
+        jobs=1,
+        config={"blocks": {"LoopRNN": {"input-shapes": [[8, 4, 32]]}}},
+    )
     result = verify([finding()], [CASE], options)
     verdict = result.verdicts[0]
     print(f"verdict: {verdict.verdict}: {verdict.evidence or verdict.reason}")
@@ -51,10 +61,12 @@ def main(argv: list[str]) -> int:
         return 1
     assert rewrite.spread is not None
     print(f"rewrite: {rewrite.evidence}")
-    print(f"median paired ratio (CPU time, original/rewrite): {rewrite.ratio:.3f} "
-          f"spread [{rewrite.spread[0]:.3f}, {rewrite.spread[1]:.3f}]"
-          f"{' (within noise)' if rewrite.within_noise else ''}; wall-time ratio "
-          f"{rewrite.wall_ratio}")
+    print(
+        f"median paired ratio (CPU time, original/rewrite): {rewrite.ratio:.3f} "
+        f"spread [{rewrite.spread[0]:.3f}, {rewrite.spread[1]:.3f}]"
+        f"{' (within noise)' if rewrite.within_noise else ''}; wall-time ratio "
+        f"{rewrite.wall_ratio}"
+    )
     return 0
 
 

@@ -38,7 +38,8 @@ def check_source(
         sources[path] = text
         results.append(lint_source(path, text, settings, module_name=name, force=True))
     findings = list(results[0].findings)
-    findings.extend(f for f in resolve_project(results, settings, sources)
-                    if f.filename == filename)
+    findings.extend(
+        f for f in resolve_project(results, settings, sources) if f.filename == filename
+    )
     findings.sort(key=Finding.sort_key)
     return findings

@@ -34,8 +34,10 @@ ENV_VAR = "MXLINT_CACHE_DIR"
 FORMAT = 1
 
 _GITIGNORE = "# Automatically created by mxlint.\n*\n"
-_CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
-                 "# This file is a cache directory tag created by mxlint.\n")
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by mxlint.\n"
+)
 
 
 def default_dir(settings: Settings) -> Path:
@@ -65,8 +67,16 @@ def fingerprint(settings: Settings) -> str:
     import libcst
 
     libcst_version = getattr(libcst, "__version__", "")
-    text = "\n".join((f"format={FORMAT}", f"mxlint={__version__}", _code_stamp(),
-                      f"python={sys.version}", f"libcst={libcst_version}", repr(settings)))
+    text = "\n".join(
+        (
+            f"format={FORMAT}",
+            f"mxlint={__version__}",
+            _code_stamp(),
+            f"python={sys.version}",
+            f"libcst={libcst_version}",
+            repr(settings),
+        )
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -97,8 +107,17 @@ class Cache:
                 data = pickle.load(fh)
             if isinstance(data, dict) and data.get("format") == FORMAT:
                 cache.entries = data["entries"]
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError,
-                KeyError, TypeError, ValueError, IndexError):
+        except (
+            OSError,
+            EOFError,
+            pickle.UnpicklingError,
+            AttributeError,
+            ImportError,
+            KeyError,
+            TypeError,
+            ValueError,
+            IndexError,
+        ):
             cache.entries = {}  # a missing, foreign or damaged cache is an empty one
         return cache
 
@@ -131,8 +150,11 @@ class Cache:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".pickle")
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    pickle.dump({"format": FORMAT, "entries": self.entries}, fh,
-                                protocol=pickle.HIGHEST_PROTOCOL)
+                    pickle.dump(
+                        {"format": FORMAT, "entries": self.entries},
+                        fh,
+                        protocol=pickle.HIGHEST_PROTOCOL,
+                    )
                 os.replace(tmp, self.file)
             except BaseException:
                 if os.path.exists(tmp):

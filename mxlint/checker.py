@@ -105,8 +105,15 @@ class FileContext:
         if not self.settings.enabled(rule, self.path):
             return
         self.reports.append(
-            Report(node, rule, message or rule.message, fix,
-                   symbol if symbol is not None else self.symbol(), data or {}, requires)
+            Report(
+                node,
+                rule,
+                message or rule.message,
+                fix,
+                symbol if symbol is not None else self.symbol(),
+                data or {},
+                requires,
+            )
         )
 
     # -- where am I ----------------------------------------------------------------------
@@ -154,8 +161,13 @@ def _bare_chain(node: cst.CSTNode) -> bool:
     """`a.b.c` written without parentheses, spaces or comments (its code is its dotted name)."""
     while type(node) is cst.Attribute:
         dot = node.dot
-        if node.lpar or node.rpar or type(dot) is not cst.Dot or \
-                not _no_space(dot.whitespace_before) or not _no_space(dot.whitespace_after):
+        if (
+            node.lpar
+            or node.rpar
+            or type(dot) is not cst.Dot
+            or not _no_space(dot.whitespace_before)
+            or not _no_space(dot.whitespace_after)
+        ):
             return False
         node = node.value
     return type(node) is cst.Name and not node.lpar and not node.rpar

@@ -42,45 +42,71 @@ def _globs(value: str) -> list[str]:
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("rule selection (override the configuration)")
-    group.add_argument("--select", type=_codes, default=None,
-                       help="comma-separated codes or prefixes to enable (replaces config)")
-    group.add_argument("--extend-select", type=_codes, default=None,
-                       help="codes or prefixes to enable in addition")
-    group.add_argument("--ignore", type=_codes, default=None,
-                       help="codes or prefixes to disable")
-    group.add_argument("--exclude", type=_globs, default=None,
-                       help="glob patterns to skip (replaces config and defaults)")
-    group.add_argument("--extend-exclude", type=_globs, default=None,
-                       help="glob patterns to skip in addition")
+    group.add_argument(
+        "--select",
+        type=_codes,
+        default=None,
+        help="comma-separated codes or prefixes to enable (replaces config)",
+    )
+    group.add_argument(
+        "--extend-select", type=_codes, default=None, help="codes or prefixes to enable in addition"
+    )
+    group.add_argument("--ignore", type=_codes, default=None, help="codes or prefixes to disable")
+    group.add_argument(
+        "--exclude",
+        type=_globs,
+        default=None,
+        help="glob patterns to skip (replaces config and defaults)",
+    )
+    group.add_argument(
+        "--extend-exclude", type=_globs, default=None, help="glob patterns to skip in addition"
+    )
     group.add_argument("--mxnet-version", default=None, help="target MXNet line: 1.9 or 2.0")
-    group.add_argument("--entry-point", action="append", default=None, dest="entry_points",
-                       help="script treated as a program by reproducibility rules (repeatable)")
-    group.add_argument("--config", type=Path, default=None,
-                       help="explicit mxlint.toml or pyproject.toml")
+    group.add_argument(
+        "--entry-point",
+        action="append",
+        default=None,
+        dest="entry_points",
+        help="script treated as a program by reproducibility rules (repeatable)",
+    )
+    group.add_argument(
+        "--config", type=Path, default=None, help="explicit mxlint.toml or pyproject.toml"
+    )
     group.add_argument("--isolated", action="store_true", help="ignore all configuration files")
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("output")
-    group.add_argument("--output-format", choices=FORMATS, default=None,
-                       help=f"default: concise, or ${ENV_VAR}")
-    group.add_argument("-o", "--output-file", type=Path, default=None,
-                       help="write the report to this file instead of stdout")
-    group.add_argument("--statistics", action="store_true",
-                       help="print the number of findings per rule instead of the findings")
-    group.add_argument("--exit-zero", action="store_true",
-                       help="exit 0 even if there are findings")
+    group.add_argument(
+        "--output-format", choices=FORMATS, default=None, help=f"default: concise, or ${ENV_VAR}"
+    )
+    group.add_argument(
+        "-o",
+        "--output-file",
+        type=Path,
+        default=None,
+        help="write the report to this file instead of stdout",
+    )
+    group.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of findings per rule instead of the findings",
+    )
+    group.add_argument("--exit-zero", action="store_true", help="exit 0 even if there are findings")
 
 
 def add_fix_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("fixes")
     group.add_argument("--fix", action="store_true", help="apply safe fixes")
-    group.add_argument("--unsafe-fixes", action="store_true",
-                       help="with --fix or --diff, also apply unsafe fixes")
-    group.add_argument("--diff", action="store_true",
-                       help="print the diff the fixes would make and write nothing")
-    group.add_argument("--add-noqa", action="store_true",
-                       help="add `# noqa: CODE` to every line with a finding")
+    group.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply unsafe fixes"
+    )
+    group.add_argument(
+        "--diff", action="store_true", help="print the diff the fixes would make and write nothing"
+    )
+    group.add_argument(
+        "--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding"
+    )
     group.add_argument("--pre-commit", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -96,18 +122,30 @@ def _jobs(value: str) -> int:
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("run")
-    group.add_argument("-j", "--jobs", type=_jobs, default=0,
-                       help="worker processes (default 0: one per core; 1: no workers)")
-    group.add_argument("--no-cache", action="store_true",
-                       help="read and write no cache (default: .mxlint_cache/ at the project "
-                            "root)")
-    group.add_argument("--cache-dir", type=Path, default=None,
-                       help="cache directory (default: .mxlint_cache, or $MXLINT_CACHE_DIR)")
+    group.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=0,
+        help="worker processes (default 0: one per core; 1: no workers)",
+    )
+    group.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="read and write no cache (default: .mxlint_cache/ at the project root)",
+    )
+    group.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="cache directory (default: .mxlint_cache, or $MXLINT_CACHE_DIR)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mxlint", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="mxlint", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"mxlint {__version__}")
     sub = parser.add_subparsers(dest="command")
 
@@ -122,10 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_verify_arguments(check)
 
     clean = sub.add_parser("clean", help="remove the cache (.mxlint_cache) of a project")
-    clean.add_argument("paths", nargs="*", type=Path,
-                       help="project directories (default: the current one)")
-    clean.add_argument("--cache-dir", type=Path, default=None,
-                       help="the cache directory to remove")
+    clean.add_argument(
+        "paths", nargs="*", type=Path, help="project directories (default: the current one)"
+    )
+    clean.add_argument("--cache-dir", type=Path, default=None, help="the cache directory to remove")
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?")
@@ -173,8 +211,9 @@ def _output_format(args: argparse.Namespace) -> str:
     env = os.environ.get(ENV_VAR, "").strip().lower()
     if env:
         if env not in FORMATS:
-            raise ConfigError(f"${ENV_VAR}: unknown output format `{env}` "
-                              f"(expected one of: {', '.join(FORMATS)})")
+            raise ConfigError(
+                f"${ENV_VAR}: unknown output format `{env}` (expected one of: {', '.join(FORMATS)})"
+            )
         return env
     return "concise"
 
@@ -224,8 +263,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
 
     if args.diff:
-        report = fixes.fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=False,
-                                 jobs=args.jobs)
+        report = fixes.fix_paths(
+            paths, settings, unsafe=args.unsafe_fixes, write=False, jobs=args.jobs
+        )
         _emit("".join(fixes.unified_diff(f) for f in report.fixed), args)
         n = report.count
         if n:
@@ -239,8 +279,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     fixed = 0
     cache = _cache_for(args, settings)
     if args.fix:
-        report = fixes.fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=True,
-                                 jobs=args.jobs, cache=cache)
+        report = fixes.fix_paths(
+            paths, settings, unsafe=args.unsafe_fixes, write=True, jobs=args.jobs, cache=cache
+        )
         for name, why in report.skipped:
             _note(f"mxlint: warning: {name}: not fixed ({why})")
         findings, error, fixed = report.remaining, report.error, report.count
@@ -258,8 +299,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.statistics:
         _emit(render_statistics(findings, fmt, unsafe=args.unsafe_fixes), args)
     else:
-        _emit(render(fmt, findings, unsafe=args.unsafe_fixes) + (verify_table if human else ""),
-              args)
+        _emit(
+            render(fmt, findings, unsafe=args.unsafe_fixes) + (verify_table if human else ""), args
+        )
     if human or args.output_file is not None:
         _summary(findings, fixed, args)
     if error:
@@ -317,10 +359,20 @@ def cmd_rule(args: argparse.Namespace) -> int:
     rules = registry.all_rules()
     if args.all or not args.code:
         if args.output_format == "json":
-            data = [{"code": c, "name": r.name, "summary": r.summary(), "family": r.family(),
-                     "default_enabled": r.default_enabled, "fixable": r.fixable,
-                     "mxnet": r.mxnet, "kind": r.kind, "url": DOCS_URL.format(code=c)}
-                    for c, r in rules.items()]
+            data = [
+                {
+                    "code": c,
+                    "name": r.name,
+                    "summary": r.summary(),
+                    "family": r.family(),
+                    "default_enabled": r.default_enabled,
+                    "fixable": r.fixable,
+                    "mxnet": r.mxnet,
+                    "kind": r.kind,
+                    "url": DOCS_URL.format(code=c),
+                }
+                for c, r in rules.items()
+            ]
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
             return EXIT_CLEAN
         for code, rule in rules.items():
@@ -333,8 +385,13 @@ def cmd_rule(args: argparse.Namespace) -> int:
         _note(f"mxlint: error: unknown rule code `{args.code}`")
         return EXIT_ERROR
     if args.output_format == "json":
-        sys.stdout.write(json.dumps({"code": found.code, "name": found.name,
-                                     "documentation": found.documentation()}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {"code": found.code, "name": found.name, "documentation": found.documentation()},
+                indent=2,
+            )
+            + "\n"
+        )
     else:
         sys.stdout.write(found.documentation())
     return EXIT_CLEAN

@@ -86,8 +86,9 @@ def dataclass_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeTyp
     known = load(path)
     fresh: dict[str, CodeType] = {}
 
-    def cached_exec(source: Any, globals: dict[str, Any] | None = None,
-                    locals: Any = None, /) -> None:
+    def cached_exec(
+        source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /
+    ) -> None:
         if type(source) is str:
             code = known.get(source) or fresh.get(source)
             if code is None:

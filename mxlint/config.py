@@ -20,14 +20,41 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_EXCLUDE = (
-    ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "__pycache__", "build", "dist",
-    ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".mxlint_cache",
-    "node_modules", "site-packages", ".eggs", "*.egg-info", ".ipynb_checkpoints",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "env",
+    ".env",
+    "__pycache__",
+    "build",
+    "dist",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".mxlint_cache",
+    "node_modules",
+    "site-packages",
+    ".eggs",
+    "*.egg-info",
+    ".ipynb_checkpoints",
 )
 
 KNOWN_KEYS = {
-    "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude",
-    "extend-exclude", "mxnet-version", "entry-points", "rules", "verify",
+    "select",
+    "extend-select",
+    "ignore",
+    "extend-ignore",
+    "per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "mxnet-version",
+    "entry-points",
+    "rules",
+    "verify",
 }
 
 
@@ -48,8 +75,10 @@ def validate_codes(values: Iterable[str], where: str) -> None:
     known = registry.all_rules()
     for value in values:
         if not _code_prefix_ok(value):
-            raise ConfigError(f"{where}: invalid rule code `{value}` "
-                              "(expected MXL followed by up to 3 digits, or ALL)")
+            raise ConfigError(
+                f"{where}: invalid rule code `{value}` "
+                "(expected MXL followed by up to 3 digits, or ALL)"
+            )
         if len(value) == 6 and value not in known:
             raise ConfigError(f"{where}: unknown rule code `{value}` (see `mxlint rule --all`)")
 
@@ -67,12 +96,15 @@ def _check_rule_options(code: str, options: dict[str, Any], where: str) -> None:
     for key, value in options.items():
         if key not in declared:
             known = ", ".join(sorted(declared)) or "none"
-            raise ConfigError(f"{where}: `rules.{code}.{key}`: unknown option for {code} "
-                              f"(known options: {known})")
+            raise ConfigError(
+                f"{where}: `rules.{code}.{key}`: unknown option for {code} (known options: {known})"
+            )
         default = declared[key]
         if default is not None and not isinstance(value, type(default)):
-            raise ConfigError(f"{where}: `rules.{code}.{key}` must be of type "
-                              f"{type(default).__name__}, got {value!r}")
+            raise ConfigError(
+                f"{where}: `rules.{code}.{key}` must be of type "
+                f"{type(default).__name__}, got {value!r}"
+            )
 
 
 @dataclass
@@ -155,7 +187,8 @@ class Settings:
         in_excluded_dir = self._cache.get(key)
         if in_excluded_dir is None:
             in_excluded_dir = self._cache[key] = any(
-                fnmatch.fnmatchcase(p, pattern) for pattern in patterns for p in parts[:-1])
+                fnmatch.fnmatchcase(p, pattern) for pattern in patterns for p in parts[:-1]
+            )
         if in_excluded_dir:
             return True
         return _globs(patterns).match(rel, parts[-1] if parts else "")
@@ -195,7 +228,8 @@ class _Globs:
         return bool(
             (self.whole is not None and self.whole.match(rel))
             or rel.startswith(self.prefixes)
-            or (self.names is not None and self.names.match(name)))
+            or (self.names is not None and self.names.match(name))
+        )
 
 
 @functools.lru_cache(maxsize=64)
@@ -258,8 +292,10 @@ def settings_from_table(table: dict[str, Any], path: Path | None) -> Settings:
     settings = Settings(source=path, root=path.parent if path else Path.cwd())
     for key in table:
         if key not in KNOWN_KEYS:
-            raise ConfigError(f"{where}: unknown key `{key}` in [tool.mxlint]; "
-                              f"known keys: {', '.join(sorted(KNOWN_KEYS))}")
+            raise ConfigError(
+                f"{where}: unknown key `{key}` in [tool.mxlint]; "
+                f"known keys: {', '.join(sorted(KNOWN_KEYS))}"
+            )
 
     def codes(key: str) -> tuple[str, ...]:
         value = table.get(key, [])
@@ -277,12 +313,16 @@ def settings_from_table(table: dict[str, Any], path: Path | None) -> Settings:
         raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
     for pattern, value in pfi.items():
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where}: `per-file-ignores.\"{pattern}\"` must be a list of "
-                              "rule codes")
-        validate_codes(value, f"{where}: `per-file-ignores.\"{pattern}\"`")
+            raise ConfigError(
+                f'{where}: `per-file-ignores."{pattern}"` must be a list of rule codes'
+            )
+        validate_codes(value, f'{where}: `per-file-ignores."{pattern}"`')
         settings.per_file_ignores[pattern] = tuple(value)
-    for key, attr in (("exclude", "exclude"), ("extend-exclude", "extend_exclude"),
-                      ("entry-points", "entry_points")):
+    for key, attr in (
+        ("exclude", "exclude"),
+        ("extend-exclude", "extend_exclude"),
+        ("entry-points", "entry_points"),
+    ):
         if key in table:
             value = table[key]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -309,6 +349,7 @@ def parse_mxnet_version(value: object, where: str = "--mxnet-version") -> str:
     text = str(value).strip()
     major = text.split(".", 1)[0]
     if major not in ("1", "2"):
-        raise ConfigError(f"{where}: `mxnet-version` must be 1.x or 2.x (e.g. \"1.9\"), "
-                          f"got {value!r}")
+        raise ConfigError(
+            f'{where}: `mxnet-version` must be 1.x or 2.x (e.g. "1.9"), got {value!r}'
+        )
     return major

@@ -24,13 +24,46 @@ _CUDA_TAG = re.compile(r"^(\d+)\.(\d+)")
 #: pytorch/pytorch:1.9.0-cuda11.1-cudnn8-runtime, *:...-cuda10.2-...
 _CUDA_IN_TAG = re.compile(r"cuda-?(\d+)\.(\d+)")
 _PIP_VALUE_OPTS = {
-    "-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
-    "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--trusted-host",
-    "--progress-bar", "--cache-dir", "--timeout", "--retries", "--platform", "--python-version",
-    "--implementation", "--abi", "--src", "--upgrade-strategy", "-e", "--editable",
-    "--proxy", "--log", "--cert", "--client-cert", "--exists-action", "--no-binary",
-    "--only-binary", "--global-option", "--install-option", "--config-settings", "-C",
-    "--root-user-action", "--report", "--python",
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--trusted-host",
+    "--progress-bar",
+    "--cache-dir",
+    "--timeout",
+    "--retries",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--src",
+    "--upgrade-strategy",
+    "-e",
+    "--editable",
+    "--proxy",
+    "--log",
+    "--cert",
+    "--client-cert",
+    "--exists-action",
+    "--no-binary",
+    "--only-binary",
+    "--global-option",
+    "--install-option",
+    "--config-settings",
+    "-C",
+    "--root-user-action",
+    "--report",
+    "--python",
 }
 _CONDA_VALUE_OPTS = {"-c", "--channel", "-n", "--name", "-p", "--prefix", "--file"}
 _OPERATORS = ("&&", "||", ";", "|", "&", "(", ")", "\n")
@@ -51,7 +84,7 @@ class Stage:
 
 
 def cuda_of_image(image: str) -> str | None:
-    """"11.2" for an NVIDIA CUDA image or a tag that names the CUDA version, else None."""
+    """ "11.2" for an NVIDIA CUDA image or a tag that names the CUDA version, else None."""
     ref = image.split("@", 1)[0]
     repo, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
     if not tag:
@@ -132,7 +165,7 @@ def _tokens(text: str) -> list[tuple[str, int]]:
             if c in "'\"":
                 end = text.find(c, i + 1)
                 end = n if end < 0 else end
-                word.append(text[i + 1:end])
+                word.append(text[i + 1 : end])
                 i = end + 1
             elif c == "\\" and i + 1 < n:
                 word.append(text[i + 1])
@@ -261,7 +294,7 @@ def context_path(stage: Stage, path: str) -> str | None:
         return stage.copies[full]
     for dest, src in stage.copies.items():
         if dest.endswith("/") and full.startswith(dest):
-            return posixpath.join(src, full[len(dest):]) if src else full[len(dest):]
+            return posixpath.join(src, full[len(dest) :]) if src else full[len(dest) :]
     return None
 
 
@@ -280,8 +313,11 @@ def _run(ins: _Instruction, stage: Stage, env: dict[str, str | None]) -> None:
             offsets.append(pos + 1 if pos >= 0 else 0)
             cursor = max(cursor, pos + 1)
         tokens = [(str(w), o) for w, o in zip(words, offsets)]
-        if len(tokens) >= 3 and tokens[0][0] in ("sh", "bash", "/bin/sh", "/bin/bash") \
-                and tokens[1][0] == "-c":
+        if (
+            len(tokens) >= 3
+            and tokens[0][0] in ("sh", "bash", "/bin/sh", "/bin/bash")
+            and tokens[1][0] == "-c"
+        ):
             return
         commands = [tokens]
     else:
@@ -290,28 +326,31 @@ def _run(ins: _Instruction, stage: Stage, env: dict[str, str | None]) -> None:
         _install(command, ins, stage, env)
 
 
-def _install(command: list[tuple[str, int]], ins: _Instruction, stage: Stage,
-             env: dict[str, str | None]) -> None:
+def _install(
+    command: list[tuple[str, int]], ins: _Instruction, stage: Stage, env: dict[str, str | None]
+) -> None:
     words = [w for w, _ in command]
     i = 0
-    while i < len(words) and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[i])
-                              or words[i] in ("sudo", "env", "time", "exec", "-H", "-E")):
+    while i < len(words) and (
+        re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[i])
+        or words[i] in ("sudo", "env", "time", "exec", "-H", "-E")
+    ):
         i += 1
     if i >= len(words):
         return
     program = posixpath.basename(words[i])
     conda = False
-    if re.fullmatch(r"pip[0-9.]*", program) and words[i + 1:i + 2] == ["install"]:
+    if re.fullmatch(r"pip[0-9.]*", program) and words[i + 1 : i + 2] == ["install"]:
         i += 2
     elif re.fullmatch(r"python[0-9.]*", program):
-        rest = words[i + 1:]
+        rest = words[i + 1 :]
         if "-m" not in rest[:3]:
             return
         j = i + 1 + rest.index("-m")
-        if words[j + 1:j + 3] != ["pip", "install"]:
+        if words[j + 1 : j + 3] != ["pip", "install"]:
             return
         i = j + 3
-    elif program in ("conda", "mamba", "micromamba") and words[i + 1:i + 2] == ["install"]:
+    elif program in ("conda", "mamba", "micromamba") and words[i + 1 : i + 2] == ["install"]:
         i, conda = i + 2, True
     else:
         return
@@ -325,15 +364,20 @@ def _install(command: list[tuple[str, int]], ins: _Instruction, stage: Stage,
             if not sep and name in value_opts and i < len(words):
                 value = words[i]
                 i += 1
-            if value is None and not conda and len(name) > 2 and name[:2] in ("-r", "-c") \
-                    and not name.startswith("--"):
+            if (
+                value is None
+                and not conda
+                and len(name) > 2
+                and name[:2] in ("-r", "-c")
+                and not name.startswith("--")
+            ):
                 name, value = name[:2], name[2:]
             _option(stage, name, value, ins.line, env, conda)
             continue
         resolved = _substitute(word, env) if "$" in word else word
         if resolved is None:
             continue
-        if ins.args[offset:offset + 1] in ("'", '"'):
+        if ins.args[offset : offset + 1] in ("'", '"'):
             offset += 1  # point at the name, not at its quote
         line, col = ins.positions[offset] if offset < len(ins.positions) else (ins.line, 1)
         if conda:
@@ -346,8 +390,9 @@ def _install(command: list[tuple[str, int]], ins: _Instruction, stage: Stage,
             stage.requirements.append(req)
 
 
-def _option(stage: Stage, name: str, value: str | None, line: int,
-            env: dict[str, str | None], conda: bool) -> None:
+def _option(
+    stage: Stage, name: str, value: str | None, line: int, env: dict[str, str | None], conda: bool
+) -> None:
     if value is None:
         return
     value = _substitute(value, env) or ""
@@ -357,6 +402,7 @@ def _option(stage: Stage, name: str, value: str | None, line: int,
         return
     if name in ("-r", "--requirement", "-c", "--constraint") and value:
         stage.includes.append(Include("r" if name in ("-r", "--requirement") else "c", value, line))
-    elif name in ("-i", "--index-url", "--extra-index-url", "-f", "--find-links") and \
-            not any(host in value for host in ("pypi.org", "pypi.python.org")):
+    elif name in ("-i", "--index-url", "--extra-index-url", "-f", "--find-links") and not any(
+        host in value for host in ("pypi.org", "pypi.python.org")
+    ):
         stage.custom_index = True

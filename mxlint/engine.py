@@ -41,8 +41,7 @@ class FileResult:
     parsed: bool = False
 
 
-def module_name_for(path: Path, packages: dict[Path, list[str]] | None = None
-                    ) -> tuple[str, bool]:
+def module_name_for(path: Path, packages: dict[Path, list[str]] | None = None) -> tuple[str, bool]:
     """Dotted module name of a file from the packages (`__init__.py`) above it.
 
     `packages`: the package path of each directory seen so far, for callers that name many
@@ -73,8 +72,14 @@ def internal_error(path: str, checker: str, error: BaseException) -> Finding:
     tb = error.__traceback__
     frame = traceback.extract_tb(tb)[-1] if tb else None
     where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
-    return _engine_finding(registry.all_rules()["MXL002"], path, 1, 1, checker=checker,
-                           detail=f"{type(error).__name__}: {error}{where}")
+    return _engine_finding(
+        registry.all_rules()["MXL002"],
+        path,
+        1,
+        1,
+        checker=checker,
+        detail=f"{type(error).__name__}: {error}{where}",
+    )
 
 
 def _prepass_imports(module: cst.Module, imports: ImportMap) -> None:
@@ -101,7 +106,7 @@ _NP_STYLE = re.compile(r"\b(?:npx\.set_np|from\s+mxnet\s+import\s+[^\n]*\bnpx?\b
 
 
 def infer_mxnet_line(source: str, settings: Settings) -> str:
-    """"1" or "2": config wins; else a file written against mx.np/npx is MXNet 2 style."""
+    """ "1" or "2": config wins; else a file written against mx.np/npx is MXNet 2 style."""
     if settings.mxnet_version:
         return settings.mxnet_version
     if "hybrid_forward" in source or "np" not in source:  # every MXNet 2 marker has "np"
@@ -156,22 +161,33 @@ def _dispatch(objs: list[object]) -> tuple[dict[type, list], dict[type, list]]:
 
 
 def enabled_checkers(settings: Settings) -> list[type[Checker]]:
-    return [c for c in registry.python_checkers()
-            if any(settings.code_enabled(r) for r in c.rules)]
+    return [c for c in registry.python_checkers() if any(settings.code_enabled(r) for r in c.rules)]
 
 
-def lint_source(path: str, source: str, settings: Settings, *,
-                module_name: str | None = None, is_package: bool = False,
-                force: bool = False) -> FileResult:
+def lint_source(
+    path: str,
+    source: str,
+    settings: Settings,
+    *,
+    module_name: str | None = None,
+    is_package: bool = False,
+    force: bool = False,
+) -> FileResult:
     """Lint Python `source` as file `path`. Never raises for bad input or a failing rule."""
     result = FileResult(path)
     if not force and not MXNET_HINT.search(source.encode("utf-8", "surrogatepass")):
         return result
     module = parse_module(source)
     if isinstance(module, ParseFailure):
-        result.findings.append(_engine_finding(
-            registry.all_rules()["MXL001"], path, module.line, module.column,
-            detail=module.message))
+        result.findings.append(
+            _engine_finding(
+                registry.all_rules()["MXL001"],
+                path,
+                module.line,
+                module.column,
+                detail=module.message,
+            )
+        )
         return result
     if module_name is None:
         module_name, is_package = module_name_for(Path(path))
@@ -189,16 +205,30 @@ def lint_source(path: str, source: str, settings: Settings, *,
         return result
 
 
-def _check(path: str, source: str, settings: Settings, module: cst.Module, module_name: str,
-           is_package: bool, retry: bool) -> FileResult:
+def _check(
+    path: str,
+    source: str,
+    settings: Settings,
+    module: cst.Module,
+    module_name: str,
+    is_package: bool,
+    retry: bool,
+) -> FileResult:
     """Every checker over a parsed file. With `retry`, a RecursionError anywhere is raised so
     that the caller can check the file again with more stack."""
     result = FileResult(path)
     result.parsed = True
     imports = ImportMap(module_name, is_package)
     _prepass_imports(module, imports)
-    ctx = FileContext(path, source, module, imports, settings, infer_mxnet_line(source, settings),
-                      settings.is_entry_point(path))
+    ctx = FileContext(
+        path,
+        source,
+        module,
+        imports,
+        settings,
+        infer_mxnet_line(source, settings),
+        settings.is_entry_point(path),
+    )
     checker_types = enabled_checkers(settings)
     objs: list[object] = [_EngineFacts(ctx)]
     errors: list[tuple[str, BaseException]] = []
@@ -242,8 +272,11 @@ def _check(path: str, source: str, settings: Settings, module: cst.Module, modul
     replaced = _superseded(result.findings)
     result = suppressions.apply(result, source, settings)
     if replaced:
-        result.findings = [f for f in result.findings
-                           if (f.code, f.location.row, f.location.column) not in replaced]
+        result.findings = [
+            f
+            for f in result.findings
+            if (f.code, f.location.row, f.location.column) not in replaced
+        ]
     return result
 
 
@@ -267,8 +300,15 @@ def context_for(facts: FileFacts, source: str, settings: Settings) -> FileContex
         return None
     imports = ImportMap(facts.module, facts.is_package)
     _prepass_imports(module, imports)
-    ctx = FileContext(facts.path, source, module, imports, settings,
-                      infer_mxnet_line(source, settings), settings.is_entry_point(facts.path))
+    ctx = FileContext(
+        facts.path,
+        source,
+        module,
+        imports,
+        settings,
+        infer_mxnet_line(source, settings),
+        settings.is_entry_point(facts.path),
+    )
     visits, leaves = _dispatch([_EngineFacts(ctx)])
     walk(module, visits, leaves, ctx.stack, lambda owner, exc: None)
     return ctx

@@ -53,9 +53,17 @@ def apply_edits(source: str, edits: Iterable[Edit]) -> str:
     def offset(row: int, column: int) -> int:
         return starts[row - 1] + column - 1 if row - 1 < len(starts) else len(source)
 
-    spans = sorted(((offset(e.location.row, e.location.column),
-                     offset(e.end_location.row, e.end_location.column), e.content) for e in edits),
-                   key=lambda s: (s[0], s[1]))
+    spans = sorted(
+        (
+            (
+                offset(e.location.row, e.location.column),
+                offset(e.end_location.row, e.end_location.column),
+                e.content,
+            )
+            for e in edits
+        ),
+        key=lambda s: (s[0], s[1]),
+    )
     for (a0, a1, _), (b0, _b1, _c) in zip(spans, spans[1:]):
         if b0 < a1:
             raise OverlappingEdits(f"edits overlap at offsets {a0}-{a1} and {b0}")
@@ -121,8 +129,10 @@ def _newline_of(text: str) -> str:
 def _normalize(edits: Iterable[Edit], newline: str) -> list[Edit]:
     if newline == "\n":
         return list(edits)
-    return [Edit(e.content.replace("\r\n", "\n").replace("\n", newline), e.location,
-                 e.end_location) for e in edits]
+    return [
+        Edit(e.content.replace("\r\n", "\n").replace("\n", newline), e.location, e.end_location)
+        for e in edits
+    ]
 
 
 def parses(text: str, filename: str = "<fix>") -> bool:
@@ -144,8 +154,9 @@ def parses(text: str, filename: str = "<fix>") -> bool:
     return on_large_stack(both)
 
 
-def apply_findings(text: str, findings: Sequence[Finding], unsafe: bool,
-                   python: bool) -> tuple[str, int]:
+def apply_findings(
+    text: str, findings: Sequence[Finding], unsafe: bool, python: bool
+) -> tuple[str, int]:
     """One pass: apply every non-overlapping applicable fix; (new text, fixes applied).
 
     If the fixes together break the parse, they are tried one at a time and only those that
@@ -233,8 +244,7 @@ class SourceFile:
 
             notebook = Notebook.parse(text)  # NotebookError is a SyntaxError
             text, python = notebook.source, True
-        return cls(path, data, text, encoding, stat.S_IMODE(path.stat().st_mode), python,
-                   notebook)
+        return cls(path, data, text, encoding, stat.S_IMODE(path.stat().st_mode), python, notebook)
 
     def in_text(self, findings: Sequence[Finding]) -> list[Finding]:
         """Findings positioned in `text` (a notebook's are reported per cell)."""
@@ -316,8 +326,15 @@ def _stats(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int, in
     return out
 
 
-def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False,
-              write: bool = True, jobs: int = 1, cache: Cache | None = None) -> FixReport:
+def fix_paths(
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    unsafe: bool = False,
+    write: bool = True,
+    jobs: int = 1,
+    cache: Cache | None = None,
+) -> FixReport:
     """Fix every applicable finding under `paths`; with write=False only compute the changes."""
     from mxlint.runner import run
 
@@ -351,8 +368,9 @@ def fix_paths(paths: Sequence[Path], settings: Settings, *, unsafe: bool = False
                 applied += n
                 if not n or not src.python:
                     break
-                findings = [f for f in relint_strict(filename, text, settings)
-                            if applicable(f, unsafe)]
+                findings = [
+                    f for f in relint_strict(filename, text, settings) if applicable(f, unsafe)
+                ]
                 if not findings:
                     break
             if not applied or text == src.text:
@@ -398,9 +416,14 @@ def unified_diff(fix: FileFix) -> str:
         from mxlint.notebooks import unified_diff as notebook_diff
 
         return notebook_diff(name, fix.before, fix.after)
-    return "".join(difflib.unified_diff(
-        fix.before.splitlines(keepends=True), fix.after.splitlines(keepends=True),
-        fromfile=f"a/{name}", tofile=f"b/{name}"))
+    return "".join(
+        difflib.unified_diff(
+            fix.before.splitlines(keepends=True),
+            fix.after.splitlines(keepends=True),
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+        )
+    )
 
 
 def add_noqa_paths(paths: Sequence[Path], settings: Settings) -> tuple[int, list[tuple[str, str]]]:

@@ -95,70 +95,126 @@ HYBRID_BLOCK_CLASSES = frozenset(
     }
 )
 PLAIN_BLOCK_CLASSES = frozenset(
-    {"mxnet.gluon.Block", "mxnet.gluon.nn.Sequential", "mxnet.gluon.nn.Lambda",
-     "mxnet.gluon.rnn.RecurrentCell"}
+    {
+        "mxnet.gluon.Block",
+        "mxnet.gluon.nn.Sequential",
+        "mxnet.gluon.nn.Lambda",
+        "mxnet.gluon.rnn.RecurrentCell",
+    }
 )
 TRAINER = "mxnet.gluon.Trainer"
 DATALOADER = "mxnet.gluon.data.DataLoader"
 RANDOM_SAMPLER = "mxnet.gluon.data.RandomSampler"
-SPLIT_AND_LOAD = frozenset({"mxnet.gluon.utils.split_and_load", "mxnet.gluon.split_and_load",
-                            "gluoncv.utils.split_and_load"})
+SPLIT_AND_LOAD = frozenset(
+    {
+        "mxnet.gluon.utils.split_and_load",
+        "mxnet.gluon.split_and_load",
+        "gluoncv.utils.split_and_load",
+    }
+)
 
 # --- Contexts ------------------------------------------------------------------------------
 
 CONTEXT_CONSTRUCTORS = frozenset(
-    {"mxnet.cpu", "mxnet.gpu", "mxnet.Context", "mxnet.cpu_pinned", "mxnet.cpu_shared",
-     "mxnet.npx.cpu", "mxnet.npx.gpu"}
+    {
+        "mxnet.cpu",
+        "mxnet.gpu",
+        "mxnet.Context",
+        "mxnet.cpu_pinned",
+        "mxnet.cpu_shared",
+        "mxnet.npx.cpu",
+        "mxnet.npx.gpu",
+    }
 )
 GPU_CONSTRUCTORS = frozenset({"mxnet.gpu", "mxnet.npx.gpu"})
 #: Calls that place parameters: `net.initialize(ctx=...)` etc. (method names, any receiver).
-PARAM_PLACING_METHODS = frozenset({"initialize", "load_parameters", "load_params", "reset_ctx",
-                                   "reset_device"})
+PARAM_PLACING_METHODS = frozenset(
+    {"initialize", "load_parameters", "load_params", "reset_ctx", "reset_device"}
+)
 #: Functions that return a network whose parameters live on `ctx=`.
 MODEL_FACTORIES_WITH_CTX = ("mxnet.gluon.model_zoo", "gluoncv.model_zoo.get_model")
 #: Methods that move data between contexts; a value that went through one is placed.
-MOVING_METHODS = frozenset({"as_in_context", "as_in_ctx", "copyto", "to_device", "as_nd_ndarray",
-                            "as_np_ndarray"})
+MOVING_METHODS = frozenset(
+    {"as_in_context", "as_in_ctx", "copyto", "to_device", "as_nd_ndarray", "as_np_ndarray"}
+)
 #: Keyword arguments that carry a context.
 CTX_KEYWORDS = ("ctx", "device", "context")
 #: Where a context may be passed positionally: method/function name -> argument index.
-CTX_POSITION = {"initialize": 1, "load_parameters": 1, "load_params": 1, "reset_ctx": 0,
-                "reset_device": 0, "imports": 3, "split_and_load": 1,
-                "as_in_context": 0, "as_in_ctx": 0, "copyto": 0, "to_device": 0}
+CTX_POSITION = {
+    "initialize": 1,
+    "load_parameters": 1,
+    "load_params": 1,
+    "reset_ctx": 0,
+    "reset_device": 0,
+    "imports": 3,
+    "split_and_load": 1,
+    "as_in_context": 0,
+    "as_in_ctx": 0,
+    "copyto": 0,
+    "to_device": 0,
+}
 #: Methods that return a copy of a tensor on the context given as their first argument.
 CTX_MOVING_METHODS = frozenset({"as_in_context", "as_in_ctx", "copyto", "to_device"})
 #: Keywords naming the context list of `split_and_load`.
 CTX_LIST_KEYWORDS = ("ctx_list", "ctx", "device_list", "devices")
 #: Helper functions of common libraries that return a possibly-GPU context: name -> is a list.
-GPU_CONTEXT_HELPERS = {"d2l.try_gpu": False, "d2l.try_all_gpus": True,
-                       "d2lzh.try_gpu": False, "d2lzh.try_all_gpus": True}
+GPU_CONTEXT_HELPERS = {
+    "d2l.try_gpu": False,
+    "d2l.try_all_gpus": True,
+    "d2lzh.try_gpu": False,
+    "d2lzh.try_all_gpus": True,
+}
 #: Splits a batch into slices that stay on the batch's (host) context.
 SPLIT_DATA = frozenset({"mxnet.gluon.utils.split_data"})
 #: Builders of networks whose weights come from a file (`ctx=` is the fourth argument).
 SYMBOL_BLOCK_IMPORTS = frozenset({"mxnet.gluon.SymbolBlock.imports"})
 #: Iterating these yields host (cpu) batches: data loaders, data iterators and datasets.
-DATA_SOURCE_PREFIXES = ("mxnet.io.", "mxnet.gluon.data.", "gluoncv.data.",
-                        "mxnet.image.ImageIter", "mxnet.image.ImageDetIter")
-DATA_SOURCE_EXCLUDED = ("mxnet.gluon.data.vision.transforms", "mxnet.gluon.data.batchify",
-                        "gluoncv.data.transforms", "gluoncv.data.batchify",
-                        "mxnet.gluon.data.RandomSampler", "mxnet.gluon.data.SequentialSampler",
-                        "mxnet.gluon.data.BatchSampler", "mxnet.io.DataBatch",
-                        "mxnet.io.DataDesc")
+DATA_SOURCE_PREFIXES = (
+    "mxnet.io.",
+    "mxnet.gluon.data.",
+    "gluoncv.data.",
+    "mxnet.image.ImageIter",
+    "mxnet.image.ImageDetIter",
+)
+DATA_SOURCE_EXCLUDED = (
+    "mxnet.gluon.data.vision.transforms",
+    "mxnet.gluon.data.batchify",
+    "gluoncv.data.transforms",
+    "gluoncv.data.batchify",
+    "mxnet.gluon.data.RandomSampler",
+    "mxnet.gluon.data.SequentialSampler",
+    "mxnet.gluon.data.BatchSampler",
+    "mxnet.io.DataBatch",
+    "mxnet.io.DataDesc",
+)
 #: Functions returning data loaders (often a tuple of them).
-DATA_SOURCE_FUNCS = frozenset({"d2l.load_data_fashion_mnist", "d2lzh.load_data_fashion_mnist",
-                               "d2l.load_data_time_machine", "d2lzh.load_data_time_machine"})
+DATA_SOURCE_FUNCS = frozenset(
+    {
+        "d2l.load_data_fashion_mnist",
+        "d2lzh.load_data_fashion_mnist",
+        "d2l.load_data_time_machine",
+        "d2lzh.load_data_time_machine",
+    }
+)
 #: Callables that keep their input's context (image transforms).
 TRANSFORM_PREFIXES = ("mxnet.gluon.data.vision.transforms.", "gluoncv.data.transforms.")
 #: gluoncv helpers that read/convert images into host NDArrays (`x, img = load_test(...)`).
 HOST_IMAGE_FUNCS = frozenset({"load_test", "transform_test"})
 GLUONCV_PRESETS = "gluoncv.data.transforms.presets."
 #: Namespaces whose classes are Blocks: calling one makes a fresh, uninitialised layer.
-BLOCK_NAMESPACES = ("mxnet.gluon.nn.", "mxnet.gluon.rnn.", "mxnet.gluon.contrib.nn.",
-                    "mxnet.gluon.contrib.rnn.")
+BLOCK_NAMESPACES = (
+    "mxnet.gluon.nn.",
+    "mxnet.gluon.rnn.",
+    "mxnet.gluon.contrib.nn.",
+    "mxnet.gluon.contrib.rnn.",
+)
 LOSS_NAMESPACE = "mxnet.gluon.loss."
 #: Functions whose tensor result lives where their tensor inputs live (image helpers).
-CTX_PRESERVING_PREFIXES = ("mxnet.image.", "gluoncv.data.transforms.image.",
-                           "gluoncv.data.transforms.bbox.")
+CTX_PRESERVING_PREFIXES = (
+    "mxnet.image.",
+    "gluoncv.data.transforms.image.",
+    "gluoncv.data.transforms.bbox.",
+)
 #: Methods that create recurrent states (with `nd.zeros`, on the default context unless
 #: given `ctx=`).
 STATE_CREATING_METHODS = frozenset({"begin_state"})
@@ -168,10 +224,26 @@ PARAM_VALUE_METHODS = frozenset({"data", "grad"})
 # --- Tensor creation -----------------------------------------------------------------------
 
 _CREATOR_FUNCS = (
-    "array", "zeros", "ones", "full", "empty", "arange", "eye", "linspace", "identity",
-    "random.uniform", "random.normal", "random.randn", "random.randint", "random.poisson",
-    "random.exponential", "random.gamma", "random.multinomial", "random.shuffle",
-    "random_uniform", "random_normal",
+    "array",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "arange",
+    "eye",
+    "linspace",
+    "identity",
+    "random.uniform",
+    "random.normal",
+    "random.randn",
+    "random.randint",
+    "random.poisson",
+    "random.exponential",
+    "random.gamma",
+    "random.multinomial",
+    "random.shuffle",
+    "random_uniform",
+    "random_normal",
 )
 #: NDArray-creating functions that take `ctx=` (they default to the current context, cpu(0)).
 NDARRAY_CREATORS = frozenset(
@@ -179,43 +251,103 @@ NDARRAY_CREATORS = frozenset(
 )
 #: Creators that inherit the context of their argument: never a context bug.
 LIKE_CREATORS = frozenset(
-    f"{ns}.{fn}" for ns in ("mxnet.nd", "mxnet.np", "mxnet.sym")
-    for fn in ("zeros_like", "ones_like", "full_like", "empty_like", "random.uniform_like",
-               "random.normal_like")
+    f"{ns}.{fn}"
+    for ns in ("mxnet.nd", "mxnet.np", "mxnet.sym")
+    for fn in (
+        "zeros_like",
+        "ones_like",
+        "full_like",
+        "empty_like",
+        "random.uniform_like",
+        "random.normal_like",
+    )
 )
 #: Loading data from disk lands on cpu unless told otherwise.
-NDARRAY_LOADERS = frozenset({"mxnet.nd.load", "mxnet.image.imread", "mxnet.image.imdecode",
-                             "mxnet.nd.load_frombuffer", "mxnet.npx.load"})
+NDARRAY_LOADERS = frozenset(
+    {
+        "mxnet.nd.load",
+        "mxnet.image.imread",
+        "mxnet.image.imdecode",
+        "mxnet.nd.load_frombuffer",
+        "mxnet.npx.load",
+    }
+)
 
 # --- Randomness and seeds ------------------------------------------------------------------
 
 NUMPY_RANDOM_FUNCS = frozenset(
-    {"rand", "randn", "randint", "random", "random_sample", "ranf", "sample", "choice",
-     "shuffle", "permutation", "uniform", "normal", "binomial", "poisson", "beta", "gamma",
-     "exponential", "multinomial", "standard_normal", "random_integers", "bytes", "dirichlet",
-     "laplace", "lognormal", "geometric", "triangular"}
+    {
+        "rand",
+        "randn",
+        "randint",
+        "random",
+        "random_sample",
+        "ranf",
+        "sample",
+        "choice",
+        "shuffle",
+        "permutation",
+        "uniform",
+        "normal",
+        "binomial",
+        "poisson",
+        "beta",
+        "gamma",
+        "exponential",
+        "multinomial",
+        "standard_normal",
+        "random_integers",
+        "bytes",
+        "dirichlet",
+        "laplace",
+        "lognormal",
+        "geometric",
+        "triangular",
+    }
 )
 PY_RANDOM_FUNCS = frozenset(
-    {"random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform",
-     "gauss", "normalvariate", "triangular", "betavariate", "expovariate", "getrandbits"}
+    {
+        "random",
+        "randint",
+        "randrange",
+        "choice",
+        "choices",
+        "shuffle",
+        "sample",
+        "uniform",
+        "gauss",
+        "normalvariate",
+        "triangular",
+        "betavariate",
+        "expovariate",
+        "getrandbits",
+    }
 )
 NUMPY_SEEDERS = frozenset({"numpy.random.seed", "numpy.random.set_state"})
 PY_SEEDERS = frozenset({"random.seed", "random.setstate"})
-MXNET_SEEDERS = frozenset({"mxnet.random.seed", "mxnet.np.random.seed", "mxnet.nd.random.seed",
-                           "mxnet.npx.random.seed"})
+MXNET_SEEDERS = frozenset(
+    {"mxnet.random.seed", "mxnet.np.random.seed", "mxnet.nd.random.seed", "mxnet.npx.random.seed"}
+)
 #: Explicit generators: seeded at construction, they do not need the global seed.
-NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState",
-                              "numpy.random.Generator"})
+NUMPY_GENERATORS = frozenset(
+    {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
+)
 
 
 def numpy_random_call(name: str | None) -> bool:
-    return name is not None and name.startswith("numpy.random.") and \
-        name.rsplit(".", 1)[1] in NUMPY_RANDOM_FUNCS
+    return (
+        name is not None
+        and name.startswith("numpy.random.")
+        and name.rsplit(".", 1)[1] in NUMPY_RANDOM_FUNCS
+    )
 
 
 def python_random_call(name: str | None) -> bool:
-    return name is not None and name.startswith("random.") and \
-        name.rsplit(".", 1)[1] in PY_RANDOM_FUNCS
+    return (
+        name is not None
+        and name.startswith("random.")
+        and name.rsplit(".", 1)[1] in PY_RANDOM_FUNCS
+    )
 
 
 # --- Reproducibility (MXL3xx): which generator each MXNet data API draws from ---------------
@@ -241,33 +373,65 @@ SHUFFLING_PIPELINES: dict[str, tuple[tuple[str, ...], tuple[str, int] | None]] =
 }
 #: Augmenters and transforms that draw from Python's `random` each time they are applied.
 PY_RANDOM_AUGMENTERS = frozenset(
-    {f"mxnet.image.{n}" for n in (
-        "random_crop", "random_size_crop", "RandomCropAug", "RandomSizedCropAug",
-        "BrightnessJitterAug", "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug",
-        "ColorJitterAug", "RandomOrderAug", "RandomGrayAug", "HorizontalFlipAug",
-        "DetHorizontalFlipAug", "DetRandomCropAug", "DetRandomPadAug", "DetRandomSelectAug",
-        "CreateDetAugmenter", "CreateMultiRandCropAugmenter")}
-    | {"mxnet.gluon.data.vision.transforms.RandomResizedCrop",
-       "mxnet.gluon.data.vision.transforms.RandomApply"}
+    {
+        f"mxnet.image.{n}"
+        for n in (
+            "random_crop",
+            "random_size_crop",
+            "RandomCropAug",
+            "RandomSizedCropAug",
+            "BrightnessJitterAug",
+            "ContrastJitterAug",
+            "SaturationJitterAug",
+            "HueJitterAug",
+            "ColorJitterAug",
+            "RandomOrderAug",
+            "RandomGrayAug",
+            "HorizontalFlipAug",
+            "DetHorizontalFlipAug",
+            "DetRandomCropAug",
+            "DetRandomPadAug",
+            "DetRandomSelectAug",
+            "CreateDetAugmenter",
+            "CreateMultiRandCropAugmenter",
+        )
+    }
+    | {
+        "mxnet.gluon.data.vision.transforms.RandomResizedCrop",
+        "mxnet.gluon.data.vision.transforms.RandomApply",
+    }
 )
 #: Augmenters and transforms that draw from numpy's global generator.
 NUMPY_RANDOM_AUGMENTERS = frozenset(
-    {"mxnet.image.LightingAug", "mxnet.image.random_rotate",
-     "mxnet.gluon.data.vision.transforms.RandomRotation"}
+    {
+        "mxnet.image.LightingAug",
+        "mxnet.image.random_rotate",
+        "mxnet.gluon.data.vision.transforms.RandomRotation",
+    }
 )
 #: `mx.image.CreateAugmenter` keywords that add a Python-`random` augmenter / a numpy one.
 CREATE_AUGMENTER = "mxnet.image.CreateAugmenter"
-CREATE_AUGMENTER_PY_KEYWORDS = ("rand_crop", "rand_resize", "rand_mirror", "brightness",
-                                "contrast", "saturation", "hue", "rand_gray")
+CREATE_AUGMENTER_PY_KEYWORDS = (
+    "rand_crop",
+    "rand_resize",
+    "rand_mirror",
+    "brightness",
+    "contrast",
+    "saturation",
+    "hue",
+    "rand_gray",
+)
 CREATE_AUGMENTER_NUMPY_KEYWORDS = ("pca_noise",)
 #: MXNet's own samplers (governed by `mx.random.seed`).
-MXNET_RANDOM_NAMESPACES = ("mxnet.random", "mxnet.nd.random", "mxnet.np.random",
-                           "mxnet.npx.random")
+MXNET_RANDOM_NAMESPACES = ("mxnet.random", "mxnet.nd.random", "mxnet.np.random", "mxnet.npx.random")
 
 
 def mxnet_random_call(name: str | None) -> bool:
-    return in_namespace(name, MXNET_RANDOM_NAMESPACES) and name is not None and \
-        name not in MXNET_SEEDERS
+    return (
+        in_namespace(name, MXNET_RANDOM_NAMESPACES)
+        and name is not None
+        and name not in MXNET_SEEDERS
+    )
 
 
 # --- Lifecycle and AMP (MXL7xx) ------------------------------------------------------------
@@ -275,19 +439,37 @@ def mxnet_random_call(name: str | None) -> bool:
 #: `amp.init()` in MXNet 1.x (contrib) and 2.x.
 AMP_INIT = frozenset({"mxnet.contrib.amp.init", "mxnet.amp.init"})
 #: Namespaces whose calls build a network (constructors and model-zoo factories).
-NETWORK_NAMESPACES = ("mxnet.gluon.nn", "mxnet.gluon.rnn", "mxnet.gluon.model_zoo",
-                      "gluoncv.model_zoo", "gluonnlp.model")
+NETWORK_NAMESPACES = (
+    "mxnet.gluon.nn",
+    "mxnet.gluon.rnn",
+    "mxnet.gluon.model_zoo",
+    "gluoncv.model_zoo",
+    "gluonnlp.model",
+)
 #: Blocks built from a symbol file: their graph exists without a forward pass (export works).
 SYMBOL_BLOCKS = frozenset({"mxnet.gluon.SymbolBlock", "mxnet.gluon.SymbolBlock.imports"})
 #: Methods only a Gluon Block has: the variable they are called on holds a network.
-BLOCK_METHODS = frozenset({"initialize", "hybridize", "collect_params", "load_parameters",
-                           "load_params", "save_parameters", "cast", "reset_ctx"})
+BLOCK_METHODS = frozenset(
+    {
+        "initialize",
+        "hybridize",
+        "collect_params",
+        "load_parameters",
+        "load_params",
+        "save_parameters",
+        "cast",
+        "reset_ctx",
+    }
+)
 
 
 def builds_network(name: str | None) -> bool:
     """A call that constructs a Gluon network (not a loss, not a SymbolBlock)."""
-    return in_namespace(name, NETWORK_NAMESPACES) and name not in SYMBOL_BLOCKS and \
-        not (name or "").endswith(("SymbolBlock", "SymbolBlock.imports"))
+    return (
+        in_namespace(name, NETWORK_NAMESPACES)
+        and name not in SYMBOL_BLOCKS
+        and not (name or "").endswith(("SymbolBlock", "SymbolBlock.imports"))
+    )
 
 
 # --- Tensors in Python land ----------------------------------------------------------------
@@ -298,14 +480,24 @@ TO_PYTHON_METHODS = frozenset({"asnumpy", "asscalar", "item", "tolist"})
 SYNC_METHODS = frozenset({"asnumpy", "asscalar", "item", "tolist", "wait_to_read", "wait_to_write"})
 SYNC_FUNCTIONS = frozenset({"mxnet.nd.waitall", "mxnet.npx.waitall", "mxnet.nd.save"})
 #: Attributes an NDArray has and a Symbol does not (in MXNet 1.x).
-VALUE_ATTRIBUTES = frozenset({"shape", "dtype", "context", "ctx", "size", "ndim", "stype",
-                              "grad", "device"})
+VALUE_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "context", "ctx", "size", "ndim", "stype", "grad", "device"}
+)
 #: In-place NDArray methods that have no symbolic counterpart.
 INPLACE_METHODS = frozenset({"attach_grad", "__setitem__"})
 #: `F.*` functions that implement control flow symbolically.
-SYMBOLIC_CONTROL_FLOW = frozenset({"where", "contrib.cond", "contrib.foreach",
-                                   "contrib.while_loop", "npx.cond", "npx.foreach",
-                                   "npx.while_loop", "np.where"})
+SYMBOLIC_CONTROL_FLOW = frozenset(
+    {
+        "where",
+        "contrib.cond",
+        "contrib.foreach",
+        "contrib.while_loop",
+        "npx.cond",
+        "npx.foreach",
+        "npx.while_loop",
+        "np.where",
+    }
+)
 
 # --- autograd ------------------------------------------------------------------------------
 
@@ -327,24 +519,82 @@ TO_PYTHON_BUILTINS = frozenset({"float", "int", "bool", "complex"})
 #: NumPy functions that copy a tensor into a NumPy array.
 NUMPY_CONVERTERS = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray"})
 #: Builtins that iterate their argument (on a 1.x Symbol they iterate its outputs).
-ITERATING_BUILTINS = frozenset({"list", "tuple", "enumerate", "zip", "sorted", "reversed",
-                                "iter", "map", "sum", "max", "min", "any", "all"})
+ITERATING_BUILTINS = frozenset(
+    {
+        "list",
+        "tuple",
+        "enumerate",
+        "zip",
+        "sorted",
+        "reversed",
+        "iter",
+        "map",
+        "sum",
+        "max",
+        "min",
+        "any",
+        "all",
+    }
+)
 #: `F.*` operators returning several outputs: indexing or unpacking them is correct.
-MULTI_OUTPUT_OPS = frozenset({
-    "split", "SliceChannel", "split_v2", "contrib.foreach", "contrib.while_loop",
-    "contrib.cond", "RNN", "topk", "linalg.gelqf", "linalg.syevd", "linalg.slogdet",
-    "np.split", "np.array_split", "np.hsplit", "np.vsplit", "np.dsplit", "npx.foreach",
-    "npx.while_loop", "npx.cond", "np.meshgrid", "np.unique", "np.linalg.slogdet",
-    "np.linalg.eigh", "np.linalg.qr", "np.linalg.svd", "npx.topk", "contrib.box_nms",
-    "Group", "contrib.MultiBoxTarget", "contrib.MultiBoxDetection", "contrib.Proposal",
-})
+MULTI_OUTPUT_OPS = frozenset(
+    {
+        "split",
+        "SliceChannel",
+        "split_v2",
+        "contrib.foreach",
+        "contrib.while_loop",
+        "contrib.cond",
+        "RNN",
+        "topk",
+        "linalg.gelqf",
+        "linalg.syevd",
+        "linalg.slogdet",
+        "np.split",
+        "np.array_split",
+        "np.hsplit",
+        "np.vsplit",
+        "np.dsplit",
+        "npx.foreach",
+        "npx.while_loop",
+        "npx.cond",
+        "np.meshgrid",
+        "np.unique",
+        "np.linalg.slogdet",
+        "np.linalg.eigh",
+        "np.linalg.qr",
+        "np.linalg.svd",
+        "npx.topk",
+        "contrib.box_nms",
+        "Group",
+        "contrib.MultiBoxTarget",
+        "contrib.MultiBoxDetection",
+        "contrib.Proposal",
+    }
+)
 #: Tensor methods that return several outputs.
 MULTI_OUTPUT_METHODS = frozenset({"split", "split_v2", "topk"})
 #: Methods of a tensor that do not return a tensor.
-NON_TENSOR_METHODS = frozenset({"list_outputs", "list_arguments", "list_inputs",
-                                "list_auxiliary_states", "infer_shape", "infer_type", "tojson",
-                                "save", "wait_to_read", "attach_grad", "get_internals",
-                                "get_children", "attr", "attr_dict", "name", "debug_str"})
+NON_TENSOR_METHODS = frozenset(
+    {
+        "list_outputs",
+        "list_arguments",
+        "list_inputs",
+        "list_auxiliary_states",
+        "infer_shape",
+        "infer_type",
+        "tojson",
+        "save",
+        "wait_to_read",
+        "attach_grad",
+        "get_internals",
+        "get_children",
+        "attr",
+        "attr_dict",
+        "name",
+        "debug_str",
+    }
+)
 #: Imperative-only branches: `F is nd`, `isinstance(x, nd.NDArray)`.
 IMPERATIVE_MODULES = frozenset({"mxnet.nd", "mxnet.np", "mxnet.npx"})
 IMPERATIVE_TYPES = frozenset({"mxnet.nd.NDArray", "mxnet.np.ndarray"})
@@ -353,44 +603,208 @@ SYMBOLIC_TYPES = frozenset({"mxnet.sym.Symbol"})
 #: Recurrent cells: `cell(x, states)` returns `(output, new_states)`.
 RNN_CELL_PREFIX = "mxnet.gluon.rnn."
 #: Layers whose output may be a tuple (`LSTM(x, states)` returns `(out, states)`).
-MAYBE_TUPLE_LAYERS = frozenset({"mxnet.gluon.rnn.LSTM", "mxnet.gluon.rnn.GRU",
-                                "mxnet.gluon.rnn.RNN", "mxnet.gluon.nn.Sequential",
-                                "mxnet.gluon.nn.HybridSequential", "mxnet.gluon.nn.Lambda",
-                                "mxnet.gluon.nn.HybridLambda", "mxnet.gluon.nn.Identity",
-                                "mxnet.gluon.nn.Concatenate", "mxnet.gluon.nn.HybridConcatenate"})
+MAYBE_TUPLE_LAYERS = frozenset(
+    {
+        "mxnet.gluon.rnn.LSTM",
+        "mxnet.gluon.rnn.GRU",
+        "mxnet.gluon.rnn.RNN",
+        "mxnet.gluon.nn.Sequential",
+        "mxnet.gluon.nn.HybridSequential",
+        "mxnet.gluon.nn.Lambda",
+        "mxnet.gluon.nn.HybridLambda",
+        "mxnet.gluon.nn.Identity",
+        "mxnet.gluon.nn.Concatenate",
+        "mxnet.gluon.nn.HybridConcatenate",
+    }
+)
 #: `nd.<op>` whose `F.<op>` twin takes the same arguments: `nd.relu(x)` -> `F.relu(x)` is safe.
-SAME_SIGNATURE_OPS = frozenset({
-    "relu", "sigmoid", "tanh", "softmax", "log_softmax", "softsign", "exp", "log", "log1p",
-    "expm1", "sqrt", "rsqrt", "square", "abs", "sign", "negative", "reciprocal", "floor",
-    "ceil", "round", "clip", "sum", "mean", "max", "min", "prod", "norm", "dot", "batch_dot",
-    "concat", "stack", "reshape", "reshape_like", "transpose", "swapaxes", "expand_dims",
-    "squeeze", "flatten", "Flatten", "flip", "tile", "repeat", "broadcast_add",
-    "broadcast_sub", "broadcast_mul", "broadcast_div", "broadcast_maximum",
-    "broadcast_minimum", "broadcast_power", "broadcast_equal", "broadcast_greater",
-    "broadcast_lesser", "broadcast_like", "broadcast_to", "broadcast_axis", "elemwise_add",
-    "elemwise_sub", "elemwise_mul", "elemwise_div", "add_n", "maximum", "minimum", "power",
-    "where", "take", "pick", "slice_axis", "slice_like", "split", "one_hot", "argmax",
-    "argmin", "topk", "sort", "argsort", "cast", "Cast", "zeros_like", "ones_like",
-    "Activation", "LeakyReLU", "FullyConnected", "Convolution", "Pooling", "Dropout",
-    "BatchNorm", "LayerNorm", "L2Normalization", "SoftmaxActivation", "SequenceMask",
-    "SequenceLast", "SequenceReverse", "Embedding", "erf", "gamma", "sin", "cos", "arctan",
-    "smooth_l1", "stop_gradient", "BlockGrad", "identity", "logical_not",
-})
+SAME_SIGNATURE_OPS = frozenset(
+    {
+        "relu",
+        "sigmoid",
+        "tanh",
+        "softmax",
+        "log_softmax",
+        "softsign",
+        "exp",
+        "log",
+        "log1p",
+        "expm1",
+        "sqrt",
+        "rsqrt",
+        "square",
+        "abs",
+        "sign",
+        "negative",
+        "reciprocal",
+        "floor",
+        "ceil",
+        "round",
+        "clip",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "norm",
+        "dot",
+        "batch_dot",
+        "concat",
+        "stack",
+        "reshape",
+        "reshape_like",
+        "transpose",
+        "swapaxes",
+        "expand_dims",
+        "squeeze",
+        "flatten",
+        "Flatten",
+        "flip",
+        "tile",
+        "repeat",
+        "broadcast_add",
+        "broadcast_sub",
+        "broadcast_mul",
+        "broadcast_div",
+        "broadcast_maximum",
+        "broadcast_minimum",
+        "broadcast_power",
+        "broadcast_equal",
+        "broadcast_greater",
+        "broadcast_lesser",
+        "broadcast_like",
+        "broadcast_to",
+        "broadcast_axis",
+        "elemwise_add",
+        "elemwise_sub",
+        "elemwise_mul",
+        "elemwise_div",
+        "add_n",
+        "maximum",
+        "minimum",
+        "power",
+        "where",
+        "take",
+        "pick",
+        "slice_axis",
+        "slice_like",
+        "split",
+        "one_hot",
+        "argmax",
+        "argmin",
+        "topk",
+        "sort",
+        "argsort",
+        "cast",
+        "Cast",
+        "zeros_like",
+        "ones_like",
+        "Activation",
+        "LeakyReLU",
+        "FullyConnected",
+        "Convolution",
+        "Pooling",
+        "Dropout",
+        "BatchNorm",
+        "LayerNorm",
+        "L2Normalization",
+        "SoftmaxActivation",
+        "SequenceMask",
+        "SequenceLast",
+        "SequenceReverse",
+        "Embedding",
+        "erf",
+        "gamma",
+        "sin",
+        "cos",
+        "arctan",
+        "smooth_l1",
+        "stop_gradient",
+        "BlockGrad",
+        "identity",
+        "logical_not",
+    }
+)
 #: Further single-output operators and creators (indexing their result is a tensor bug).
-SINGLE_OUTPUT_OPS = frozenset({
-    "zeros", "ones", "full", "empty", "arange", "eye", "linspace", "array", "relu",
-    "slice", "gather_nd", "scatter_nd", "batch_take", "contrib.arange_like", "arange_like",
-    "expm1", "sum_axis", "nansum", "softmax_cross_entropy", "sigmoid", "exp", "matmul",
-    "einsum", "tensordot", "cumsum", "diag", "trace", "ravel", "reshape", "transpose",
-    "moveaxis", "concatenate", "vstack", "hstack", "squeeze", "mean", "var", "std", "std_",
-    "shape_array", "size_array", "amp_cast", "erfinv", "hard_sigmoid", "log_sigmoid", "mish",
-    "gelu", "selu", "elu", "silu", "softplus", "swish", "logsumexp", "masked_softmax",
-    "masked_log_softmax", "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt",
-    "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt", "pad", "Pad",
-    "UpSampling", "BilinearResize2D", "contrib.BilinearResize2D", "ROIAlign", "ROIPooling",
-    "contrib.ROIAlign", "Deconvolution", "InstanceNorm", "GroupNorm", "SoftmaxOutput",
-    "LinearRegressionOutput", "LogisticRegressionOutput", "MakeLoss", "make_loss",
-})
+SINGLE_OUTPUT_OPS = frozenset(
+    {
+        "zeros",
+        "ones",
+        "full",
+        "empty",
+        "arange",
+        "eye",
+        "linspace",
+        "array",
+        "relu",
+        "slice",
+        "gather_nd",
+        "scatter_nd",
+        "batch_take",
+        "contrib.arange_like",
+        "arange_like",
+        "expm1",
+        "sum_axis",
+        "nansum",
+        "softmax_cross_entropy",
+        "sigmoid",
+        "exp",
+        "matmul",
+        "einsum",
+        "tensordot",
+        "cumsum",
+        "diag",
+        "trace",
+        "ravel",
+        "reshape",
+        "transpose",
+        "moveaxis",
+        "concatenate",
+        "vstack",
+        "hstack",
+        "squeeze",
+        "mean",
+        "var",
+        "std",
+        "std_",
+        "shape_array",
+        "size_array",
+        "amp_cast",
+        "erfinv",
+        "hard_sigmoid",
+        "log_sigmoid",
+        "mish",
+        "gelu",
+        "selu",
+        "elu",
+        "silu",
+        "softplus",
+        "swish",
+        "logsumexp",
+        "masked_softmax",
+        "masked_log_softmax",
+        "interleaved_matmul_selfatt_qk",
+        "interleaved_matmul_selfatt_valatt",
+        "interleaved_matmul_encdec_qk",
+        "interleaved_matmul_encdec_valatt",
+        "pad",
+        "Pad",
+        "UpSampling",
+        "BilinearResize2D",
+        "contrib.BilinearResize2D",
+        "ROIAlign",
+        "ROIPooling",
+        "contrib.ROIAlign",
+        "Deconvolution",
+        "InstanceNorm",
+        "GroupNorm",
+        "SoftmaxOutput",
+        "LinearRegressionOutput",
+        "LogisticRegressionOutput",
+        "MakeLoss",
+        "make_loss",
+    }
+)
 
 
 # --- Recorded graphs (MXL402, MXL404, MXL405) ---------------------------------------------
@@ -404,58 +818,248 @@ SINGLE_OUTPUT_OPS = frozenset({
 AUTOGRAD_PAUSE_RECORDING = "mxnet.autograd.pause"
 AUTOGRAD_BACKWARD = frozenset({"mxnet.autograd.backward", "mxnet.autograd.grad"})
 #: Methods whose result no longer holds the autograd graph of their receiver.
-DETACHING_METHODS = TO_PYTHON_METHODS | frozenset({"detach", "wait_to_read", "wait_to_write",
-                                                   "attach_grad", "tostype"})
+DETACHING_METHODS = TO_PYTHON_METHODS | frozenset(
+    {"detach", "wait_to_read", "wait_to_write", "attach_grad", "tostype"}
+)
 #: Operators that cut the graph (`nd.stop_gradient(x)`), by their last name.
 DETACHING_OPS = frozenset({"stop_gradient", "BlockGrad"})
 #: Methods of Python containers and training utilities that never return a tensor.
-NON_TENSOR_CALL_METHODS = frozenset({
-    "append", "extend", "insert", "update", "add", "items", "keys", "values", "format", "join",
-    "reset", "step", "zero_grad", "backward", "info", "debug", "warning", "warn", "error",
-    "log", "write", "close", "save_parameters", "load_parameters", "collect_params",
-    "set_description", "set_postfix", "add_scalar", "add_scalars", "get", "pop", "setdefault",
-    "clear", "copy_", "next", "get_name", "startswith", "endswith", "lower", "upper",
-})
+NON_TENSOR_CALL_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "update",
+        "add",
+        "items",
+        "keys",
+        "values",
+        "format",
+        "join",
+        "reset",
+        "step",
+        "zero_grad",
+        "backward",
+        "info",
+        "debug",
+        "warning",
+        "warn",
+        "error",
+        "log",
+        "write",
+        "close",
+        "save_parameters",
+        "load_parameters",
+        "collect_params",
+        "set_description",
+        "set_postfix",
+        "add_scalar",
+        "add_scalars",
+        "get",
+        "pop",
+        "setdefault",
+        "clear",
+        "copy_",
+        "next",
+        "get_name",
+        "startswith",
+        "endswith",
+        "lower",
+        "upper",
+    }
+)
 #: Evaluation metrics (`EvalMetric` subclasses): calling one of these builds a metric.
-METRIC_NAMESPACES = ("mxnet.metric", "mxnet.gluon.metric", "gluoncv.utils.metrics",
-                     "gluonnlp.metric")
-METRIC_BASES = frozenset({"mxnet.metric.EvalMetric", "mxnet.gluon.metric.EvalMetric",
-                          "mxnet.metric.CustomMetric", "mxnet.gluon.metric.CustomMetric"})
+METRIC_NAMESPACES = (
+    "mxnet.metric",
+    "mxnet.gluon.metric",
+    "gluoncv.utils.metrics",
+    "gluonnlp.metric",
+)
+METRIC_BASES = frozenset(
+    {
+        "mxnet.metric.EvalMetric",
+        "mxnet.gluon.metric.EvalMetric",
+        "mxnet.metric.CustomMetric",
+        "mxnet.gluon.metric.CustomMetric",
+    }
+)
 #: Python containers that may outlive a training step (`outputs = []` before the loop).
-CONTAINER_FACTORIES = frozenset({"list", "dict", "set", "collections.deque",
-                                 "collections.defaultdict", "collections.OrderedDict",
-                                 "deque", "defaultdict", "OrderedDict"})
+CONTAINER_FACTORIES = frozenset(
+    {
+        "list",
+        "dict",
+        "set",
+        "collections.deque",
+        "collections.defaultdict",
+        "collections.OrderedDict",
+        "deque",
+        "defaultdict",
+        "OrderedDict",
+    }
+)
 #: Container methods that store their argument(s).
 STORING_METHODS = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "add"})
 #: Words of a variable name that say "validation/test data" (`val_data`, `X_test`).
-VALIDATION_WORDS = frozenset({"val", "valid", "validation", "eval", "evaluation", "test",
-                              "testing", "holdout"})
+VALIDATION_WORDS = frozenset(
+    {"val", "valid", "validation", "eval", "evaluation", "test", "testing", "holdout"}
+)
 #: Words that, next to a validation word, make a name data (`valid_data`, not `valid_length`).
-DATA_WORDS = frozenset({
-    "data", "dataset", "datasets", "x", "y", "xs", "ys", "input", "inputs", "batch",
-    "batches", "loader", "loaders", "iter", "iterator", "dataiter", "set", "img", "imgs",
-    "image", "images", "sample", "samples", "feature", "features", "feat", "feats", "label",
-    "labels", "seq", "seqs", "text", "texts", "src", "tgt", "token", "tokens", "sentence",
-    "sentences", "example", "examples", "ds", "dl", "arr", "array", "tensor", "frames",
-    "video", "videos", "points", "pts", "iterable", "pairs", "queries", "records", "inp",
-})
+DATA_WORDS = frozenset(
+    {
+        "data",
+        "dataset",
+        "datasets",
+        "x",
+        "y",
+        "xs",
+        "ys",
+        "input",
+        "inputs",
+        "batch",
+        "batches",
+        "loader",
+        "loaders",
+        "iter",
+        "iterator",
+        "dataiter",
+        "set",
+        "img",
+        "imgs",
+        "image",
+        "images",
+        "sample",
+        "samples",
+        "feature",
+        "features",
+        "feat",
+        "feats",
+        "label",
+        "labels",
+        "seq",
+        "seqs",
+        "text",
+        "texts",
+        "src",
+        "tgt",
+        "token",
+        "tokens",
+        "sentence",
+        "sentences",
+        "example",
+        "examples",
+        "ds",
+        "dl",
+        "arr",
+        "array",
+        "tensor",
+        "frames",
+        "video",
+        "videos",
+        "points",
+        "pts",
+        "iterable",
+        "pairs",
+        "queries",
+        "records",
+        "inp",
+    }
+)
 #: Logging sinks: a sync whose value goes here is a readback for logging.
-LOGGING_FUNCTIONS = frozenset({"print", "logging.info", "logging.debug", "logging.warning",
-                               "logging.error", "logging.log", "tqdm.tqdm.write"})
-LOGGING_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "critical", "log",
-                             "add_scalar", "add_scalars", "set_postfix", "set_description",
-                             "set_postfix_str"})
-LOGGER_WORDS = frozenset({"logger", "log", "logging", "writer", "sw", "summary", "tb",
-                          "pbar", "progress", "tqdm", "bar", "mlflow", "wandb"})
+LOGGING_FUNCTIONS = frozenset(
+    {
+        "print",
+        "logging.info",
+        "logging.debug",
+        "logging.warning",
+        "logging.error",
+        "logging.log",
+        "tqdm.tqdm.write",
+    }
+)
+LOGGING_METHODS = frozenset(
+    {
+        "info",
+        "debug",
+        "warning",
+        "warn",
+        "error",
+        "critical",
+        "log",
+        "add_scalar",
+        "add_scalars",
+        "set_postfix",
+        "set_description",
+        "set_postfix_str",
+    }
+)
+LOGGER_WORDS = frozenset(
+    {
+        "logger",
+        "log",
+        "logging",
+        "writer",
+        "sw",
+        "summary",
+        "tb",
+        "pbar",
+        "progress",
+        "tqdm",
+        "bar",
+        "mlflow",
+        "wandb",
+    }
+)
 #: Names of networks and their parts: `<net>.<method>(x)` is a forward pass.
-NETWORK_WORDS = frozenset({"net", "model", "network", "encoder", "decoder", "generator",
-                           "discriminator", "backbone", "head", "classifier", "block", "cell",
-                           "rnn", "lstm", "gru", "policy", "critic", "actor", "teacher",
-                           "student", "netg", "netd"})
+NETWORK_WORDS = frozenset(
+    {
+        "net",
+        "model",
+        "network",
+        "encoder",
+        "decoder",
+        "generator",
+        "discriminator",
+        "backbone",
+        "head",
+        "classifier",
+        "block",
+        "cell",
+        "rnn",
+        "lstm",
+        "gru",
+        "policy",
+        "critic",
+        "actor",
+        "teacher",
+        "student",
+        "netg",
+        "netd",
+    }
+)
 #: Words of a loop's iterable that make it a loop over devices or shards of one batch.
-SHARD_WORDS = frozenset({"ctx", "ctxs", "context", "contexts", "device", "devices", "gpu",
-                         "gpus", "shard", "shards", "part", "parts", "split", "splits",
-                         "slices", "chunk", "chunks", "ngpu", "ngpus"})
+SHARD_WORDS = frozenset(
+    {
+        "ctx",
+        "ctxs",
+        "context",
+        "contexts",
+        "device",
+        "devices",
+        "gpu",
+        "gpus",
+        "shard",
+        "shards",
+        "part",
+        "parts",
+        "split",
+        "splits",
+        "slices",
+        "chunk",
+        "chunks",
+        "ngpu",
+        "ngpus",
+    }
+)
 
 
 # --- The symbolic execution API (Module, Executor) ------------------------------------------

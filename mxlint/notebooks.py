@@ -58,7 +58,8 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _CELL_MAGIC = re.compile(r"%%(\w+)")
 _HELP = re.compile(r"[ \t]*[A-Za-z_*][\w.*]*\?{1,2}[ \t]*")
 _ASSIGN_MAGIC = re.compile(
-    r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]")
+    r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[!%]"
+)
 _WS = re.compile(r"[ \t\n\r]*")
 #: A \uXXXX escape of a non-ASCII character: the file was written with ensure_ascii.
 _NON_ASCII_ESCAPE = re.compile(r"\\u(?!00[0-7])[0-9a-fA-F]{4}")
@@ -92,8 +93,11 @@ def _lines(text: str) -> list[str]:
 
 def _is_magic(body: str) -> bool:
     stripped = body.lstrip(" \t")
-    return (stripped[:1] in ("%", "!", "?") or bool(_HELP.fullmatch(body))
-            or bool(_ASSIGN_MAGIC.match(body)))
+    return (
+        stripped[:1] in ("%", "!", "?")
+        or bool(_HELP.fullmatch(body))
+        or bool(_ASSIGN_MAGIC.match(body))
+    )
 
 
 def _logical_length(lines: list[str], start: int) -> int:
@@ -132,7 +136,7 @@ def _neutralise(cell: _Cell, counter: itertools.count) -> None:
         content = lines[row].rstrip("\r\n")
         placeholder = (f"{indent}pass  " if indent else "") + f"# mxlint: magic {number}"
         cell.magics[number] = (placeholder, content)
-        out[row] = placeholder + lines[row][len(content):]
+        out[row] = placeholder + lines[row][len(content) :]
 
     i = 0
     first = next(k for k, line in enumerate(lines) if line.strip())
@@ -149,7 +153,7 @@ def _neutralise(cell: _Cell, counter: itertools.count) -> None:
             i += 1
             continue
         if _is_magic(body):
-            indent = body[:len(body) - len(stripped)]
+            indent = body[: len(body) - len(stripped)]
             while True:
                 continued = lines[i].rstrip("\r\n").endswith("\\")
                 replace(i, indent)
@@ -213,8 +217,14 @@ class CellMap:
                 edits.append(Edit(e.content, a, b, cell=a_cell))
             if fix is not None:
                 fix = Fix(fix.applicability, fix.message, tuple(edits))
-        return dataclasses.replace(finding, location=start, end_location=end, fix=fix, cell=cell,
-                                   message=self._message(finding))
+        return dataclasses.replace(
+            finding,
+            location=start,
+            end_location=end,
+            fix=fix,
+            cell=cell,
+            message=self._message(finding),
+        )
 
     def _message(self, finding: Finding) -> str:
         """Joined-source positions quoted in a message (`nb.ipynb:37` for a helper's break,
@@ -225,11 +235,17 @@ class CellMap:
             return f"cell {number}:{local}"
 
         name = PurePath(finding.filename).name
-        message = re.sub(re.escape(name) + r":(\d+)\b(?!:)",
-                         lambda m: f"{name}:{cell_pos(m.group(1))}", finding.message)
+        message = re.sub(
+            re.escape(name) + r":(\d+)\b(?!:)",
+            lambda m: f"{name}:{cell_pos(m.group(1))}",
+            finding.message,
+        )
         if finding.code == "MXL001":
-            message = re.sub(r"\berror at (\d+):(\d+)",
-                             lambda m: f"error at {cell_pos(m.group(1))}:{m.group(2)}", message)
+            message = re.sub(
+                r"\berror at (\d+):(\d+)",
+                lambda m: f"error at {cell_pos(m.group(1))}:{m.group(2)}",
+                message,
+            )
         return message
 
     def to_source(self, finding: Finding) -> Finding:
@@ -243,12 +259,25 @@ class CellMap:
 
         fix = finding.fix
         if fix is not None:
-            fix = Fix(fix.applicability, fix.message, tuple(
-                Edit(e.content, loc(e.cell or cell, e.location), loc(e.cell or cell, e.end_location))
-                for e in fix.edits))
-        return dataclasses.replace(finding, location=loc(cell, finding.location),
-                                   end_location=loc(cell, finding.end_location), fix=fix,
-                                   cell=None)
+            fix = Fix(
+                fix.applicability,
+                fix.message,
+                tuple(
+                    Edit(
+                        e.content,
+                        loc(e.cell or cell, e.location),
+                        loc(e.cell or cell, e.end_location),
+                    )
+                    for e in fix.edits
+                ),
+            )
+        return dataclasses.replace(
+            finding,
+            location=loc(cell, finding.location),
+            end_location=loc(cell, finding.end_location),
+            fix=fix,
+            cell=None,
+        )
 
 
 # -- the notebook ---------------------------------------------------------------------------
@@ -327,8 +356,10 @@ class Notebook:
             raise NotebookError(f"invalid notebook JSON: {exc}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
             if isinstance(doc, dict) and "worksheets" in doc:
-                raise NotebookError("nbformat 3 notebooks are not supported (convert with "
-                                    "`jupyter nbconvert --to notebook --nbformat 4`)")
+                raise NotebookError(
+                    "nbformat 3 notebooks are not supported (convert with "
+                    "`jupyter nbconvert --to notebook --nbformat 4`)"
+                )
             raise NotebookError("not a Jupyter notebook: no `cells` list")
         return cls(text, doc)
 
@@ -396,15 +427,18 @@ class Notebook:
                 number = int(m.group(1))
                 placeholder, original = cell.magics.get(number, ("", ""))
                 if placeholder != content or number in restored:
-                    raise UnwritableFix("a fix would change an IPython magic or shell line; "
-                                        "the notebook is left unchanged")
+                    raise UnwritableFix(
+                        "a fix would change an IPython magic or shell line; "
+                        "the notebook is left unchanged"
+                    )
                 restored.add(number)
-                out.append(original + line[len(content):])
+                out.append(original + line[len(content) :])
             else:
                 out.append(line)
         if restored != set(cell.magics):
-            raise UnwritableFix("a fix would remove an IPython magic or shell line; "
-                                "the notebook is left unchanged")
+            raise UnwritableFix(
+                "a fix would remove an IPython magic or shell line; the notebook is left unchanged"
+            )
         text = "".join(out)
         if not cell.text.endswith("\n") and text.endswith("\n"):
             text = text[:-1]
@@ -423,14 +457,15 @@ class Notebook:
         raw: dict[str, str] = {}
         for start, end in items:
             raw.setdefault(json.loads(original[start:end]), original[start:end])
-        first_ws = original[1:items[0][0]] if items else "\n"
-        close_ws = original[items[-1][1]:len(original) - 1] if items else "\n"
+        first_ws = original[1 : items[0][0]] if items else "\n"
+        close_ws = original[items[-1][1] : len(original) - 1] if items else "\n"
         if len(items) > 1:
-            sep = original[items[0][1]:items[1][0]]
+            sep = original[items[0][1] : items[1][0]]
         else:
             sep = "," + first_ws if "\n" in first_ws else ", "
-        values = [raw.get(line) or json.dumps(line, ensure_ascii=ascii_only)
-                  for line in _lines(text)]
+        values = [
+            raw.get(line) or json.dumps(line, ensure_ascii=ascii_only) for line in _lines(text)
+        ]
         if not values:
             return "[]"
         return "[" + first_ws + sep.join(values) + close_ws + "]"
@@ -479,16 +514,16 @@ def _array(text: str, i: int) -> tuple[list[tuple[int, int]], int]:
     """(start, end) of each item of the JSON array at `text[i]`, and the array's end."""
     items: list[tuple[int, int]] = []
     i = _skip_ws(text, i)
-    if text[i:i + 1] != "[":
+    if text[i : i + 1] != "[":
         raise NotebookError("expected a JSON array")
     i = _skip_ws(text, i + 1)
-    if text[i:i + 1] == "]":
+    if text[i : i + 1] == "]":
         return items, i + 1
     while True:
         end = _value_end(text, i)
         items.append((i, end))
         i = _skip_ws(text, end)
-        if text[i:i + 1] != ",":
+        if text[i : i + 1] != ",":
             return items, i + 1  # the closing bracket
         i = _skip_ws(text, i + 1)
 
@@ -500,10 +535,10 @@ def _array_items(text: str, i: int) -> list[tuple[int, int]]:
 def _object_members(text: str, i: int) -> Iterator[tuple[str, int, int]]:
     """(key, value start, value end) of each member of the JSON object at `text[i]`."""
     i = _skip_ws(text, i)
-    if text[i:i + 1] != "{":
+    if text[i : i + 1] != "{":
         raise NotebookError("expected a JSON object")
     i = _skip_ws(text, i + 1)
-    if text[i:i + 1] == "}":
+    if text[i : i + 1] == "}":
         return
     while True:
         key, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
@@ -513,7 +548,7 @@ def _object_members(text: str, i: int) -> Iterator[tuple[str, int, int]]:
         end = _array(text, i)[1] if key == "cells" else _value_end(text, i)
         yield key, i, end
         i = _skip_ws(text, end)
-        if text[i:i + 1] != ",":
+        if text[i : i + 1] != ",":
             return
         i = _skip_ws(text, i + 1)
 
@@ -564,17 +599,28 @@ def unified_diff(name: str, before: str, after: str) -> str:
     try:
         old, new = Notebook.parse(before), Notebook.parse(after)
     except NotebookError:
-        return "".join(difflib.unified_diff(before.splitlines(keepends=True),
-                                            after.splitlines(keepends=True),
-                                            fromfile=f"a/{name}", tofile=f"b/{name}"))
+        return "".join(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                fromfile=f"a/{name}",
+                tofile=f"b/{name}",
+            )
+        )
     out: list[str] = []
     for a, b in zip(old.cells, new.cells):
         if a.text == b.text:
             continue
         a_lines = [line if line.endswith("\n") else line + "\n" for line in _lines(a.text)]
         b_lines = [line if line.endswith("\n") else line + "\n" for line in _lines(b.text)]
-        out.extend(difflib.unified_diff(a_lines, b_lines, fromfile=f"a/{name}:cell {a.number}",
-                                        tofile=f"b/{name}:cell {b.number}"))
+        out.extend(
+            difflib.unified_diff(
+                a_lines,
+                b_lines,
+                fromfile=f"a/{name}:cell {a.number}",
+                tofile=f"b/{name}:cell {b.number}",
+            )
+        )
     return "".join(out)
 
 
@@ -588,5 +634,12 @@ def read(path: object) -> Notebook | None:
         return None
 
 
-__all__ = ["SUFFIX", "CellMap", "Notebook", "NotebookError", "UnwritableFix", "lint_notebook",
-           "unified_diff"]
+__all__ = [
+    "SUFFIX",
+    "CellMap",
+    "Notebook",
+    "NotebookError",
+    "UnwritableFix",
+    "lint_notebook",
+    "unified_diff",
+]

@@ -91,8 +91,7 @@ def where(f: Finding) -> str:
 
 
 def render_concise(findings: Sequence[Finding], unsafe: bool = False) -> str:
-    lines = [f"{f.filename}:{where(f)}: {f.code}{_marker(f, unsafe)} {f.message}"
-             for f in findings]
+    lines = [f"{f.filename}:{where(f)}: {f.code}{_marker(f, unsafe)} {f.message}" for f in findings]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -214,12 +213,16 @@ def render_full(findings: Sequence[Finding], unsafe: bool = False) -> str:
                     out.append(f"{pad} | {' ' * start}{'^' * max(end - start, 1)}")
             out.append(f"{pad} |")
             if f.fix is not None:
-                label = {"safe": "Safe fix", "unsafe": "Unsafe fix",
-                         "display": "Suggested change"}[f.fix.applicability]
+                label = {"safe": "Safe fix", "unsafe": "Unsafe fix", "display": "Suggested change"}[
+                    f.fix.applicability
+                ]
                 out.append(f"{pad} = help: {f.fix.message}")
                 out.append(f"{pad}   {label}:")
-                diff = (_notebook_fix_diff(f, sources) if f.cell is not None
-                        else _fix_diff(lines, f.fix))
+                diff = (
+                    _notebook_fix_diff(f, sources)
+                    if f.cell is not None
+                    else _fix_diff(lines, f.fix)
+                )
                 out.extend(f"{pad}   {d}" for d in diff)
         out.append(f"  = docs: {f.url}")
         out.append("")
@@ -248,13 +251,16 @@ def render_github(findings: Sequence[Finding], unsafe: bool = False) -> str:
         file = f"file={_gh_escape(Path(f.filename).as_posix(), True)}"
         title = f"title={_gh_escape(f.code, True)}"
         if f.cell is None:
-            props = (f"{file},line={f.location.row},col={f.location.column},"
-                     f"endLine={f.end_location.row},endColumn={f.end_location.column},{title}")
+            props = (
+                f"{file},line={f.location.row},col={f.location.column},"
+                f"endLine={f.end_location.row},endColumn={f.end_location.column},{title}"
+            )
             text = f"{f.code} {f.message}"
         else:
             rows = sources.json_rows(f)
-            props = f"{file},line={rows[0]},endLine={rows[1]},{title}" if rows else \
-                f"{file},{title}"
+            props = (
+                f"{file},line={rows[0]},endLine={rows[1]},{title}" if rows else f"{file},{title}"
+            )
             text = f"{where(f)}: {f.code} {f.message}"
         lines.append(f"::error {props}::{_gh_escape(text)}")
     return "\n".join(lines) + ("\n" if lines else "")
@@ -318,12 +324,17 @@ def _fingerprints(findings: Sequence[Finding], root: Path, sources: _Sources) ->
 
 
 def _region(start_row: int, start_col: int, end_row: int, end_col: int) -> dict[str, int]:
-    return {"startLine": start_row, "startColumn": start_col, "endLine": end_row,
-            "endColumn": end_col}
+    return {
+        "startLine": start_row,
+        "startColumn": start_col,
+        "endLine": end_row,
+        "endColumn": end_col,
+    }
 
 
-def render_sarif(findings: Sequence[Finding], unsafe: bool = False,
-                 root: Path | None = None) -> str:
+def render_sarif(
+    findings: Sequence[Finding], unsafe: bool = False, root: Path | None = None
+) -> str:
     """SARIF 2.1.0 for GitHub code scanning: repo-relative URIs under %SRCROOT%."""
     root = (root or repo_root()).resolve()
     rules = registry.all_rules()
@@ -338,15 +349,18 @@ def render_sarif(findings: Sequence[Finding], unsafe: bool = False,
             location["uriBaseId"] = "%SRCROOT%"
         physical: dict[str, Any] = {"artifactLocation": location}
         if f.cell is None:
-            physical["region"] = _region(f.location.row, f.location.column,
-                                         f.end_location.row, f.end_location.column)
+            physical["region"] = _region(
+                f.location.row, f.location.column, f.end_location.row, f.end_location.column
+            )
         else:
             # Rows of a notebook cell are not rows of the .ipynb file: the region is the line
             # of the file that holds the cell's row; the cell position goes in the message
             # and the properties.
             rows = sources.json_rows(f)
-            physical["region"] = {"startLine": rows[0] if rows else 1,
-                                  "endLine": rows[1] if rows else 1}
+            physical["region"] = {
+                "startLine": rows[0] if rows else 1,
+                "endLine": rows[1] if rows else 1,
+            }
         text = f.message if f.cell is None else f"{where(f)}: {f.message}"
         result: dict[str, Any] = {
             "ruleId": f.code,
@@ -358,21 +372,38 @@ def render_sarif(findings: Sequence[Finding], unsafe: bool = False,
         if f.code in index:
             result["ruleIndex"] = index[f.code]
         if f.cell is not None:
-            result["properties"] = {"cell": f.cell, "cellLocation": {
-                "row": f.location.row, "column": f.location.column,
-                "endRow": f.end_location.row, "endColumn": f.end_location.column}}
+            result["properties"] = {
+                "cell": f.cell,
+                "cellLocation": {
+                    "row": f.location.row,
+                    "column": f.location.column,
+                    "endRow": f.end_location.row,
+                    "endColumn": f.end_location.column,
+                },
+            }
         if f.fix is not None and f.fix.edits and f.cell is None:
-            result["fixes"] = [{
-                "description": {"text": f"{f.fix.message} ({f.fix.applicability})"},
-                "artifactChanges": [{
-                    "artifactLocation": location,
-                    "replacements": [{
-                        "deletedRegion": _region(e.location.row, e.location.column,
-                                                 e.end_location.row, e.end_location.column),
-                        "insertedContent": {"text": e.content},
-                    } for e in f.fix.edits],
-                }],
-            }]
+            result["fixes"] = [
+                {
+                    "description": {"text": f"{f.fix.message} ({f.fix.applicability})"},
+                    "artifactChanges": [
+                        {
+                            "artifactLocation": location,
+                            "replacements": [
+                                {
+                                    "deletedRegion": _region(
+                                        e.location.row,
+                                        e.location.column,
+                                        e.end_location.row,
+                                        e.end_location.column,
+                                    ),
+                                    "insertedContent": {"text": e.content},
+                                }
+                                for e in f.fix.edits
+                            ],
+                        }
+                    ],
+                }
+            ]
         if f.symbol:
             result.setdefault("properties", {})["symbol"] = f.symbol
         if verify_json(f) is not None:
@@ -381,18 +412,22 @@ def render_sarif(findings: Sequence[Finding], unsafe: bool = False,
     doc = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "mxlint",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": INFO_URI,
-                "rules": [sarif_rule(rules[c]) for c in codes],
-            }},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "mxlint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFO_URI,
+                        "rules": [sarif_rule(rules[c]) for c in codes],
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
     }
     return json.dumps(doc, indent=2) + "\n"
 
@@ -407,12 +442,22 @@ def render_statistics(findings: Sequence[Finding], fmt: str, unsafe: bool = Fals
     rules = registry.all_rules()
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if fmt == "json":
-        data = [{"code": code, "name": rules[code].name if code in rules else None,
-                 "count": n, "fixable": fixable[code] > 0} for code, n in rows]
+        data = [
+            {
+                "code": code,
+                "name": rules[code].name if code in rules else None,
+                "count": n,
+                "fixable": fixable[code] > 0,
+            }
+            for code, n in rows
+        ]
         return json.dumps(data, indent=2) + "\n"
     width = max((len(str(n)) for n in counts.values()), default=1)
-    lines = [f"{n:>{width}}\t{code}\t{'[*]' if fixable[code] else '[ ]'} "
-             f"{rules[code].name if code in rules else ''}".rstrip() for code, n in rows]
+    lines = [
+        f"{n:>{width}}\t{code}\t{'[*]' if fixable[code] else '[ ]'} "
+        f"{rules[code].name if code in rules else ''}".rstrip()
+        for code, n in rows
+    ]
     return "\n".join(lines) + ("\n" if lines else "")
 
 

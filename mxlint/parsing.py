@@ -33,8 +33,12 @@ DEEP_RECURSION_LIMIT = 100_000
 MAX_BRACKET_DEPTH = 200
 
 #: CPython errors that mean "nested too deeply": libcst is not asked at all.
-_TOO_DEEP = ("too many nested parentheses", "too complex", "too many levels of indentation",
-             "too many nested")
+_TOO_DEEP = (
+    "too many nested parentheses",
+    "too complex",
+    "too many levels of indentation",
+    "too many nested",
+)
 _NON_BRACKETS = re.compile(r"[^()\[\]{}]+")
 #: Statements and literals that are Python 2 only, on the line CPython stopped at.
 _PYTHON2 = re.compile(
@@ -163,8 +167,11 @@ def _parse(source: str) -> cst.Module | ParseFailure:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         # libcst's own position is that of the token it gave up on, not always the error's.
-        return cpython or ParseFailure(exc.raw_line, exc.raw_column + 1,
-                                       f"{exc.message} (valid Python that libcst cannot parse)")
+        return cpython or ParseFailure(
+            exc.raw_line,
+            exc.raw_column + 1,
+            f"{exc.message} (valid Python that libcst cannot parse)",
+        )
     except (RecursionError, MemoryError, ValueError) as exc:
         return cpython or ParseFailure(1, 1, f"cannot parse ({type(exc).__name__}: {exc})")
 

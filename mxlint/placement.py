@@ -73,8 +73,9 @@ class Net:
 
     def __deepcopy__(self, memo: dict[int, object]) -> Net:
         # Shares the syntax node (identity matters for reports); copies the graph of blocks.
-        new = Net(self.ctx, self.fresh, self.placed, [], None, self.init_without_ctx,
-                  self.reset_later)
+        new = Net(
+            self.ctx, self.fresh, self.placed, [], None, self.init_without_ctx, self.reset_later
+        )
         memo[id(self)] = new
         new.children = [copy.deepcopy(c, memo) for c in self.children]
         new.parent = copy.deepcopy(self.parent, memo) if self.parent is not None else None
@@ -161,8 +162,11 @@ def join(a: Val, b: Val) -> Val:
     if a is b or a == b:
         return a
     if isinstance(a, Ctx) and isinstance(b, Ctx):
-        gpu = True if True in (a.gpu, b.gpu) else (False if a.gpu is False and b.gpu is False
-                                                    else None)
+        gpu = (
+            True
+            if True in (a.gpu, b.gpu)
+            else (False if a.gpu is False and b.gpu is False else None)
+        )
         src = a.src if a.src == b.src else None
         return Ctx(gpu, a.multi or b.multi, src)
     if isinstance(a, Ctx) and b is None and a.gpu:
@@ -205,9 +209,23 @@ def merge(base: Env, branches: Sequence[Env]) -> Env:
 
 _LOADER_NAME = re.compile(
     r"(?:^|[._])(?:\w*loader|\w*_iter|data_iter|train_data|val_data|valid_data|test_data|"
-    r"eval_data)$")
-_PARAM_ATTRS = frozenset({"weight", "bias", "params", "gamma", "beta", "running_mean",
-                          "running_var", "i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"})
+    r"eval_data)$"
+)
+_PARAM_ATTRS = frozenset(
+    {
+        "weight",
+        "bias",
+        "params",
+        "gamma",
+        "beta",
+        "running_mean",
+        "running_var",
+        "i2h_weight",
+        "h2h_weight",
+        "i2h_bias",
+        "h2h_bias",
+    }
+)
 _ITER_PASSTHROUGH = frozenset({"tqdm", "iter", "list", "tuple", "sorted", "reversed"})
 _TO_PYTHON = knowledge.TO_PYTHON_METHODS | {"asnumpy", "shape", "dtype"}
 _NON_TENSOR_ATTRS = knowledge.VALUE_ATTRIBUTES - {"grad"}
@@ -227,8 +245,9 @@ def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
     return pos[index].value if index < len(pos) else None
 
 
-def ctx_argument(call: cst.Call, method: str, keywords: Sequence[str] = knowledge.CTX_KEYWORDS
-                 ) -> cst.BaseExpression | None:
+def ctx_argument(
+    call: cst.Call, method: str, keywords: Sequence[str] = knowledge.CTX_KEYWORDS
+) -> cst.BaseExpression | None:
     """The expression passed as the context of `call` (keyword or positional), if any."""
     found = _kwarg(call, keywords)
     if found is not None:
@@ -277,8 +296,13 @@ class Scope:
     return (`def try_gpu(): return mx.gpu() if ... else mx.cpu()`).
     """
 
-    def __init__(self, imports: ImportMap, code: Callable[[cst.CSTNode], str],
-                 env: Env | None = None, helpers: dict[str, Ctx] | None = None) -> None:
+    def __init__(
+        self,
+        imports: ImportMap,
+        code: Callable[[cst.CSTNode], str],
+        env: Env | None = None,
+        helpers: dict[str, Ctx] | None = None,
+    ) -> None:
         self.imports = imports
         self.code = code
         self.env: Env = env if env is not None else {}
@@ -374,8 +398,16 @@ class Scope:
                 self._block(stmt.finalbody.body)
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             self.env.pop(stmt.name.value, None)
-        elif type(stmt) in (cst.Del, cst.Global, cst.Nonlocal, cst.Pass, cst.Import,
-                            cst.ImportFrom, cst.Break, cst.Continue):
+        elif type(stmt) in (
+            cst.Del,
+            cst.Global,
+            cst.Nonlocal,
+            cst.Pass,
+            cst.Import,
+            cst.ImportFrom,
+            cst.Break,
+            cst.Continue,
+        ):
             return
         elif isinstance(stmt, cst.BaseExpression):
             self.ev(stmt)
@@ -386,12 +418,16 @@ class Scope:
 
     # -- binding -------------------------------------------------------------------------------
 
-    def bind(self, target: cst.BaseExpression, value: Val,
-             source: cst.BaseExpression | None) -> None:
+    def bind(
+        self, target: cst.BaseExpression, value: Val, source: cst.BaseExpression | None
+    ) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
-            if isinstance(value, Seq) and len(value.items) == len(elements) and not any(
-                    type(e) is cst.StarredElement for e in target.elements):
+            if (
+                isinstance(value, Seq)
+                and len(value.items) == len(elements)
+                and not any(type(e) is cst.StarredElement for e in target.elements)
+            ):
                 for element, item in zip(elements, value.items):
                     self.bind(element, item, None)
                 return
@@ -429,8 +465,12 @@ class Scope:
             return value
         wrapper = None
         inner = node
-        if type(node) is cst.Call and type(node.func) is cst.Name and \
-                node.func.value in ("enumerate", "tqdm") and node.args:
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Name
+            and node.func.value in ("enumerate", "tqdm")
+            and node.args
+        ):
             wrapper, inner = node.func.value, node.args[0].value
         if not _LOADER_NAME.search(dotted_name(inner) or "") or self.ev(inner) is not None:
             return value
@@ -504,9 +544,15 @@ class Scope:
             if items and all(isinstance(i, Ctx) for i in items):
                 ctxs = [i for i in items if isinstance(i, Ctx)]
                 # A list mixing cpu and gpu holds a copy on cpu(0): neither rule applies.
-                gpu = False if all(c.gpu is False for c in ctxs) else (
-                    None if any(c.gpu is False for c in ctxs) else
-                    (True if any(c.gpu for c in ctxs) else None))
+                gpu = (
+                    False
+                    if all(c.gpu is False for c in ctxs)
+                    else (
+                        None
+                        if any(c.gpu is False for c in ctxs)
+                        else (True if any(c.gpu for c in ctxs) else None)
+                    )
+                )
                 return Ctx(gpu, len(items) > 1, self.code(node))
             return Seq(items)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
@@ -550,8 +596,11 @@ class Scope:
         if key is not None and key in self.env:
             return self.env[key]
         if type(node) is cst.Attribute:
-            base = self._name(node.value) if isinstance(node.value, (cst.Name, cst.Attribute)) \
+            base = (
+                self._name(node.value)
+                if isinstance(node.value, (cst.Name, cst.Attribute))
                 else self.ev(node.value)
+            )
             attr = node.attr.value
             if isinstance(base, Tensor):
                 if attr in ("context", "ctx", "device"):
@@ -616,22 +665,27 @@ class Scope:
             if func.value == "zip":
                 return Each(Seq(tuple(self.element(v) for _, v in arg_vals)))
             if func.value in _ITER_PASSTHROUGH and arg_vals:
-                return arg_vals[0][1] if func.value != "list" or not isinstance(
-                    arg_vals[0][1], Loader) else None
+                return (
+                    arg_vals[0][1]
+                    if func.value != "list" or not isinstance(arg_vals[0][1], Loader)
+                    else None
+                )
         if name is None:
             return self._maybe_block(func)
         return self._qualified(node, name, arg_vals)
 
-    def _qualified(self, node: cst.Call, name: str,
-                   arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
+    def _qualified(
+        self, node: cst.Call, name: str, arg_vals: list[tuple[cst.BaseExpression, Val]]
+    ) -> Val:
         short = name.rsplit(".", 1)[-1]
         if name in knowledge.GPU_CONTEXT_HELPERS:
             return Ctx(True, knowledge.GPU_CONTEXT_HELPERS[name], self.code(node))
         if name in knowledge.CONTEXT_CONSTRUCTORS:
             return _context(name, node, self.code(node))
         if name in knowledge.NDARRAY_CREATORS:
-            return self._creator(node, short.rsplit(".", 1)[-1], f"`{self.code(node.func)}(...)` "
-                                 "without ctx")
+            return self._creator(
+                node, short.rsplit(".", 1)[-1], f"`{self.code(node.func)}(...)` without ctx"
+            )
         if name in knowledge.LIKE_CREATORS:
             return arg_vals[0][1] if arg_vals else None
         if name in knowledge.NDARRAY_LOADERS:
@@ -639,8 +693,7 @@ class Scope:
         if name.startswith(knowledge.GLUONCV_PRESETS) and short in knowledge.HOST_IMAGE_FUNCS:
             return Tensor("host", None, f"`{self.code(node.func)}(...)`")
         if name in knowledge.SPLIT_AND_LOAD:
-            ctx = self.ctx_value(ctx_argument(node, "split_and_load",
-                                              knowledge.CTX_LIST_KEYWORDS))
+            ctx = self.ctx_value(ctx_argument(node, "split_and_load", knowledge.CTX_LIST_KEYWORDS))
             return Each(Tensor("placed", Ctx(ctx.gpu, False, None) if ctx else None))
         if name in knowledge.SPLIT_DATA:
             return Each(Tensor("host", None, "`split_data(...)` (which does not move data)"))
@@ -658,7 +711,8 @@ class Scope:
         if any(name.startswith(ns) for ns in knowledge.BLOCK_NAMESPACES) and short[:1].isupper():
             return Net(fresh=True)
         if knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES) or (
-                name.startswith(knowledge.CTX_PRESERVING_PREFIXES) and not short[:1].isupper()):
+            name.startswith(knowledge.CTX_PRESERVING_PREFIXES) and not short[:1].isupper()
+        ):
             return _combine([v for _, v in arg_vals])
         if not knowledge.is_mxnet(name) and short[:1].isupper():
             return Net(fresh=True)
@@ -674,8 +728,7 @@ class Scope:
         """`Net()` for a class defined in this file: a fresh block (if it is one at all, only
         a later `initialize` makes that matter)."""
         key = dotted_name(func)
-        if key is not None and key.rsplit(".", 1)[-1][:1].isupper() and not key.startswith(
-                "self."):
+        if key is not None and key.rsplit(".", 1)[-1][:1].isupper() and not key.startswith("self."):
             return Net(fresh=True)
         return None
 
@@ -694,12 +747,14 @@ class Scope:
             self.gpu_placement = ctx
         return net
 
-    def _net_call(self, node: cst.Call, net: Net,
-                  arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
+    def _net_call(
+        self, node: cst.Call, net: Net, arg_vals: list[tuple[cst.BaseExpression, Val]]
+    ) -> Val:
         self.events.append(NetCall(node, net, arg_vals))
         if net.placed and net.ctx is not None:
-            if net.ctx.gpu and any(isinstance(v, Tensor) and v.on_gpu() is False
-                                   for _, v in arg_vals):
+            if net.ctx.gpu and any(
+                isinstance(v, Tensor) and v.on_gpu() is False for _, v in arg_vals
+            ):
                 return None  # this call already fails: one finding, not one per consequence
             if net.ctx.gpu is False:
                 return Tensor("host", net.ctx, "the network's output")
@@ -708,8 +763,11 @@ class Scope:
 
     def _receiver_net(self, receiver: cst.BaseExpression) -> tuple[str | None, Val]:
         """The key and value a placement method acts on (`net`, `net.collect_params()`)."""
-        if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and \
-                receiver.func.attr.value == "collect_params":
+        if (
+            type(receiver) is cst.Call
+            and type(receiver.func) is cst.Attribute
+            and receiver.func.attr.value == "collect_params"
+        ):
             inner = receiver.func.value
             return dotted_name(inner), self.ev(inner)
         return dotted_name(receiver), self.ev(receiver)
@@ -752,11 +810,17 @@ class Scope:
         if isinstance(receiver, Params):
             if method in knowledge.PARAM_VALUE_METHODS:
                 self.events.append(ParamRead(node, receiver.net, self._current_default()))
-                return Tensor("placed", Ctx(receiver.net.ctx.gpu, False, None)) \
-                    if receiver.net.ctx else None
+                return (
+                    Tensor("placed", Ctx(receiver.net.ctx.gpu, False, None))
+                    if receiver.net.ctx
+                    else None
+                )
             if method in ("items", "values", "get", "__getitem__"):
-                return Each(Seq((None, receiver))) if method == "items" else (
-                    Each(receiver) if method == "values" else receiver)
+                return (
+                    Each(Seq((None, receiver)))
+                    if method == "items"
+                    else (Each(receiver) if method == "values" else receiver)
+                )
             return None
         return None
 
@@ -861,8 +925,9 @@ def parameter_env(scope: Scope, params: cst.Parameters) -> dict[str, Val]:
 _HELPER_NAME = re.compile(r"gpu|ctx|context|device", re.IGNORECASE)
 
 
-def context_helpers(module: cst.Module, imports: ImportMap,
-                    code: Callable[[cst.CSTNode], str]) -> dict[str, Ctx]:
+def context_helpers(
+    module: cst.Module, imports: ImportMap, code: Callable[[cst.CSTNode], str]
+) -> dict[str, Ctx]:
     """Module-level functions that return a context (`def try_gpu(): ...`)."""
     out: dict[str, Ctx] = {}
     for stmt in module.body:
@@ -903,8 +968,7 @@ def module_env_copy(env: Env) -> Env:
 
 _Kind = tuple[bool, frozenset[cst.Call]]
 _NEUTRAL: _Kind = (False, frozenset())
-_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
-             cst.FormattedString)
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 def _mentions_ctx(node: cst.BaseExpression) -> bool:
@@ -929,8 +993,10 @@ def tensor_parameters(fn: cst.FunctionDef, skip: int) -> list[str]:
     out = []
     for param in [*positional, *params.kwonly_params]:
         default = param.default
-        if default is not None and (isinstance(default, _LITERALS) or (
-                type(default) is cst.Name and default.value in ("True", "False"))):
+        if default is not None and (
+            isinstance(default, _LITERALS)
+            or (type(default) is cst.Name and default.value in ("True", "False"))
+        ):
             continue
         out.append(param.name.value)
     for star in (params.star_arg, params.star_kwarg):
@@ -982,12 +1048,12 @@ class ForwardCreations:
         elif type(stmt) is cst.AnnAssign and stmt.value is not None:
             self._bind(stmt.target, self.kind(stmt.value))
         elif type(stmt) is cst.AugAssign:
-            self._bind(stmt.target, self._combine([self.kind(stmt.target),
-                                                   self.kind(stmt.value)]))
+            self._bind(stmt.target, self._combine([self.kind(stmt.target), self.kind(stmt.value)]))
         elif type(stmt) in (cst.FunctionDef, cst.ClassDef):
             return
-        elif type(stmt) is cst.With and any(_mentions_ctx(i.item) or _is_ctx_call(i.item)
-                                                for i in stmt.items):
+        elif type(stmt) is cst.With and any(
+            _mentions_ctx(i.item) or _is_ctx_call(i.item) for i in stmt.items
+        ):
             self.under_ctx += 1  # `with x.context:` makes it the default context
             self._suite(stmt.body)
             self.under_ctx -= 1
@@ -1057,8 +1123,9 @@ class ForwardCreations:
         if isinstance(node, (cst.BinaryOperation,)):
             return self._combine([self.kind(node.left), self.kind(node.right)])
         if type(node) is cst.Comparison:
-            return self._combine([self.kind(node.left),
-                                  *[self.kind(c.comparator) for c in node.comparisons]])
+            return self._combine(
+                [self.kind(node.left), *[self.kind(c.comparator) for c in node.comparisons]]
+            )
         if type(node) is cst.UnaryOperation:
             return self.kind(node.expression)
         if type(node) is cst.Subscript:
@@ -1100,20 +1167,31 @@ class ForwardCreations:
             if creator_ctx_argument(node, short) is None and not self.under_ctx:
                 return False, frozenset({node})
             return _NEUTRAL
-        if method in knowledge.STATE_CREATING_METHODS and name is None and \
-                type(func) is cst.Attribute and dotted_name(func.value) != "self":
+        if (
+            method in knowledge.STATE_CREATING_METHODS
+            and name is None
+            and type(func) is cst.Attribute
+            and dotted_name(func.value) != "self"
+        ):
             # `self.rnn.begin_state(batch)` makes zeros with `nd.zeros` on the default context
             maker = dotted_name(_kwarg(node, ("func",)) or cst.Name("nd")) or ""
             symbolic = self.f_name is not None and maker.startswith(self.f_name + ".")
-            if _kwarg(node, knowledge.CTX_KEYWORDS) is None and not self.under_ctx and \
-                    not symbolic and not any(a.star == "**" or _mentions_ctx(a.value)
-                                             for a in node.args):
+            if (
+                _kwarg(node, knowledge.CTX_KEYWORDS) is None
+                and not self.under_ctx
+                and not symbolic
+                and not any(a.star == "**" or _mentions_ctx(a.value) for a in node.args)
+            ):
                 return False, frozenset({node})
             return _NEUTRAL
         if name in knowledge.LIKE_CREATORS or (is_f and dotted.endswith("_like")):
             return arg_kinds[0] if arg_kinds else _NEUTRAL
-        if name is not None and knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES) \
-                or is_f or dotted.startswith("self."):
+        if (
+            name is not None
+            and knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES)
+            or is_f
+            or dotted.startswith("self.")
+        ):
             return self._combine(arg_kinds)
         if type(func) is cst.Attribute and name is None:
             receiver = self.kind(func.value)

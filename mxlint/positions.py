@@ -28,10 +28,12 @@ Range = tuple[Pos, Pos]
 class _TargetedState(CodegenState):
     __slots__ = ("line", "column", "targets", "found", "_starts")
 
-    def __init__(self, module: cst.Module, targets: set[cst.CSTNode], line: int = 1,
-                 indent: str = "") -> None:
-        super().__init__(default_indent=module.default_indent,
-                         default_newline=module.default_newline)
+    def __init__(
+        self, module: cst.Module, targets: set[cst.CSTNode], line: int = 1, indent: str = ""
+    ) -> None:
+        super().__init__(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
         if indent:
             self.indent_tokens.append(indent)
         self.line = line
@@ -84,8 +86,9 @@ class _TargetedState(CodegenState):
         self.found[node] = (start, end)
 
 
-def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode],
-                source: str | None = None) -> dict[cst.CSTNode, Range]:
+def node_ranges(
+    module: cst.Module, nodes: Iterable[cst.CSTNode], source: str | None = None
+) -> dict[cst.CSTNode, Range]:
     """Source ranges of `nodes` within `module`.
 
     With the module's `source`, only the innermost statement that holds each node is generated
@@ -118,8 +121,9 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 Block = tuple[Sequence[cst.BaseStatement], list[ast.stmt]]
 
 
-def _innermost(module: cst.Module, targets: set[cst.CSTNode], source: str,
-               index: walker.TreeIndex) -> dict[cst.CSTNode, Range] | None:
+def _innermost(
+    module: cst.Module, targets: set[cst.CSTNode], source: str, index: walker.TreeIndex
+) -> dict[cst.CSTNode, Range] | None:
     """Each node placed by generating only the innermost statement that holds it: a simple
     statement line, or the compound statement whose header (or whole) it is. Python's parser
     gives every statement's first line; the statement is generated at that line with the
@@ -149,8 +153,12 @@ class _Placer:
         self.lines = lines
         self.found: dict[cst.CSTNode, Range] = {}
 
-    def block(self, stmts: Sequence[cst.BaseStatement], nodes: list[ast.stmt],
-              pending: list[tuple[int, cst.CSTNode]]) -> bool:
+    def block(
+        self,
+        stmts: Sequence[cst.BaseStatement],
+        nodes: list[ast.stmt],
+        pending: list[tuple[int, cst.CSTNode]],
+    ) -> bool:
         index = self.index
         keys = [i for i, _ in pending]
         k = 0
@@ -172,8 +180,13 @@ class _Placer:
                 return False
         return k == len(nodes)
 
-    def statement(self, stmt: cst.BaseStatement, anode: ast.stmt, first: int,
-                  inside: list[tuple[int, cst.CSTNode]]) -> bool:
+    def statement(
+        self,
+        stmt: cst.BaseStatement,
+        anode: ast.stmt,
+        first: int,
+        inside: list[tuple[int, cst.CSTNode]],
+    ) -> bool:
         rest = inside
         blocks = None if type(stmt) is cst.SimpleStatementLine else _blocks(stmt, anode)
         if blocks is None and type(stmt) is not cst.SimpleStatementLine:
@@ -197,7 +210,7 @@ class _Placer:
         if first > len(self.lines):
             return False
         line = self.lines[first - 1]
-        indent = line[:len(line) - len(line.lstrip(" \t\f"))]
+        indent = line[: len(line) - len(line.lstrip(" \t\f"))]
         alone = stmt.with_changes(leading_lines=())
         wanted = {alone if n is stmt else n for n in nodes}
         state = _TargetedState(self.module, wanted | _hoisted_children(wanted), first, indent)
@@ -220,9 +233,14 @@ def _blocks(stmt: cst.BaseStatement, anode: ast.stmt) -> list[Block] | None:
     """The blocks of a compound statement, each with Python's statements of that block."""
     out: list[tuple[Sequence[cst.BaseStatement] | None, list[ast.stmt]]] = []
     typ = type(stmt)
-    if typ is cst.FunctionDef and isinstance(anode, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-            or typ is cst.ClassDef and isinstance(anode, ast.ClassDef) \
-            or typ is cst.With and isinstance(anode, (ast.With, ast.AsyncWith)):
+    if (
+        typ is cst.FunctionDef
+        and isinstance(anode, (ast.FunctionDef, ast.AsyncFunctionDef))
+        or typ is cst.ClassDef
+        and isinstance(anode, ast.ClassDef)
+        or typ is cst.With
+        and isinstance(anode, (ast.With, ast.AsyncWith))
+    ):
         out.append((_suite(stmt.body), anode.body))  # type: ignore[attr-defined]
     elif typ is cst.If and isinstance(anode, ast.If):
         branch: cst.BaseStatement | cst.Else | None = stmt
@@ -251,8 +269,12 @@ def _blocks(stmt: cst.BaseStatement, anode: ast.stmt) -> list[Block] | None:
         if stmt.orelse is not None:  # type: ignore[attr-defined]
             out.append((_suite(stmt.orelse.body), anode.orelse))  # type: ignore[attr-defined]
         if stmt.finalbody is not None:  # type: ignore[attr-defined]
-            out.append((_suite(stmt.finalbody.body),  # type: ignore[attr-defined]
-                        anode.finalbody))
+            out.append(
+                (
+                    _suite(stmt.finalbody.body),  # type: ignore[attr-defined]
+                    anode.finalbody,
+                )
+            )
     else:
         return None
     return [(body, nodes) for body, nodes in out if body is not None]
@@ -265,8 +287,15 @@ def _hoisted_children(nodes: set[cst.CSTNode]) -> set[cst.CSTNode]:
     pending = list(nodes)
     while pending:
         node = pending.pop()
-        for attr in ("decorators", "body", "name", "leading_lines", "orelse", "handlers",
-                     "finalbody"):
+        for attr in (
+            "decorators",
+            "body",
+            "name",
+            "leading_lines",
+            "orelse",
+            "handlers",
+            "finalbody",
+        ):
             value = getattr(node, attr, None)
             found: list[cst.CSTNode] = []
             if walker.is_node(value):

@@ -18,8 +18,12 @@ if TYPE_CHECKING:
 class ProjectIndex:
     """All files' facts, queried after every file has been read once."""
 
-    def __init__(self, facts: Iterable[FileFacts], settings: Settings | None = None,
-                 sources: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        facts: Iterable[FileFacts],
+        settings: Settings | None = None,
+        sources: Mapping[str, str] | None = None,
+    ) -> None:
         self.files: list[FileFacts] = list(facts)
         self.settings = settings
         #: Text of files that are not (or not yet) on disk, by path: in-memory checks.
@@ -62,8 +66,14 @@ class ProjectIndex:
         """The project class a (possibly re-exported) name refers to."""
         return self._class_names.resolve(name)
 
-    def _classify(self, name: str, targets: frozenset[str], negatives: frozenset[str],
-                  memo: dict[str, bool | None], seen: frozenset[str] = frozenset()) -> bool | None:
+    def _classify(
+        self,
+        name: str,
+        targets: frozenset[str],
+        negatives: frozenset[str],
+        memo: dict[str, bool | None],
+        seen: frozenset[str] = frozenset(),
+    ) -> bool | None:
         """True if `name` derives from `targets`, False if only from known non-targets,
         None if some base is outside what this run can see."""
         if name in memo:
@@ -88,12 +98,17 @@ class ProjectIndex:
         return answer
 
     def is_hybrid_block(self, name: str) -> bool | None:
-        return self._classify(name, knowledge.HYBRID_BLOCK_CLASSES,
-                              knowledge.PLAIN_BLOCK_CLASSES, self._hybrid)
+        return self._classify(
+            name, knowledge.HYBRID_BLOCK_CLASSES, knowledge.PLAIN_BLOCK_CLASSES, self._hybrid
+        )
 
     def is_block(self, name: str) -> bool | None:
-        return self._classify(name, knowledge.HYBRID_BLOCK_CLASSES | knowledge.PLAIN_BLOCK_CLASSES,
-                              frozenset(), self._block)
+        return self._classify(
+            name,
+            knowledge.HYBRID_BLOCK_CLASSES | knowledge.PLAIN_BLOCK_CLASSES,
+            frozenset(),
+            self._block,
+        )
 
     def satisfies(self, requirement: tuple[str, str]) -> bool:
         kind, name = requirement

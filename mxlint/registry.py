@@ -15,7 +15,9 @@ class RegistryError(Exception):
 
 
 @lru_cache(maxsize=1)
-def _load() -> tuple[dict[str, type[Rule]], tuple[type[Checker], ...], tuple[type[TextChecker], ...]]:
+def _load() -> tuple[
+    dict[str, type[Rule]], tuple[type[Checker], ...], tuple[type[TextChecker], ...]
+]:
     import mxlint.rules as pkg
 
     rules: dict[str, type[Rule]] = {}
@@ -32,8 +34,9 @@ def _load() -> tuple[dict[str, type[Rule]], tuple[type[Checker], ...], tuple[typ
                 if not CODE_RE.match(obj.code):
                     raise RegistryError(f"{obj.__name__}: bad code {obj.code!r}")
                 if obj.code in rules and rules[obj.code] is not obj:
-                    raise RegistryError(f"duplicate code {obj.code}: {rules[obj.code].__name__} "
-                                        f"and {obj.__name__}")
+                    raise RegistryError(
+                        f"duplicate code {obj.code}: {rules[obj.code].__name__} and {obj.__name__}"
+                    )
                 rules[obj.code] = obj
             elif issubclass(obj, Checker) and obj is not Checker and obj.rules:
                 checkers.append(obj)
@@ -43,8 +46,9 @@ def _load() -> tuple[dict[str, type[Rule]], tuple[type[Checker], ...], tuple[typ
     for checker in owners:
         for rule in checker.rules:
             if rules.get(rule.code) is not rule:
-                raise RegistryError(f"{checker.__name__} reports {rule.code}, which is not "
-                                    "defined in a rule module")
+                raise RegistryError(
+                    f"{checker.__name__} reports {rule.code}, which is not defined in a rule module"
+                )
     return dict(sorted(rules.items())), tuple(checkers), tuple(text_checkers)
 
 

@@ -95,9 +95,14 @@ def parse_requirement(text: str, line: int, col: int) -> Requirement | None:
     except InvalidRequirement:
         return None
     return Requirement(
-        name=canonicalize_name(req.name), specifier=str(req.specifier), line=line, col=col,
-        text=text, extras=tuple(sorted(req.extras)),
-        marker=str(req.marker) if req.marker else None, direct=req.url is not None,
+        name=canonicalize_name(req.name),
+        specifier=str(req.specifier),
+        line=line,
+        col=col,
+        text=text,
+        extras=tuple(sorted(req.extras)),
+        marker=str(req.marker) if req.marker else None,
+        direct=req.url is not None,
     )
 
 
@@ -172,8 +177,7 @@ def _option_line(line: str, number: int, out: ParsedFile) -> None:
     if name.startswith("--") and "=" in name:
         name, _, attached = name.partition("=")
         value = f"{attached} {value}".strip()
-    elif len(name) > 2 and name[:2] in ("-r", "-c", "-i", "-f", "-e") and \
-            not name.startswith("--"):
+    elif len(name) > 2 and name[:2] in ("-r", "-c", "-i", "-f", "-e") and not name.startswith("--"):
         name, value = name[:2], name[2:]
     if name in _INCLUDE_OPTS and value:
         out.includes.append(Include(_INCLUDE_OPTS[name], value.split()[0], number))
@@ -239,15 +243,19 @@ def parse_pyproject(text: str) -> ParsedFile:
             out.groups[f"group:{group}"] = strings(values)
     poetry = data.get("tool", {}).get("poetry") if isinstance(data.get("tool"), dict) else None
     if isinstance(poetry, dict):
-        out.requirements.extend(_poetry_table(text, poetry.get("dependencies"),
-                                              r"tool\.poetry\.dependencies"))
-        out.groups["poetry:dev"] = _poetry_table(text, poetry.get("dev-dependencies"),
-                                                 r"tool\.poetry\.dev-dependencies")
+        out.requirements.extend(
+            _poetry_table(text, poetry.get("dependencies"), r"tool\.poetry\.dependencies")
+        )
+        out.groups["poetry:dev"] = _poetry_table(
+            text, poetry.get("dev-dependencies"), r"tool\.poetry\.dev-dependencies"
+        )
         for group, table in (poetry.get("group") or {}).items():
             if isinstance(table, dict):
                 out.groups[f"poetry:{group}"] = _poetry_table(
-                    text, table.get("dependencies"),
-                    rf"tool\.poetry\.group\.{re.escape(group)}\.dependencies")
+                    text,
+                    table.get("dependencies"),
+                    rf"tool\.poetry\.group\.{re.escape(group)}\.dependencies",
+                )
     return out
 
 
@@ -291,8 +299,9 @@ def _poetry_entry(name: str, value: object, line: int, col: int) -> Requirement 
     direct = False
     if isinstance(value, dict):
         direct = any(k in value for k in ("git", "path", "url", "file"))
-        marker = value.get("markers") or (f"python {value['python']}" if "python" in value
-                                          else None)
+        marker = value.get("markers") or (
+            f"python {value['python']}" if "python" in value else None
+        )
         version = value.get("version", "*")
     else:
         version = value
@@ -301,8 +310,15 @@ def _poetry_entry(name: str, value: object, line: int, col: int) -> Requirement 
     spec = poetry_to_pep440(version)
     if spec is None:
         return None
-    return Requirement(canonicalize_name(name), spec, line, col, name,
-                       marker=str(marker) if marker else None, direct=direct)
+    return Requirement(
+        canonicalize_name(name),
+        spec,
+        line,
+        col,
+        name,
+        marker=str(marker) if marker else None,
+        direct=direct,
+    )
 
 
 def _bump(parts: list[str], index: int) -> str:
@@ -481,8 +497,9 @@ def _dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _string_nodes(node: cst.BaseExpression, names: dict[str, cst.BaseExpression],
-                  depth: int = 0) -> list[tuple[cst.BaseExpression, str]]:
+def _string_nodes(
+    node: cst.BaseExpression, names: dict[str, cst.BaseExpression], depth: int = 0
+) -> list[tuple[cst.BaseExpression, str]]:
     """The string literals of a list/tuple literal, a module-level list variable, or a sum."""
     if depth > 5:
         return []
@@ -499,8 +516,9 @@ def _string_nodes(node: cst.BaseExpression, names: dict[str, cst.BaseExpression]
     if type(node) is cst.Name and node.value in names:
         return _string_nodes(names[node.value], names, depth + 1)
     if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
-        return _string_nodes(node.left, names, depth + 1) + \
-            _string_nodes(node.right, names, depth + 1)
+        return _string_nodes(node.left, names, depth + 1) + _string_nodes(
+            node.right, names, depth + 1
+        )
     return []
 
 
@@ -510,8 +528,11 @@ def module_assignments(module: cst.Module) -> dict[str, cst.BaseExpression]:
     for stmt in module.body:
         if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
-                if type(small) is cst.Assign and len(small.targets) == 1 and \
-                        type(small.targets[0].target) is cst.Name:
+                if (
+                    type(small) is cst.Assign
+                    and len(small.targets) == 1
+                    and type(small.targets[0].target) is cst.Name
+                ):
                     names[small.targets[0].target.value] = small.value
     return names
 
@@ -576,5 +597,6 @@ def parse_setup_py(text: str) -> ParsedFile:
 def _find_calls(module: cst.Module) -> list[cst.Call]:
     from mxlint.walker import iter_nodes
 
-    return [n for n in iter_nodes(module) if type(n) is cst.Call
-            and _dotted(n.func) in _SETUP_NAMES]
+    return [
+        n for n in iter_nodes(module) if type(n) is cst.Call and _dotted(n.func) in _SETUP_NAMES
+    ]

@@ -41,8 +41,9 @@ def decode_source(data: bytes) -> str:
     return text
 
 
-def discover(paths: Sequence[Path], settings: Settings, *,
-             unlisted: list[tuple[Path, OSError]] | None = None) -> tuple[list[Path], list[Path]]:
+def discover(
+    paths: Sequence[Path], settings: Settings, *, unlisted: list[tuple[Path, OSError]] | None = None
+) -> tuple[list[Path], list[Path]]:
     """Python files (and notebooks) and the files a text checker reads, in a stable order.
 
     Directories that cannot be listed go to `unlisted` (nothing under them is checked)."""
@@ -80,8 +81,9 @@ def discover(paths: Sequence[Path], settings: Settings, *,
     return python, text
 
 
-def _walk(root: Path, settings: Settings,
-          unlisted: list[tuple[Path, OSError]] | None = None) -> Iterator[Path]:
+def _walk(
+    root: Path, settings: Settings, unlisted: list[tuple[Path, OSError]] | None = None
+) -> Iterator[Path]:
     def failed(exc: OSError) -> None:
         if unlisted is not None and exc.filename is not None:
             unlisted.append((Path(exc.filename), exc))
@@ -147,25 +149,29 @@ def _unreadable(exc: Exception, data: bytes) -> tuple[Location, str]:
     if isinstance(exc, OSError):
         return Location(1, 1), exc.strerror or str(exc)
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return Location(1, 1), ("the file is UTF-16 or UTF-32; Python source must be UTF-8 or "
-                                "an ASCII-compatible encoding declared in a coding comment")
+        return Location(1, 1), (
+            "the file is UTF-16 or UTF-32; Python source must be UTF-8 or "
+            "an ASCII-compatible encoding declared in a coding comment"
+        )
     if isinstance(exc, SyntaxError):  # no valid coding line: point at the first bad byte
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as bad:
             exc = bad
     if isinstance(exc, UnicodeDecodeError):
-        lines = re.split(rb"\r\n|\r|\n", data[:exc.start])
+        lines = re.split(rb"\r\n|\r|\n", data[: exc.start])
         column = len(lines[-1].decode(exc.encoding, errors="replace")) + 1
-        byte = data[exc.start:exc.start + 1].hex()
+        byte = data[exc.start : exc.start + 1].hex()
         return Location(len(lines), column), (
             f"byte 0x{byte} is not valid {exc.encoding} ({exc.reason}); declare the file's "
-            "encoding in a coding comment (`# -*- coding: latin-1 -*-`) or save it as UTF-8")
+            "encoding in a coding comment (`# -*- coding: latin-1 -*-`) or save it as UTF-8"
+        )
     return Location(1, 1), str(exc)
 
 
-def resolve_project(results: Iterable[FileResult], settings: Settings,
-                    sources: Mapping[str, str] | None = None) -> list[Finding]:
+def resolve_project(
+    results: Iterable[FileResult], settings: Settings, sources: Mapping[str, str] | None = None
+) -> list[Finding]:
     """Findings that need the whole run: conditional ones and checkers' cross-file reports.
     `sources` gives the text of files checked from memory rather than read from disk."""
     results = list(results)
@@ -183,8 +189,9 @@ def resolve_project(results: Iterable[FileResult], settings: Settings,
             found = checker.finalize(index)
         except Exception as exc:  # a rule bug must not stop the run
             if results:
-                failures.append(internal_error(results[0].path, f"{checker.__name__} (cross-file)",
-                                               exc))
+                failures.append(
+                    internal_error(results[0].path, f"{checker.__name__} (cross-file)", exc)
+                )
             continue
         for finding in found:
             rule = registry.get_rule(finding.code)
@@ -217,8 +224,9 @@ def check_text_files(paths: Sequence[Path], settings: Settings) -> list[Finding]
     return findings
 
 
-def _check_text(checker_type: type[TextChecker], files: list[tuple[str, str]],
-                settings: Settings) -> list[Finding]:
+def _check_text(
+    checker_type: type[TextChecker], files: list[tuple[str, str]], settings: Settings
+) -> list[Finding]:
     """A text checker over the files of the run; if it raises, each file alone, so that one
     file that breaks it gets an MXL002 and every other file still reports."""
     try:
@@ -241,8 +249,9 @@ def _check_text(checker_type: type[TextChecker], files: list[tuple[str, str]],
     return found + failures
 
 
-def run(paths: Sequence[Path], settings: Settings, *, jobs: int = 1,
-        cache: Cache | None = None) -> RunResult:
+def run(
+    paths: Sequence[Path], settings: Settings, *, jobs: int = 1, cache: Cache | None = None
+) -> RunResult:
     """Lint `paths`: each file on its own (`jobs` processes; 0 = one per core; results of
     unchanged files from `cache`), then what needs every file, then dependency files."""
     from mxlint.workers import lint_all

@@ -115,8 +115,13 @@ def parse(source: str) -> Suppressions:
         if kind == tokenize.COMMENT:
             _add_comment(out, tok.string, tok.start[0], tok.start[1])
             continue
-        if kind in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
-                    tokenize.ENDMARKER):
+        if kind in (
+            tokenize.NL,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENCODING,
+            tokenize.ENDMARKER,
+        ):
             continue
         if kind == tokenize.NEWLINE:
             if logical_start is not None and tok.start[0] > logical_start:
@@ -175,16 +180,18 @@ def apply(result: FileResult, source: str, settings: Settings) -> FileResult:
         return result
     inline = settings.inline_noqa
     result.findings = _filter(result.findings, sup, inline)
-    result.conditional = [(f, req) for f, req in result.conditional
-                          if not sup.match(f.code, f.location.row, inline)]
+    result.conditional = [
+        (f, req) for f, req in result.conditional if not sup.match(f.code, f.location.row, inline)
+    ]
     if result.facts is not None:
         result.facts.extra[FACTS_KEY] = sup
         result.findings.extend(unused_directives(result.path, source, sup, settings))
     return result
 
 
-def filter_cross_file(findings: Iterable[Finding], results: Sequence[FileResult],
-                      settings: Settings) -> list[Finding]:
+def filter_cross_file(
+    findings: Iterable[Finding], results: Sequence[FileResult], settings: Settings
+) -> list[Finding]:
     """Apply each file's suppressions to findings produced after all files were read.
 
     A notebook's findings are positioned in its joined source until here: suppressed against
@@ -202,8 +209,9 @@ def filter_cross_file(findings: Iterable[Finding], results: Sequence[FileResult]
     out = []
     for f in findings:
         sup = by_path.get(f.filename)
-        if f.cell is None and (sup is None
-                               or not sup.match(f.code, f.location.row, settings.inline_noqa)):
+        if f.cell is None and (
+            sup is None or not sup.match(f.code, f.location.row, settings.inline_noqa)
+        ):
             out.append(cells[f.filename].localize(f) if f.filename in cells else f)
         elif f.cell is not None:
             out.append(f)
@@ -240,8 +248,9 @@ def _cross_file_codes() -> frozenset[str]:
     return frozenset(codes)
 
 
-def unused_directives(path: str, source: str, sup: Suppressions,
-                      settings: Settings) -> list[Finding]:
+def unused_directives(
+    path: str, source: str, sup: Suppressions, settings: Settings
+) -> list[Finding]:
     """MXL004 for MXL codes in `# noqa: ...` that suppressed nothing.
 
     Only full MXL codes of rules that are enabled for this file and report per file are judged:
@@ -271,8 +280,12 @@ def unused_directives(path: str, source: str, sup: Suppressions,
                 if len(code) == 6:
                     unused.append(code)  # not a rule at all
                 continue
-            if (rule.kind != "python" or code[3] == "0" or code in cross
-                    or not settings.enabled(rule, path)):
+            if (
+                rule.kind != "python"
+                or code[3] == "0"
+                or code in cross
+                or not settings.enabled(rule, path)
+            ):
                 continue
             unused.append(code)
         if unused:
@@ -280,8 +293,9 @@ def unused_directives(path: str, source: str, sup: Suppressions,
     return out
 
 
-def _unused_finding(path: str, d: Directive, unused: list[str], lines: list[str],
-                    rule: type[Rule]) -> Finding:
+def _unused_finding(
+    path: str, d: Directive, unused: list[str], lines: list[str], rule: type[Rule]
+) -> Finding:
     names = ", ".join(unused)
     start = Location(d.row, d.column + 1)
     end = Location(d.row, d.end_column + 1)
@@ -295,12 +309,12 @@ def _removal_fix(d: Directive, unused: list[str], line: str) -> Fix | None:
     assert d.codes is not None
     keep = [c for c in d.codes if c not in unused]
     body = line.rstrip("\r\n")
-    comment = body[d.comment_start:d.comment_end]
-    rest = body[d.end_column:d.comment_end].strip()
+    comment = body[d.comment_start : d.comment_end]
+    rest = body[d.end_column : d.comment_end].strip()
     if keep:
         text = "# noqa: " + ", ".join(keep)
         edit = Edit(text, Location(d.row, d.column + 1), Location(d.row, d.end_column + 1))
-        if body[d.end_column:d.end_column + 1] not in ("", " ", "\t") and rest:
+        if body[d.end_column : d.end_column + 1] not in ("", " ", "\t") and rest:
             text += " "
             edit = Edit(text, edit.location, edit.end_location)
         return Fix("safe", f"Remove unused {', '.join(unused)} from `# noqa`", (edit,))
@@ -311,8 +325,11 @@ def _removal_fix(d: Directive, unused: list[str], line: str) -> Fix | None:
         start -= 1
     if not body[:start].strip():
         return None  # a directive alone on its line: removing it would leave an empty line
-    return Fix("safe", "Remove unused `# noqa` directive",
-               (Edit("", Location(d.row, start + 1), Location(d.row, d.comment_end + 1)),))
+    return Fix(
+        "safe",
+        "Remove unused `# noqa` directive",
+        (Edit("", Location(d.row, start + 1), Location(d.row, d.comment_end + 1)),),
+    )
 
 
 def add_noqa(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
@@ -344,12 +361,16 @@ def add_noqa(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
     for row, codes in wanted.items():
         line = lines[row - 1]
         body = line.rstrip("\r\n")
-        ending = line[len(body):]
+        ending = line[len(body) :]
         directive = sup.lines.get(row)
         if directive is not None and directive.codes is not None:
             merged = list(directive.codes) + [c for c in codes if c not in directive.codes]
-            body = (body[:directive.column] + "# noqa: " + ", ".join(merged)
-                    + body[directive.end_column:])
+            body = (
+                body[: directive.column]
+                + "# noqa: "
+                + ", ".join(merged)
+                + body[directive.end_column :]
+            )
         else:
             body = body.rstrip() + "  # noqa: " + ", ".join(codes)
         lines[row - 1] = body + ending

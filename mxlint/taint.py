@@ -84,8 +84,9 @@ class Hooks:
         """Kind of a name the function never assigned (globals, builtins, closure)."""
         return Kind.UNKNOWN
 
-    def call(self, node: cst.Call, func_kind: Kind, args: list[tuple[cst.Arg, Kind]],
-             interp: Interpreter) -> Kind | None:
+    def call(
+        self, node: cst.Call, func_kind: Kind, args: list[tuple[cst.Arg, Kind]], interp: Interpreter
+    ) -> Kind | None:
         """Kind of a call's result, or None to let the interpreter decide."""
         return None
 
@@ -111,7 +112,7 @@ class Hooks:
         """`x += v`."""
 
     def guard(self, test: cst.BaseExpression) -> str | None:
-        """"body"/"orelse" when that branch of `if test:` runs imperatively only."""
+        """ "body"/"orelse" when that branch of `if test:` runs imperatively only."""
         return None
 
     def returned(self, node: cst.Return, kind: Kind) -> None:
@@ -151,8 +152,11 @@ class Interpreter:
                 self.assign(node.target, node.value, self.expr(node.value), node)
         elif type(node) is cst.AugAssign:
             value = self.expr(node.value)
-            current = self.expr(node.target) if type(node.target) is not cst.Name \
+            current = (
+                self.expr(node.target)
+                if type(node.target) is not cst.Name
                 else self.env.get(node.target.value, self.hooks.name_kind(node.target.value))
+            )
             self.hooks.augassign(node, current, value)
             if type(node.target) is cst.Name:
                 new = Kind.TENSOR if Kind.TENSOR in (current, value) else join(current, value)
@@ -187,8 +191,12 @@ class Interpreter:
             for item in node.items:
                 kind = self.expr(item.item)
                 if item.asname is not None:
-                    self.assign(item.asname.name, item.item, element(kind)
-                                if kind is Kind.GROUP else Kind.UNKNOWN, item)
+                    self.assign(
+                        item.asname.name,
+                        item.item,
+                        element(kind) if kind is Kind.GROUP else Kind.UNKNOWN,
+                        item,
+                    )
             return self.block(node.body)
         elif isinstance(node, (cst.Try, cst.TryStar)):
             self.try_stmt(node)
@@ -196,15 +204,22 @@ class Interpreter:
             self.env[node.name.value] = Kind.UNKNOWN
         return False
 
-    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None, kind: Kind,
-               stmt: cst.CSTNode) -> None:
+    def assign(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression | None,
+        kind: Kind,
+        stmt: cst.CSTNode,
+    ) -> None:
         if type(target) is cst.Name:
             self.env[target.value] = kind
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
-            if isinstance(value, (cst.Tuple, cst.List)) and \
-                    len(value.elements) == len(elements) and \
-                    not any(type(e) is cst.StarredElement for e in value.elements):
+            if (
+                isinstance(value, (cst.Tuple, cst.List))
+                and len(value.elements) == len(elements)
+                and not any(type(e) is cst.StarredElement for e in value.elements)
+            ):
                 for sub, val in zip(elements, value.elements):
                     self.assign(sub, val.value, self.expr(val.value), stmt)
                 return
@@ -234,8 +249,9 @@ class Interpreter:
         finally:
             self.hooks.silent, self.hooks.fallback = saved
 
-    def _branch(self, suite: cst.BaseSuite | None, env: Env, silent: bool,
-                fallback: bool) -> tuple[Env, bool]:
+    def _branch(
+        self, suite: cst.BaseSuite | None, env: Env, silent: bool, fallback: bool
+    ) -> tuple[Env, bool]:
         saved_env = self.env
         self.env = dict(env)
         try:
@@ -251,8 +267,9 @@ class Interpreter:
             self.test_expr(node.test)
         fallback = none_branch(node.test)
         body_env, else_env = narrow(node.test, self.env)
-        body, body_leaves = self._branch(node.body, body_env, imperative == "body",
-                                         fallback == "body")
+        body, body_leaves = self._branch(
+            node.body, body_env, imperative == "body", fallback == "body"
+        )
         orelse_node = node.orelse
         if type(orelse_node) is cst.If:
             saved = self.env
@@ -261,8 +278,9 @@ class Interpreter:
                 else_leaves = self.if_stmt(orelse_node)
             orelse, self.env = self.env, saved
         elif type(orelse_node) is cst.Else:
-            orelse, else_leaves = self._branch(orelse_node.body, else_env,
-                                               imperative == "orelse", fallback == "orelse")
+            orelse, else_leaves = self._branch(
+                orelse_node.body, else_env, imperative == "orelse", fallback == "orelse"
+            )
         else:
             orelse, else_leaves = else_env, False
         if imperative == "orelse" and body_leaves and orelse_node is None:
@@ -293,11 +311,17 @@ class Interpreter:
 
     def loop_item(self, iterable: cst.BaseExpression, kind: Kind) -> Kind:
         """What a loop over `iterable` binds: ints for `range`, layers for `self.*`."""
-        if type(iterable) is cst.Call and type(iterable.func) is cst.Name and \
-                iterable.func.value == "range":
+        if (
+            type(iterable) is cst.Call
+            and type(iterable.func) is cst.Name
+            and iterable.func.value == "range"
+        ):
             return Kind.PYTHON
-        if type(iterable) is cst.Call and type(iterable.func) is cst.Name and \
-                iterable.func.value == "enumerate":
+        if (
+            type(iterable) is cst.Call
+            and type(iterable.func) is cst.Name
+            and iterable.func.value == "enumerate"
+        ):
             return Kind.UNKNOWN
         return element(kind)
 
@@ -342,8 +366,14 @@ class Interpreter:
             if node.value in self.env:
                 return self.env[node.value]
             return self.hooks.name_kind(node.value)
-        if type(node) in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                          cst.ConcatenatedString, cst.Ellipsis):
+        if type(node) in (
+            cst.Integer,
+            cst.Float,
+            cst.Imaginary,
+            cst.SimpleString,
+            cst.ConcatenatedString,
+            cst.Ellipsis,
+        ):
             return Kind.PYTHON
         if type(node) is cst.FormattedString:
             for part in node.parts:
@@ -362,8 +392,7 @@ class Interpreter:
             return self.call(node)
         if type(node) is cst.BinaryOperation:
             left, right = self.expr(node.left), self.expr(node.right)
-            if Kind.GROUP in (left, right) and \
-                    type(node.operator) in (cst.Add, cst.Multiply):
+            if Kind.GROUP in (left, right) and type(node.operator) in (cst.Add, cst.Multiply):
                 return Kind.GROUP  # `[x0] + rest`, `[h] * n`: list arithmetic
             if left in TENSORISH or right in TENSORISH:
                 return Kind.TENSOR
@@ -476,8 +505,9 @@ class Interpreter:
             return Kind.MAYBE_GROUP
         return Kind.UNKNOWN
 
-    def comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp
-                      | cst.DictComp) -> Kind:
+    def comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
+    ) -> Kind:
         saved = dict(self.env)
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
@@ -498,15 +528,39 @@ class Interpreter:
         return Kind.PYTHON if value is Kind.PYTHON else Kind.UNKNOWN
 
 
-_PYTHON_BUILTINS = frozenset({
-    "len", "range", "isinstance", "issubclass", "hasattr", "getattr", "callable", "int",
-    "float", "str", "bool", "repr", "format", "id", "type", "print", "sorted", "enumerate",
-    "zip", "abs", "round", "divmod", "hash", "ord", "chr",
-})
+_PYTHON_BUILTINS = frozenset(
+    {
+        "len",
+        "range",
+        "isinstance",
+        "issubclass",
+        "hasattr",
+        "getattr",
+        "callable",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "repr",
+        "format",
+        "id",
+        "type",
+        "print",
+        "sorted",
+        "enumerate",
+        "zip",
+        "abs",
+        "round",
+        "divmod",
+        "hash",
+        "ord",
+        "chr",
+    }
+)
 
 
 def none_branch(test: cst.BaseExpression) -> str | None:
-    """"body"/"orelse": the branch of `x is None` / `self.size is not None` where the value is
+    """ "body"/"orelse": the branch of `x is None` / `self.size is not None` where the value is
     None, i.e. a fallback for a missing argument or configuration."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
@@ -524,8 +578,9 @@ def none_branch(test: cst.BaseExpression) -> str | None:
 
 
 def _is_self_attr(node: cst.BaseExpression) -> bool:
-    return type(node) is cst.Attribute and type(node.value) is cst.Name and \
-        node.value.value == "self"
+    return (
+        type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self"
+    )
 
 
 def configured_branch(node: cst.IfExp) -> str | None:
@@ -579,8 +634,9 @@ def _single(test: cst.BaseExpression) -> bool:
     return type(test) is not cst.BooleanOperation
 
 
-def _conjuncts(test: cst.BaseExpression, positive: bool
-               ) -> Iterator[tuple[cst.BaseExpression, bool]]:
+def _conjuncts(
+    test: cst.BaseExpression, positive: bool
+) -> Iterator[tuple[cst.BaseExpression, bool]]:
     # A loop, not recursion: an `and` chain can be thousands of operands long.
     pending = [test]
     while pending:
@@ -588,8 +644,11 @@ def _conjuncts(test: cst.BaseExpression, positive: bool
         if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
             pending.append(node.right)
             pending.append(node.left)
-        elif type(node) is cst.UnaryOperation and type(node.operator) is cst.Not and \
-                type(node.expression) is cst.Comparison:
+        elif (
+            type(node) is cst.UnaryOperation
+            and type(node.operator) is cst.Not
+            and type(node.expression) is cst.Comparison
+        ):
             yield node.expression, not positive
         else:
             yield node, positive

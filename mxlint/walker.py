@@ -17,10 +17,32 @@ import libcst as cst
 
 _SKIP_FIELDS = frozenset(
     {
-        "lpar", "rpar", "comma", "header", "footer", "leading_lines", "lines_after_decorators",
-        "semicolon", "colon", "equal", "dot", "star", "whitespace", "newline",
-        "trailing_whitespace", "default_indicator", "asynchronous", "lbracket", "rbracket",
-        "lbrace", "rbrace", "indent", "arrow", "walrus", "star_tok", "first_line",
+        "lpar",
+        "rpar",
+        "comma",
+        "header",
+        "footer",
+        "leading_lines",
+        "lines_after_decorators",
+        "semicolon",
+        "colon",
+        "equal",
+        "dot",
+        "star",
+        "whitespace",
+        "newline",
+        "trailing_whitespace",
+        "default_indicator",
+        "asynchronous",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "indent",
+        "arrow",
+        "walrus",
+        "star_tok",
+        "first_line",
         "empty_lines",
     }
 )
@@ -28,7 +50,14 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 #: Nodes that open a region checkers ask about (`ctx.stack`).
 STRUCTURAL: tuple[type[cst.CSTNode], ...] = (
-    cst.ClassDef, cst.FunctionDef, cst.For, cst.While, cst.With, cst.If, cst.Try, cst.Lambda,
+    cst.ClassDef,
+    cst.FunctionDef,
+    cst.For,
+    cst.While,
+    cst.With,
+    cst.If,
+    cst.Try,
+    cst.Lambda,
     cst.TryStar,
 )
 _STRUCTURAL = frozenset(STRUCTURAL)
@@ -207,8 +236,9 @@ def locate(node: cst.CSTNode) -> tuple[TreeIndex, int] | None:
     return None if i is None else (index, i)
 
 
-def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
-               ) -> Iterator[cst.CSTNode]:
+def iter_nodes(
+    node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
+) -> Iterator[cst.CSTNode]:
     """Pre-order descendants of `node` (itself included); do not enter nodes of `stop` types
     below the root (e.g. nested function definitions)."""
     found = locate(node)
@@ -217,8 +247,7 @@ def iter_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
     return _descend(node, stop)
 
 
-def subtree_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
-                  ) -> list[cst.CSTNode]:
+def subtree_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()) -> list[cst.CSTNode]:
     """`list(iter_nodes(node, stop))`, without the generator where the file is indexed."""
     found = locate(node)
     if found is not None:

@@ -133,9 +133,13 @@ def _sizes(paths: Sequence[Path]) -> list[int]:
     return sizes
 
 
-def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
-              contents: Sequence[bytes | None] | None = None,
-              sizes: Sequence[int] | None = None) -> list[FileResult]:
+def lint_many(
+    paths: Sequence[Path],
+    settings: Settings,
+    jobs: int,
+    contents: Sequence[bytes | None] | None = None,
+    sizes: Sequence[int] | None = None,
+) -> list[FileResult]:
     """`contents`: the files' bytes where already read; used in this process (workers read
     their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
     sizes where known, to plan the workers' lanes."""
@@ -157,8 +161,9 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
     thaw = gc.get_freeze_count() == 0
     gc.freeze()
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_init,
-                                 initargs=(settings,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=_context(), initializer=_init, initargs=(settings,)
+        ) as pool:
             # Submitted first, so one worker starts on it while the others take the rest.
             large = pool.submit(_lint_lane, [paths[i] for i in lane])
             others = pool.map(_lint, [paths[i] for i in rest], chunksize=chunksize)
@@ -173,8 +178,13 @@ def lint_many(paths: Sequence[Path], settings: Settings, jobs: int,
             gc.unfreeze()
 
 
-def lint_all(paths: Sequence[Path], settings: Settings, *, jobs: int | None = None,
-             cache: Cache | None = None) -> list[FileResult]:
+def lint_all(
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    jobs: int | None = None,
+    cache: Cache | None = None,
+) -> list[FileResult]:
     """One result per path, in order; cached results for unchanged files."""
     jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     if cache is None:

@@ -65,7 +65,8 @@ def releases() -> Releases:
     data = json.loads(resources.files("mxlint").joinpath("data/mxnet_releases.json").read_text())
     return Releases(
         {name: tuple(v["releases"]) for name, v in data["mxnet_variants"].items()},
-        tuple(data["numpy"]), tuple(data["onnx"]),
+        tuple(data["numpy"]),
+        tuple(data["onnx"]),
     )
 
 
@@ -74,7 +75,7 @@ def is_mxnet_dist(name: str) -> bool:
 
 
 def cuda_of_variant(name: str) -> str | None:
-    """"11.2" for mxnet-cu112 / mxnet-cu112mkl."""
+    """ "11.2" for mxnet-cu112 / mxnet-cu112mkl."""
     m = _MXNET_DIST.match(name)
     if not m or not m.group(1):
         return None
@@ -158,8 +159,7 @@ def evaluate(dep: DepSet) -> list[Hit]:
     if not mx_names or _old_python(by_name.get("python", [])):
         return hits
     if "numpy" in present and any(_mxnet_1x(n, by_name[n]) for n in mx_names):
-        hits += _check_cap(by_name["numpy"], NUMPY_BREAKS, releases().numpy,
-                           NumpyBreaksMxnetImport)
+        hits += _check_cap(by_name["numpy"], NUMPY_BREAKS, releases().numpy, NumpyBreaksMxnetImport)
     if "onnx" in present:
         hits += _check_cap(by_name["onnx"], ONNX_BREAKS, releases().onnx, OnnxBreaksMxnetExport)
     return hits
@@ -171,9 +171,15 @@ def _check_pin(name: str, records: list[Requirement]) -> list[Hit]:
     spec = _spec(records)
     if spec is None or not spec.contains(FUTURE, prereleases=True):
         return []
-    return [(r, UnpinnedMxnet, UnpinnedMxnet.format(text=r.text, name=name,
-                                                    version=_pin_for(name, spec)))
-            for r in records if not r.constraint]
+    return [
+        (
+            r,
+            UnpinnedMxnet,
+            UnpinnedMxnet.format(text=r.text, name=name, version=_pin_for(name, spec)),
+        )
+        for r in records
+        if not r.constraint
+    ]
 
 
 def _pin_for(name: str, spec: SpecifierSet) -> str:
@@ -199,8 +205,13 @@ def _check_released(name: str, records: list[Requirement]) -> list[Hit]:
         if not any(spec.contains(v, prereleases=True) for v in known):
             shown = ", ".join(str(v) for v in _final(known)[:6])
             more = ", ..." if len(_final(known)) > 6 else ""
-            hits.append((r, UnreleasedMxnetVersion, UnreleasedMxnetVersion.format(
-                text=r.text, name=name, released=shown + more)))
+            hits.append(
+                (
+                    r,
+                    UnreleasedMxnetVersion,
+                    UnreleasedMxnetVersion.format(text=r.text, name=name, released=shown + more),
+                )
+            )
     return hits
 
 
@@ -211,9 +222,22 @@ def _check_cuda(name: str, records: list[Requirement], dep: DepSet) -> list[Hit]
     major, minor = (dep.cuda or "0.0").split(".")
     guess = f"mxnet-cu{major}{minor}"
     suggest = guess if guess in releases().variants else f"an mxnet build for CUDA {dep.cuda}"
-    return [(r, CudaVariantMismatch, CudaVariantMismatch.format(
-        text=r.text, wanted=wanted, image=dep.image, from_line=dep.from_line, have=dep.cuda,
-        suggest=suggest)) for r in records if not r.constraint]
+    return [
+        (
+            r,
+            CudaVariantMismatch,
+            CudaVariantMismatch.format(
+                text=r.text,
+                wanted=wanted,
+                image=dep.image,
+                from_line=dep.from_line,
+                have=dep.cuda,
+                suggest=suggest,
+            ),
+        )
+        for r in records
+        if not r.constraint
+    ]
 
 
 def _check_conflicts(mx_names: list[str], by_name: dict[str, list[Requirement]]) -> list[Hit]:
@@ -222,8 +246,13 @@ def _check_conflicts(mx_names: list[str], by_name: dict[str, list[Requirement]])
     for i, later in enumerate(firsts):
         for earlier in firsts[:i]:
             if _overlap(earlier, later):
-                hits.append((later, ConflictingMxnetVariants, ConflictingMxnetVariants.format(
-                    text=later.text, other=earlier.text)))
+                hits.append(
+                    (
+                        later,
+                        ConflictingMxnetVariants,
+                        ConflictingMxnetVariants.format(text=later.text, other=earlier.text),
+                    )
+                )
                 break
     return hits
 
@@ -247,8 +276,9 @@ def _old_python(records: list[Requirement]) -> bool:
     return not any(spec.contains(v) for v in ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13"))
 
 
-def _check_cap(records: list[Requirement], threshold: Version, known: tuple[str, ...],
-               rule: type[Rule]) -> list[Hit]:
+def _check_cap(
+    records: list[Requirement], threshold: Version, known: tuple[str, ...], rule: type[Rule]
+) -> list[Hit]:
     if any(r.direct for r in records):
         return []
     spec = _spec(records)
@@ -295,13 +325,15 @@ class _Project:
             self.parsed[path] = parsed
         return self.parsed[path]
 
-    def closure(self, path: str, parsed: ParsedFile, seen: set[str] | None = None,
-                constraint: bool = False) -> tuple[list[Requirement], bool]:
+    def closure(
+        self, path: str, parsed: ParsedFile, seen: set[str] | None = None, constraint: bool = False
+    ) -> tuple[list[Requirement], bool]:
         """A file's requirements with those of its `-r`/`-c` files (marked as included)."""
         seen = seen if seen is not None else {_norm(path)}
         parts: list[tuple[int, list[Requirement]]] = [
             (r.line, [replace(r, constraint=True) if constraint else r])
-            for r in parsed.requirements]
+            for r in parsed.requirements
+        ]
         custom = parsed.custom_index
         for inc in parsed.includes:
             target = _norm(os.path.join(os.path.dirname(path), inc.target))
@@ -311,7 +343,9 @@ class _Project:
         parts.sort(key=lambda part: part[0])  # in file order: an include where it is written
         return [r for _, rs in parts for r in rs], custom
 
-    def include(self, target: str, constraint: bool, seen: set[str]) -> tuple[list[Requirement], bool]:
+    def include(
+        self, target: str, constraint: bool, seen: set[str]
+    ) -> tuple[list[Requirement], bool]:
         if target in seen:
             return [], False
         sub = self.requirements_file(target, constraint)
@@ -349,8 +383,15 @@ def _docker_sets(project: _Project, path: str, stages: list[Stage]) -> list[DepS
             reqs += r
             custom = custom or c
         if reqs:
-            sets.append(DepSet(reqs, cuda=stage.cuda, image=stage.image, from_line=stage.line,
-                               custom_index=custom))
+            sets.append(
+                DepSet(
+                    reqs,
+                    cuda=stage.cuda,
+                    image=stage.image,
+                    from_line=stage.line,
+                    custom_index=custom,
+                )
+            )
     return sets
 
 
@@ -370,8 +411,13 @@ def _docker_include(project: _Project, directory: str, stage: Stage, target: str
 
 def _finding(req: Requirement, rule: type[Rule], message: str) -> Finding:
     width = len(req.text.splitlines()[0]) if req.text else 1
-    return Finding(rule.code, message, req.path, Location(req.line, req.col),
-                   Location(req.line, req.col + width))
+    return Finding(
+        rule.code,
+        message,
+        req.path,
+        Location(req.line, req.col),
+        Location(req.line, req.col + width),
+    )
 
 
 def check_files(files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
@@ -393,8 +439,7 @@ def check_files(files: list[tuple[str, str]], settings: Settings) -> list[Findin
         elif kind == "setup.py":
             sets += _grouped_sets(project, path, _with_path(parse_setup_py(text), path))
         elif kind == "environment":
-            sets += _grouped_sets(project, path,
-                                  _with_path(parse_environment_yml(text), path))
+            sets += _grouped_sets(project, path, _with_path(parse_environment_yml(text), path))
     for path in requirement_files:  # includes of every file are known by now
         project.closure(path, project.requirements_file(path) or ParsedFile())
     for path in requirement_files:

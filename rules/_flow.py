@@ -52,8 +52,7 @@ def is_main_guard(stmt: cst.CSTNode) -> bool:
         return False
     sides = (test.left, test.comparisons[0].comparator)
     names = [s for s in sides if type(s) is cst.Name and s.value == "__name__"]
-    strings = [s for s in sides if type(s) is cst.SimpleString
-               and s.evaluated_value == "__main__"]
+    strings = [s for s in sides if type(s) is cst.SimpleString and s.evaluated_value == "__main__"]
     return bool(names) and bool(strings)
 
 
@@ -114,8 +113,9 @@ def function_params(fn: cst.FunctionDef) -> list[cst.Param]:
     return [*p.posonly_params, *p.params, *p.kwonly_params]
 
 
-def bound_argument(call: cst.Call, fn: cst.FunctionDef, name: str,
-                   bound: bool) -> cst.BaseExpression | None:
+def bound_argument(
+    call: cst.Call, fn: cst.FunctionDef, name: str, bound: bool
+) -> cst.BaseExpression | None:
     """The expression passed for parameter `name` of `fn` at `call` (or its default)."""
     positional = [*fn.params.posonly_params, *fn.params.params]
     if bound and positional:
@@ -146,7 +146,8 @@ class Flow:
                 self.functions[stmt.name.value] = stmt
             elif type(stmt) is cst.ClassDef and type(stmt.body) is cst.IndentedBlock:
                 self.classes[stmt.name.value] = {
-                    s.name.value: s for s in stmt.body.body if type(s) is cst.FunctionDef}
+                    s.name.value: s for s in stmt.body.body if type(s) is cst.FunctionDef
+                }
         self.reached: set[cst.FunctionDef] = set()
         self._budget = limit
         self._reached_flag = True
@@ -167,7 +168,9 @@ class Flow:
     def unreached_sites(self) -> Iterator[Site]:
         """Functions and methods the traced flow never entered (position in time unknown)."""
         self._reached_flag = False
-        roots: list[tuple[cst.FunctionDef, str | None]] = [(f, None) for f in self.functions.values()]
+        roots: list[tuple[cst.FunctionDef, str | None]] = [
+            (f, None) for f in self.functions.values()
+        ]
         for cls_name, methods in self.classes.items():
             roots.extend((m, cls_name) for m in methods.values())
         for fn, cls in roots:
@@ -224,8 +227,9 @@ class Flow:
         else:
             yield from self._expr(stmt, stmt, frames)
 
-    def _expr(self, node: cst.CSTNode, stmt: cst.CSTNode,
-              frames: tuple[Frame, ...]) -> Iterator[Site]:
+    def _expr(
+        self, node: cst.CSTNode, stmt: cst.CSTNode, frames: tuple[Frame, ...]
+    ) -> Iterator[Site]:
         for call in post_order_calls(node):
             self._budget -= 1
             if self._budget <= 0:
@@ -245,8 +249,9 @@ class Flow:
                 self.reached.add(fn)
                 yield from self._suite(fn.body, (*frames, Frame(call, stmt, fn, cls, bound)))
 
-    def _target(self, call: cst.Call, frames: tuple[Frame, ...]
-                ) -> tuple[cst.FunctionDef, str | None, bool] | None:
+    def _target(
+        self, call: cst.Call, frames: tuple[Frame, ...]
+    ) -> tuple[cst.FunctionDef, str | None, bool] | None:
         func = call.func
         if type(func) is cst.Name:
             if func.value in self.functions:
@@ -301,8 +306,9 @@ def assigned_names(stmt: cst.CSTNode) -> frozenset[str]:
     return frozenset(names)
 
 
-def flows_to_return(stmt: cst.CSTNode, fn: cst.FunctionDef,
-                    cache: dict[cst.FunctionDef, frozenset[str]]) -> bool:
+def flows_to_return(
+    stmt: cst.CSTNode, fn: cst.FunctionDef, cache: dict[cst.FunctionDef, frozenset[str]]
+) -> bool:
     """Whether the value computed by `stmt` is (likely) what `fn` returns."""
     if type(stmt) is cst.Return:
         return True

@@ -25,9 +25,28 @@ _LISTY = ("state", "hidden", "args", "list", "mem", "cache", "past")
 #: Prefix of a pending callee that is a `self.method` to look up along the class's bases.
 INHERITED = "self@"
 #: Roots that are never project helpers.
-_FOREIGN_ROOTS = ("mxnet", "numpy", "math", "os", "sys", "logging", "random", "builtins",
-                  "functools", "itertools", "collections", "warnings", "typing", "gluonnlp",
-                  "gluoncv", "scipy", "time", "copy", "re", "json")
+_FOREIGN_ROOTS = (
+    "mxnet",
+    "numpy",
+    "math",
+    "os",
+    "sys",
+    "logging",
+    "random",
+    "builtins",
+    "functools",
+    "itertools",
+    "collections",
+    "warnings",
+    "typing",
+    "gluonnlp",
+    "gluoncv",
+    "scipy",
+    "time",
+    "copy",
+    "re",
+    "json",
+)
 
 
 @dataclass(frozen=True)
@@ -106,8 +125,11 @@ def child_kinds(ctx: FileContext, cls: cst.ClassDef) -> dict[str, Kind]:
                 continue
             for target in node.targets:
                 t = target.target
-                if type(t) is cst.Attribute and type(t.value) is cst.Name and \
-                        t.value.value == "self":
+                if (
+                    type(t) is cst.Attribute
+                    and type(t.value) is cst.Name
+                    and t.value.value == "self"
+                ):
                     out[t.attr.value] = _layer_kind(ctx.resolve(node.value.func))
     return out
 
@@ -124,14 +146,28 @@ def _layer_kind(name: str | None) -> Kind:
     return Kind.MAYBE_GROUP
 
 
-_LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "index", "count", "copy",
-                           "sort", "reverse", "remove", "clear"})
+_LIST_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "index",
+        "count",
+        "copy",
+        "sort",
+        "reverse",
+        "remove",
+        "clear",
+    }
+)
 
 
 def _plural(name: str) -> bool:
     low = name.lower()
-    return any(s in low for s in _LISTY) or (len(low) > 2 and low.endswith("s")
-                                             and not low.endswith("ss"))
+    return any(s in low for s in _LISTY) or (
+        len(low) > 2 and low.endswith("s") and not low.endswith("ss")
+    )
 
 
 @dataclass
@@ -170,35 +206,48 @@ def name_uses(fn: cst.FunctionDef, f_name: str | None) -> Uses:
             uses.sequence.add(node.iter.value)
         elif type(node) is cst.Assign:
             if type(node.value) is cst.Name and any(
-                    type(t.target) in (cst.Tuple, cst.List) for t in node.targets):
+                type(t.target) in (cst.Tuple, cst.List) for t in node.targets
+            ):
                 uses.sequence.add(node.value.value)  # `h, c = hc`
             for target in node.targets:
                 t = target.target
-                if type(t) is cst.Subscript and type(t.value) is cst.Name and \
-                        len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index:
+                if (
+                    type(t) is cst.Subscript
+                    and type(t.value) is cst.Name
+                    and len(t.slice) == 1
+                    and type(t.slice[0].slice) is cst.Index
+                ):
                     uses.listy.add(t.value.value)  # `x[i] = v`; `x[:, 0] = v` is a tensor
         elif type(node) is cst.Call:
             func = node.func
             names = [a.value.value for a in node.args if type(a.value) is cst.Name]
             if any(a.star == "*" and type(a.value) is cst.Name for a in node.args):
-                uses.listy.update(a.value.value for a in node.args  # type: ignore[attr-defined]
-                                  if a.star == "*" and type(a.value) is cst.Name)
+                uses.listy.update(
+                    a.value.value
+                    for a in node.args  # type: ignore[attr-defined]
+                    if a.star == "*" and type(a.value) is cst.Name
+                )
             if type(func) is cst.Name:
                 if func.value in ("zip", "list", "tuple", "type", "isinstance"):
-                    uses.listy.update(names[:1] if func.value in ("type", "isinstance")
-                                      else names)
+                    uses.listy.update(names[:1] if func.value in ("type", "isinstance") else names)
                 elif func.value == "len":
                     uses.sequence.update(names[:1])
-            elif f_name is not None and _attr_chain_root(func) == f_name and node.args and \
-                    not node.args[0].star and type(node.args[0].value) is cst.Name:
+            elif (
+                f_name is not None
+                and _attr_chain_root(func) == f_name
+                and node.args
+                and not node.args[0].star
+                and type(node.args[0].value) is cst.Name
+            ):
                 uses.tensor.add(node.args[0].value.value)
     return uses
 
 
 def may_be_list(name: str, uses: Uses, first: bool) -> bool:
     """Whether an argument may hold a list of tensors rather than one tensor."""
-    return name in uses.listy or (name not in uses.tensor and (
-        _plural(name) or (not first and name in uses.sequence)))
+    return name in uses.listy or (
+        name not in uses.tensor and (_plural(name) or (not first and name in uses.sequence))
+    )
 
 
 def param_env(fn: cst.FunctionDef, first_tensor: int, f_name: str | None) -> Env:
@@ -237,9 +286,17 @@ def param_env(fn: cst.FunctionDef, first_tensor: int, f_name: str | None) -> Env
 class HybridHooks(Hooks):
     """MXNet semantics for the taint interpreter, reporting through `emit`."""
 
-    def __init__(self, analysis: FileAnalysis, emit: Emit, *, f_name: str | None,
-                 mxnet: str, children: dict[str, Kind], cls: str | None,
-                 on_helper: Callable[[HelperCall, Interpreter], Kind | None]) -> None:
+    def __init__(
+        self,
+        analysis: FileAnalysis,
+        emit: Emit,
+        *,
+        f_name: str | None,
+        mxnet: str,
+        children: dict[str, Kind],
+        cls: str | None,
+        on_helper: Callable[[HelperCall, Interpreter], Kind | None],
+    ) -> None:
         self.analysis = analysis
         self.ctx = analysis.ctx
         self.emit_event = emit
@@ -254,8 +311,14 @@ class HybridHooks(Hooks):
         #: inside a None fallback).
         self.pending_calls: list[tuple[cst.Call, str, tuple[str, ...], bool]] = []
 
-    def emit(self, code: str, node: cst.CSTNode, message: str, what: str,
-             fix: tuple[str, str, cst.CSTNode, str] | None = None) -> None:
+    def emit(
+        self,
+        code: str,
+        node: cst.CSTNode,
+        message: str,
+        what: str,
+        fix: tuple[str, str, cst.CSTNode, str] | None = None,
+    ) -> None:
         if not self.silent:
             self.emit_event(Event(code, node, message, what, fix))
 
@@ -268,15 +331,20 @@ class HybridHooks(Hooks):
         if base in TENSORISH and attr in knowledge.HYBRID_SHAPE_ATTRIBUTES:
             if self.mxnet == "1" and not self.fallback:
                 advice = _CTX_ADVICE if attr in ("context", "ctx") else _SHAPE_ADVICE
-                self.emit("MXL103", node, advice.format(attr=attr, code=self.ctx.code(node)),
-                          f"reads `.{attr}`")
+                self.emit(
+                    "MXL103",
+                    node,
+                    advice.format(attr=attr, code=self.ctx.code(node)),
+                    f"reads `.{attr}`",
+                )
             return Kind.PYTHON
         return None
 
     # -- calls ---------------------------------------------------------------------------------
 
-    def call(self, node: cst.Call, func_kind: Kind, args: list[tuple[cst.Arg, Kind]],
-             interp: Interpreter) -> Kind | None:
+    def call(
+        self, node: cst.Call, func_kind: Kind, args: list[tuple[cst.Arg, Kind]], interp: Interpreter
+    ) -> Kind | None:
         func = node.func
         dotted = dotted_name(func)
         root = _attr_chain_root(func)
@@ -284,8 +352,7 @@ class HybridHooks(Hooks):
         if self.f_name is not None and root == self.f_name and dotted is not None and "." in dotted:
             self._out_keyword(node, args)
             return op_kind(dotted.split(".", 1)[1], node)
-        resolved = self.ctx.resolve(func) if root is not None and root not in interp.env \
-            else None
+        resolved = self.ctx.resolve(func) if root is not None and root not in interp.env else None
         if resolved is not None:
             answer = self._resolved_call(node, resolved, args, tensor_args)
             if answer is not None:
@@ -302,24 +369,37 @@ class HybridHooks(Hooks):
             local = self.analysis.functions.get(func.value)
             if local is not None:
                 keys = _tensor_keys(args)
-                return self.on_helper(HelperCall(node, self.ctx.qualname(func.value), keys),
-                                      interp)
+                return self.on_helper(HelperCall(node, self.ctx.qualname(func.value), keys), interp)
         return None
 
     def _out_keyword(self, node: cst.Call, args: list[tuple[cst.Arg, Kind]]) -> None:
         for arg, kind in args:
-            if arg.keyword is not None and arg.keyword.value == "out" and \
-                    kind not in (Kind.NONE, Kind.PYTHON):
-                self.emit("MXL107", arg, "`out=` writes into an existing array in place, which "
-                          "a Symbol cannot do and autograd rejects; assign the result instead "
-                          "(`y = F.op(...)`)", "writes with `out=`")
+            if (
+                arg.keyword is not None
+                and arg.keyword.value == "out"
+                and kind not in (Kind.NONE, Kind.PYTHON)
+            ):
+                self.emit(
+                    "MXL107",
+                    arg,
+                    "`out=` writes into an existing array in place, which "
+                    "a Symbol cannot do and autograd rejects; assign the result instead "
+                    "(`y = F.op(...)`)",
+                    "writes with `out=`",
+                )
 
-    def _resolved_call(self, node: cst.Call, name: str, args: list[tuple[cst.Arg, Kind]],
-                       tensor_args: list[tuple[cst.Arg, Kind]]) -> Kind | None:
+    def _resolved_call(
+        self,
+        node: cst.Call,
+        name: str,
+        args: list[tuple[cst.Arg, Kind]],
+        tensor_args: list[tuple[cst.Arg, Kind]],
+    ) -> Kind | None:
         if name in knowledge.AUTOGRAD_STATE:
             short = name.rsplit(".", 1)[1]
-            self.emit("MXL108", node, _AUTOGRAD_ADVICE.format(fn=short),
-                      f"reads `autograd.{short}()`")
+            self.emit(
+                "MXL108", node, _AUTOGRAD_ADVICE.format(fn=short), f"reads `autograd.{short}()`"
+            )
             return Kind.PYTHON
         imperative = ("mxnet.nd",) if self.mxnet == "2" else knowledge.IMPERATIVE_NAMESPACES
         if knowledge.in_namespace(name, imperative) and name not in knowledge.IMPERATIVE_TYPES:
@@ -329,8 +409,12 @@ class HybridHooks(Hooks):
         if knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES):
             return op_kind(name.split(".", 2)[2] if name.count(".") >= 2 else name, node)
         if name in knowledge.NUMPY_CONVERTERS and tensor_args:
-            self.emit("MXL102", node, _TO_PYTHON_ADVICE.format(call=self.ctx.code(node.func)),
-                      f"calls `{self.ctx.code(node.func)}()` on a tensor")
+            self.emit(
+                "MXL102",
+                node,
+                _TO_PYTHON_ADVICE.format(call=self.ctx.code(node.func)),
+                f"calls `{self.ctx.code(node.func)}()` on a tensor",
+            )
             return Kind.PYTHON
         if name.split(".", 1)[0] in _FOREIGN_ROOTS or knowledge.is_mxnet(name):
             return Kind.UNKNOWN if not tensor_args else None
@@ -342,27 +426,40 @@ class HybridHooks(Hooks):
         ns, _, op = name.partition(".")[2].partition(".")
         fix = None
         if self.mxnet == "2":
-            message = (f"`{spelled}` is a legacy imperative NDArray call: deferred compute does "
-                       f"not trace it, so the hybridized graph loses it; use `np.{op}`/"
-                       f"`npx.{op}`")
+            message = (
+                f"`{spelled}` is a legacy imperative NDArray call: deferred compute does "
+                f"not trace it, so the hybridized graph loses it; use `np.{op}`/"
+                f"`npx.{op}`"
+            )
         else:
             f = self.f_name or "F"
-            message = (f"`{spelled}(...)` runs imperatively: under hybridize() it receives "
-                       f"Symbols and fails; use `{f}.{op}(...)`")
+            message = (
+                f"`{spelled}(...)` runs imperatively: under hybridize() it receives "
+                f"Symbols and fails; use `{f}.{op}(...)`"
+            )
             if ns == "nd" and self.f_name is not None and op:
                 creator = name in knowledge.NDARRAY_CREATORS or op.split(".")[0] == "random"
-                has_ctx = any(a.keyword is not None and a.keyword.value in knowledge.CTX_KEYWORDS
-                              for a in node.args)
+                has_ctx = any(
+                    a.keyword is not None and a.keyword.value in knowledge.CTX_KEYWORDS
+                    for a in node.args
+                )
                 if op in knowledge.SAME_SIGNATURE_OPS:
                     fix = ("safe", f"Replace `{spelled}` with `{f}.{op}`", node.func, f"{f}.{op}")
-                elif not has_ctx and op != "array" and (creator or op.replace(".", "_")
-                                                         .isidentifier()):
-                    fix = ("unsafe", f"Replace `{spelled}` with `{f}.{op}`", node.func,
-                           f"{f}.{op}")
+                elif (
+                    not has_ctx
+                    and op != "array"
+                    and (creator or op.replace(".", "_").isidentifier())
+                ):
+                    fix = ("unsafe", f"Replace `{spelled}` with `{f}.{op}`", node.func, f"{f}.{op}")
         self.emit("MXL105", node, message, f"calls `{spelled}()`", fix)
 
-    def _builtin_call(self, node: cst.Call, name: str, args: list[tuple[cst.Arg, Kind]],
-                      tensor_args: list[tuple[cst.Arg, Kind]]) -> Kind | None:
+    def _builtin_call(
+        self,
+        node: cst.Call,
+        name: str,
+        args: list[tuple[cst.Arg, Kind]],
+        tensor_args: list[tuple[cst.Arg, Kind]],
+    ) -> Kind | None:
         positional = [k for a, k in args if a.keyword is None and a.star == ""]
         if name == "print":
             if tensor_args:
@@ -370,35 +467,60 @@ class HybridHooks(Hooks):
             return Kind.NONE
         if name == "len":
             if positional and positional[0] is Kind.TENSOR and self.mxnet == "1":
-                self.emit("MXL104", node, _LEN_ADVICE.format(code=self.ctx.code(node)),
-                          "takes `len()` of a tensor")
+                self.emit(
+                    "MXL104",
+                    node,
+                    _LEN_ADVICE.format(code=self.ctx.code(node)),
+                    "takes `len()` of a tensor",
+                )
             return Kind.PYTHON
         if name in knowledge.TO_PYTHON_BUILTINS:
             if positional and positional[0] in TENSORISH:
-                self.emit("MXL102", node, _TO_PYTHON_ADVICE.format(call=name),
-                          f"calls `{name}()` on a tensor")
+                self.emit(
+                    "MXL102",
+                    node,
+                    _TO_PYTHON_ADVICE.format(call=name),
+                    f"calls `{name}()` on a tensor",
+                )
             return Kind.PYTHON
         if name in knowledge.ITERATING_BUILTINS:
-            if self.mxnet == "1" and len(positional) >= 1 and \
-                    (len(positional) == 1 or name in ("zip", "map")) and \
-                    any(k is Kind.TENSOR for k in positional[1 if name == "map" else 0:]):
+            if (
+                self.mxnet == "1"
+                and len(positional) >= 1
+                and (len(positional) == 1 or name in ("zip", "map"))
+                and any(k is Kind.TENSOR for k in positional[1 if name == "map" else 0 :])
+            ):
                 self.emit("MXL104", node, _ITER_ADVICE, f"iterates a tensor with `{name}()`")
             return Kind.UNKNOWN
         return None
 
-    def _method_call(self, node: cst.Call, func: cst.Attribute, base: Kind,
-                     args: list[tuple[cst.Arg, Kind]], interp: Interpreter) -> Kind | None:
+    def _method_call(
+        self,
+        node: cst.Call,
+        func: cst.Attribute,
+        base: Kind,
+        args: list[tuple[cst.Arg, Kind]],
+        interp: Interpreter,
+    ) -> Kind | None:
         method = func.attr.value
         receiver = func.value
         if type(receiver) is cst.Name and receiver.value == "self":
             return self._self_call(node, method, args, interp)
-        if type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and \
-                receiver.value.value == "self" and method in ("data", "var"):
+        if (
+            type(receiver) is cst.Attribute
+            and type(receiver.value) is cst.Name
+            and receiver.value.value == "self"
+            and method in ("data", "var")
+        ):
             return Kind.TENSOR
         if base in TENSORISH:
             if method in knowledge.TO_PYTHON_METHODS:
-                self.emit("MXL102", node, _TO_PYTHON_ADVICE.format(call=f".{method}()"),
-                          f"calls `.{method}()`")
+                self.emit(
+                    "MXL102",
+                    node,
+                    _TO_PYTHON_ADVICE.format(call=f".{method}()"),
+                    f"calls `.{method}()`",
+                )
                 return Kind.PYTHON
             if method in knowledge.MULTI_OUTPUT_METHODS:
                 return Kind.MAYBE_GROUP
@@ -407,14 +529,18 @@ class HybridHooks(Hooks):
             if method in knowledge.NON_TENSOR_METHODS:
                 return Kind.UNKNOWN
             return Kind.TENSOR
-        if method in ("append", "extend", "insert") and type(receiver) is cst.Name and \
-                any(k in TENSORISH or k is Kind.GROUP for _, k in args):
+        if (
+            method in ("append", "extend", "insert")
+            and type(receiver) is cst.Name
+            and any(k in TENSORISH or k is Kind.GROUP for _, k in args)
+        ):
             interp.env[receiver.value] = Kind.GROUP
             return Kind.NONE
         return None
 
-    def _self_call(self, node: cst.Call, method: str, args: list[tuple[cst.Arg, Kind]],
-                   interp: Interpreter) -> Kind | None:
+    def _self_call(
+        self, node: cst.Call, method: str, args: list[tuple[cst.Arg, Kind]], interp: Interpreter
+    ) -> Kind | None:
         if self.cls is not None:
             qual = self.analysis.method_qualname(self.cls, method)
             if qual is not None:
@@ -422,16 +548,26 @@ class HybridHooks(Hooks):
         if method in self.children:
             return self.children[method]
         if self.cls is not None:  # maybe inherited from a base class in another file
-            self.pending_calls.append((node, f"{INHERITED}{self.ctx.qualname(self.cls)}.{method}",
-                                       _tensor_keys(args), self.fallback))
+            self.pending_calls.append(
+                (
+                    node,
+                    f"{INHERITED}{self.ctx.qualname(self.cls)}.{method}",
+                    _tensor_keys(args),
+                    self.fallback,
+                )
+            )
         return Kind.MAYBE_GROUP if any(k in TENSORISH for _, k in args) else Kind.UNKNOWN
 
     # -- statements ----------------------------------------------------------------------------
 
     def test(self, node: cst.BaseExpression, kind: Kind) -> None:
         if kind in TENSORISH:
-            self.emit("MXL101", node, _CONTROL_ADVICE.format(code=_short(self.ctx.code(node))),
-                      "branches on a tensor value")
+            self.emit(
+                "MXL101",
+                node,
+                _CONTROL_ADVICE.format(code=_short(self.ctx.code(node))),
+                "branches on a tensor value",
+            )
 
     def subscript(self, node: cst.Subscript, base: Kind, interp: Interpreter) -> None:
         if base is not Kind.TENSOR or self.mxnet != "1":
@@ -452,13 +588,21 @@ class HybridHooks(Hooks):
 
     def store_subscript(self, node: cst.Subscript, base: Kind) -> None:
         if base is Kind.TENSOR:
-            self.emit("MXL107", node, _INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
-                      "assigns into a tensor slice")
+            self.emit(
+                "MXL107",
+                node,
+                _INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
+                "assigns into a tensor slice",
+            )
 
     def augassign(self, node: cst.AugAssign, target: Kind, value: Kind) -> None:
         if target is Kind.TENSOR:
-            self.emit("MXL107", node, _INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
-                      "updates a tensor in place")
+            self.emit(
+                "MXL107",
+                node,
+                _INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
+                "updates a tensor in place",
+            )
 
     def guard(self, test: cst.BaseExpression) -> str | None:
         return imperative_guard(test, self.f_name, self.ctx)
@@ -468,22 +612,27 @@ def op_kind(op: str, node: cst.Call) -> Kind:
     """An operator's result: one tensor for known single-output operators and creators, a
     possible group for multi-output or unknown ones (`F.contrib.box_encode` returns two)."""
     if op in knowledge.MULTI_OUTPUT_OPS or any(
-            a.keyword is not None and a.keyword.value == "num_outputs" for a in node.args):
+        a.keyword is not None and a.keyword.value == "num_outputs" for a in node.args
+    ):
         return Kind.MAYBE_GROUP
     leaf = op.rsplit(".", 1)[-1]
-    if op in knowledge.SAME_SIGNATURE_OPS or leaf in knowledge.SINGLE_OUTPUT_OPS or \
-            op.startswith("random."):
+    if (
+        op in knowledge.SAME_SIGNATURE_OPS
+        or leaf in knowledge.SINGLE_OUTPUT_OPS
+        or op.startswith("random.")
+    ):
         return Kind.TENSOR
     return Kind.MAYBE_GROUP
 
 
-def imperative_guard(test: cst.BaseExpression, f_name: str | None,
-                     ctx: FileContext) -> str | None:
-    """"body" for `if F is nd:`/`isinstance(x, nd.NDArray)`, "orelse" for the symbolic twins."""
+def imperative_guard(test: cst.BaseExpression, f_name: str | None, ctx: FileContext) -> str | None:
+    """ "body" for `if F is nd:`/`isinstance(x, nd.NDArray)`, "orelse" for the symbolic twins."""
     if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         # `F is nd and ...`: the whole test, and the body, run imperatively only.
-        if "body" in (imperative_guard(test.left, f_name, ctx),
-                      imperative_guard(test.right, f_name, ctx)):
+        if "body" in (
+            imperative_guard(test.left, f_name, ctx),
+            imperative_guard(test.right, f_name, ctx),
+        ):
             return "body"
         return None
     negate = False
@@ -493,10 +642,10 @@ def imperative_guard(test: cst.BaseExpression, f_name: str | None,
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         comp = test.comparisons[0]
         sides = (test.left, comp.comparator)
-        if f_name is not None and any(type(s) is cst.Name and s.value == f_name
-                                      for s in sides):
-            other = sides[1] if type(sides[0]) is cst.Name and sides[0].value == f_name \
-                else sides[0]
+        if f_name is not None and any(type(s) is cst.Name and s.value == f_name for s in sides):
+            other = (
+                sides[1] if type(sides[0]) is cst.Name and sides[0].value == f_name else sides[0]
+            )
             target = ctx.resolve(other)
             if target in knowledge.IMPERATIVE_MODULES:
                 verdict = "body"
@@ -506,8 +655,12 @@ def imperative_guard(test: cst.BaseExpression, f_name: str | None,
                 verdict = "orelse" if verdict == "body" else "body"
             elif type(comp.operator) not in (cst.Is, cst.Equal):
                 verdict = None
-    elif type(test) is cst.Call and type(test.func) is cst.Name and \
-            test.func.value == "isinstance" and len(test.args) == 2:
+    elif (
+        type(test) is cst.Call
+        and type(test.func) is cst.Name
+        and test.func.value == "isinstance"
+        and len(test.args) == 2
+    ):
         types = test.args[1].value
         names = [e.value for e in types.elements] if type(types) is cst.Tuple else [types]
         resolved = {ctx.resolve(n) for n in names}
@@ -567,8 +720,9 @@ class FileAnalysis:
             elif type(stmt) is cst.ClassDef:
                 self._add_class(stmt, name)
 
-    def method_qualname(self, cls: str, method: str, seen: frozenset[str] = frozenset()
-                        ) -> str | None:
+    def method_qualname(
+        self, cls: str, method: str, seen: frozenset[str] = frozenset()
+    ) -> str | None:
         """`self.method` of `cls`, looked up along same-file base classes."""
         if cls in seen or cls not in self.methods:
             return None
@@ -583,7 +737,7 @@ class FileAnalysis:
     def function_for(self, qual: str) -> tuple[cst.FunctionDef, str | None] | None:
         """The definition of a same-file function or method (and its class) by qualname."""
         prefix = self.ctx.qualname("")
-        local = qual[len(prefix):] if prefix and qual.startswith(prefix) else qual
+        local = qual[len(prefix) :] if prefix and qual.startswith(prefix) else qual
         if local in self.functions:
             return self.functions[local], None
         cls, _, method = local.rpartition(".")
@@ -594,36 +748,60 @@ class FileAnalysis:
 
 # --- messages ---------------------------------------------------------------------------------
 
-_CONTROL_ADVICE = ("Python control flow on the tensor value `{code}`: under hybridize() it is a "
-                   "Symbol with no value, so the branch fails or is frozen; compute both sides "
-                   "and select with `F.where(cond, a, b)`")
-_TO_PYTHON_ADVICE = ("`{call}` copies a tensor into Python: a Symbol has no value under "
-                     "hybridize(); keep the computation in `F.*` operators and move value "
-                     "checks outside the HybridBlock")
-_SHAPE_ADVICE = ("`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
-                 "1.x; pass the size as a constructor argument, or use shape-free operators "
-                 "(`reshape` with 0/-1, `F.broadcast_like`, `F.zeros_like`, `F.shape_array`)")
-_CTX_ADVICE = ("`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
-               "1.x; create constants from the input instead (`F.zeros_like(x)`, "
-               "`F.ones_like(x)`), which land on its context")
-_LEN_ADVICE = ("`{code}` on a Symbol counts its outputs, not rows; pass the length as a "
-               "constructor argument, unroll over a fixed count, or use `F.contrib.foreach` "
-               "(inference) / `F.split`")
-_ITER_ADVICE = ("iterating a tensor in a hybridized block iterates a Symbol's outputs, not its "
-                "rows; split it with `F.split(x, num_outputs=n, axis=0)` or unroll over a "
-                "fixed, configured length")
-_UNPACK_ADVICE = ("unpacking a tensor in a hybridized block unpacks a Symbol's outputs, not its "
-                  "rows; use `F.split(x, num_outputs=n, axis=0, squeeze_axis=True)`")
-_INDEX_ADVICE = ("`{code}` on a Symbol selects an output, not a row: under hybridize() it "
-                 "silently means something else; use `F.slice_axis`, `F.take` or `F.split`")
-_SLICE_ADVICE = ("`{code}`: a Symbol supports only integer output selection, so slicing "
-                 "fails under hybridize(); use `F.slice_axis`, `F.slice` or `F.take`")
-_PRINT_ADVICE = ("printing a tensor in a hybridized block prints a Symbol's name under "
-                 "hybridize(), not values; guard debugging with `if F is nd:` or inspect "
-                 "outputs outside the block")
-_INPLACE_ADVICE = ("`{code}` writes into a tensor in place: a Symbol does not support it and "
-                   "autograd rejects it while recording; assign a new value (`x = x + y`, "
-                   "`F.where`, `F.concat`)")
-_AUTOGRAD_ADVICE = ("`autograd.{fn}()` is read once when the graph is built, so the hybridized "
-                    "block stays frozen in that mode; use operators that follow the mode "
-                    "(`F.Dropout`, `nn.BatchNorm`) or pass the mode as a constructor argument")
+_CONTROL_ADVICE = (
+    "Python control flow on the tensor value `{code}`: under hybridize() it is a "
+    "Symbol with no value, so the branch fails or is frozen; compute both sides "
+    "and select with `F.where(cond, a, b)`"
+)
+_TO_PYTHON_ADVICE = (
+    "`{call}` copies a tensor into Python: a Symbol has no value under "
+    "hybridize(); keep the computation in `F.*` operators and move value "
+    "checks outside the HybridBlock"
+)
+_SHAPE_ADVICE = (
+    "`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
+    "1.x; pass the size as a constructor argument, or use shape-free operators "
+    "(`reshape` with 0/-1, `F.broadcast_like`, `F.zeros_like`, `F.shape_array`)"
+)
+_CTX_ADVICE = (
+    "`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
+    "1.x; create constants from the input instead (`F.zeros_like(x)`, "
+    "`F.ones_like(x)`), which land on its context"
+)
+_LEN_ADVICE = (
+    "`{code}` on a Symbol counts its outputs, not rows; pass the length as a "
+    "constructor argument, unroll over a fixed count, or use `F.contrib.foreach` "
+    "(inference) / `F.split`"
+)
+_ITER_ADVICE = (
+    "iterating a tensor in a hybridized block iterates a Symbol's outputs, not its "
+    "rows; split it with `F.split(x, num_outputs=n, axis=0)` or unroll over a "
+    "fixed, configured length"
+)
+_UNPACK_ADVICE = (
+    "unpacking a tensor in a hybridized block unpacks a Symbol's outputs, not its "
+    "rows; use `F.split(x, num_outputs=n, axis=0, squeeze_axis=True)`"
+)
+_INDEX_ADVICE = (
+    "`{code}` on a Symbol selects an output, not a row: under hybridize() it "
+    "silently means something else; use `F.slice_axis`, `F.take` or `F.split`"
+)
+_SLICE_ADVICE = (
+    "`{code}`: a Symbol supports only integer output selection, so slicing "
+    "fails under hybridize(); use `F.slice_axis`, `F.slice` or `F.take`"
+)
+_PRINT_ADVICE = (
+    "printing a tensor in a hybridized block prints a Symbol's name under "
+    "hybridize(), not values; guard debugging with `if F is nd:` or inspect "
+    "outputs outside the block"
+)
+_INPLACE_ADVICE = (
+    "`{code}` writes into a tensor in place: a Symbol does not support it and "
+    "autograd rejects it while recording; assign a new value (`x = x + y`, "
+    "`F.where`, `F.concat`)"
+)
+_AUTOGRAD_ADVICE = (
+    "`autograd.{fn}()` is read once when the graph is built, so the hybridized "
+    "block stays frozen in that mode; use operators that follow the mode "
+    "(`F.Dropout`, `nn.BatchNorm`) or pass the mode as a constructor argument"
+)

@@ -74,9 +74,18 @@ class _Summarizer:
     def __init__(self, analysis: FileAnalysis, mxnet: str) -> None:
         self.analysis = analysis
         self.mxnet = mxnet
-        self.raw: dict[str, tuple[tuple[_Raw, ...], dict[str, tuple[_Raw, ...]],
-                                  dict[str, tuple[Pending, ...]], frozenset[str],
-                                  tuple[str, ...], bool, Kind]] = {}
+        self.raw: dict[
+            str,
+            tuple[
+                tuple[_Raw, ...],
+                dict[str, tuple[_Raw, ...]],
+                dict[str, tuple[Pending, ...]],
+                frozenset[str],
+                tuple[str, ...],
+                bool,
+                Kind,
+            ],
+        ] = {}
         self.active: set[str] = set()
 
     def get(self, qual: str):  # type: ignore[no-untyped-def]
@@ -97,9 +106,15 @@ class _Summarizer:
 
     def _summarize(self, fn: cst.FunctionDef, cls: str | None):  # type: ignore[no-untyped-def]
         params = tuple(p.name.value for p in params_of(fn))
-        bound = cls is not None and bool(params) and params[0] in ("self", "cls") and not any(
-            type(d.decorator) is cst.Name and d.decorator.value == "staticmethod"
-            for d in fn.decorators)
+        bound = (
+            cls is not None
+            and bool(params)
+            and params[0] in ("self", "cls")
+            and not any(
+                type(d.decorator) is cst.Name and d.decorator.value == "staticmethod"
+                for d in fn.decorators
+            )
+        )
         f_name = "F" if "F" in params else None
         children = child_kinds(self.analysis.ctx, self.analysis.classes[cls]) if cls else {}
         base_events, base_pending, base_kind = self._run(fn, cls, f_name, children, None)
@@ -120,12 +135,24 @@ class _Summarizer:
                 returns.add(name)
         if base_pending:
             pending[""] = tuple(base_pending)
-        return (tuple(base_events), per_param, pending, frozenset(returns), params, bound,
-                base_kind)
+        return (
+            tuple(base_events),
+            per_param,
+            pending,
+            frozenset(returns),
+            params,
+            bound,
+            base_kind,
+        )
 
-    def _run(self, fn: cst.FunctionDef, cls: str | None, f_name: str | None,
-             children: dict[str, Kind], tainted: str | None
-             ) -> tuple[list[_Raw], list[Pending], Kind]:
+    def _run(
+        self,
+        fn: cst.FunctionDef,
+        cls: str | None,
+        f_name: str | None,
+        children: dict[str, Kind],
+        tainted: str | None,
+    ) -> tuple[list[_Raw], list[Pending], Kind]:
         events: list[_Raw] = []
         pending: list[Pending] = []
 
@@ -148,17 +175,23 @@ class _Summarizer:
                 pending.extend(inner_pending.get("", ()))
             return _returned(call.keys, params, bound, returns, kind)
 
-        hooks = HybridHooks(self.analysis, emit, f_name=f_name, mxnet=self.mxnet,
-                            children=children, cls=cls, on_helper=on_helper)
-        env: Env = {q.name.value: Kind.UNKNOWN for q in params_of(fn)
-                    if q.name.value != f_name}
+        hooks = HybridHooks(
+            self.analysis,
+            emit,
+            f_name=f_name,
+            mxnet=self.mxnet,
+            children=children,
+            cls=cls,
+            on_helper=on_helper,
+        )
+        env: Env = {q.name.value: Kind.UNKNOWN for q in params_of(fn) if q.name.value != f_name}
         if tainted is not None:
             uses = name_uses(fn, f_name)
-            positional = [q.name.value for q in params_of(fn)
-                          if q.name.value not in (f_name, "self", "cls")]
+            positional = [
+                q.name.value for q in params_of(fn) if q.name.value not in (f_name, "self", "cls")
+            ]
             first = bool(positional) and positional[0] == tainted
-            env[tainted] = Kind.MAYBE_GROUP if may_be_list(tainted, uses, first) \
-                else Kind.TENSOR
+            env[tainted] = Kind.MAYBE_GROUP if may_be_list(tainted, uses, first) else Kind.TENSOR
         interp = Interpreter(hooks, env)
         interp.block(fn.body)
         for _call, callee, keys, _relaxed in hooks.pending_calls:
@@ -179,8 +212,9 @@ def _param_for(params: tuple[str, ...], bound: bool, key: str) -> str | None:
     return key if key in params else None
 
 
-def _returned(keys: tuple[str, ...], params: tuple[str, ...], bound: bool,
-              returns: frozenset[str], kind: Kind) -> Kind:
+def _returned(
+    keys: tuple[str, ...], params: tuple[str, ...], bound: bool, returns: frozenset[str], kind: Kind
+) -> Kind:
     if kind in TENSORISH:
         return kind
     for key in keys:
@@ -192,6 +226,7 @@ def _returned(keys: tuple[str, ...], params: tuple[str, ...], bound: bool,
 class HybridAnalysis(Checker):
     """Graph breaks in `hybrid_forward` (MXNet 1.x) and HybridBlock `forward` (MXNet 2);
     the rule module subclasses it with its rules."""
+
     name = NAME
 
     def end(self) -> None:
@@ -211,8 +246,12 @@ class HybridAnalysis(Checker):
             data = {"class": qual, "method": fn.name.value, "file": ctx.path}
             requires = (requirement, qual)
 
-            def emit(event: Event, data: dict[str, str] = data, symbol: str = symbol,
-                     requires: tuple[str, str] = requires) -> None:
+            def emit(
+                event: Event,
+                data: dict[str, str] = data,
+                symbol: str = symbol,
+                requires: tuple[str, str] = requires,
+            ) -> None:
                 rule = rules.get(event.code)
                 if rule is None:
                     return
@@ -220,38 +259,74 @@ class HybridAnalysis(Checker):
                 if event.fix is not None:
                     applicability, message, node, text = event.fix
                     fix = FixSpec(applicability, message, (NodeEdit(node, text),))  # type: ignore[arg-type]
-                ctx.report(event.node, rule, event.message, fix=fix, symbol=symbol,
-                           data=dict(data), requires=requires)
+                ctx.report(
+                    event.node,
+                    rule,
+                    event.message,
+                    fix=fix,
+                    symbol=symbol,
+                    data=dict(data),
+                    requires=requires,
+                )
 
-            def on_helper(call: HelperCall, interp: Interpreter, symbol: str = symbol,
-                          qual: str = qual, requirement: str = requirement,
-                          method: str = fn.name.value) -> Kind | None:
+            def on_helper(
+                call: HelperCall,
+                interp: Interpreter,
+                symbol: str = symbol,
+                qual: str = qual,
+                requirement: str = requirement,
+                method: str = fn.name.value,
+            ) -> Kind | None:
                 summary = summarizer.get(call.callee)
                 if summary is None:
                     return None
                 if not interp.hooks.silent:
-                    entry = (call.node, call.callee, call.keys, qual, method, requirement, symbol,
-                             interp.hooks.fallback)
-                    has_pending = any(summary[2].get(p) for p in [
-                        *(filter(None, (_param_for(summary[4], summary[5], k)
-                                        for k in call.keys))), ""])
+                    entry = (
+                        call.node,
+                        call.callee,
+                        call.keys,
+                        qual,
+                        method,
+                        requirement,
+                        symbol,
+                        interp.hooks.fallback,
+                    )
+                    has_pending = any(
+                        summary[2].get(p)
+                        for p in [
+                            *(
+                                filter(
+                                    None, (_param_for(summary[4], summary[5], k) for k in call.keys)
+                                )
+                            ),
+                            "",
+                        ]
+                    )
                     (sites if has_pending else immediate).append(entry)
                 always, _pp, _pend, returns, params, bound, kind = summary
                 return _returned(call.keys, params, bound, returns, kind)
 
-            hooks = HybridHooks(analysis, emit, f_name=f_name, mxnet=ctx.mxnet_line,
-                                children=child_kinds(ctx, analysis.classes[cls_name]),
-                                cls=cls_name, on_helper=on_helper)
+            hooks = HybridHooks(
+                analysis,
+                emit,
+                f_name=f_name,
+                mxnet=ctx.mxnet_line,
+                children=child_kinds(ctx, analysis.classes[cls_name]),
+                cls=cls_name,
+                on_helper=on_helper,
+            )
             interp = Interpreter(hooks, param_env(fn, first_tensor, f_name))
             interp.block(fn.body)
             for call, callee, keys, relaxed in hooks.pending_calls:
-                sites.append((call, callee, keys, qual, fn.name.value, requirement, symbol,
-                              relaxed))
+                sites.append(
+                    (call, callee, keys, qual, fn.name.value, requirement, symbol, relaxed)
+                )
         self._report_immediate(immediate, summarizer, rules)
         self._store_facts(summarizer, sites)
 
-    def _target(self, methods: dict[str, cst.FunctionDef]
-                ) -> tuple[cst.FunctionDef, int, str | None, str] | None:
+    def _target(
+        self, methods: dict[str, cst.FunctionDef]
+    ) -> tuple[cst.FunctionDef, int, str | None, str] | None:
         fn = methods.get("hybrid_forward")
         if fn is not None:
             params = params_of(fn)
@@ -263,8 +338,12 @@ class HybridAnalysis(Checker):
             return fn, 1, None, "hybridblock"
         return None
 
-    def _report_immediate(self, immediate, summarizer: _Summarizer,  # type: ignore[no-untyped-def]
-                          rules: dict[str, type[Rule]]) -> None:
+    def _report_immediate(
+        self,
+        immediate,
+        summarizer: _Summarizer,  # type: ignore[no-untyped-def]
+        rules: dict[str, type[Rule]],
+    ) -> None:
         ctx = self.ctx
         if not immediate:
             return
@@ -289,10 +368,14 @@ class HybridAnalysis(Checker):
                     continue
                 seen.add(raw.code)
                 line = ranges[raw.node][0][0] if raw.node in ranges else 0
-                ctx.report(call, rules[raw.code], site_message(
-                    callee, raw.what, f"{name}:{line}", raw.code), symbol=symbol,
-                    data={"class": qual, "method": method, "file": ctx.path,
-                          "helper": callee}, requires=(requirement, qual))
+                ctx.report(
+                    call,
+                    rules[raw.code],
+                    site_message(callee, raw.what, f"{name}:{line}", raw.code),
+                    symbol=symbol,
+                    data={"class": qual, "method": method, "file": ctx.path, "helper": callee},
+                    requires=(requirement, qual),
+                )
 
     def _store_facts(self, summarizer: _Summarizer, sites) -> None:  # type: ignore[no-untyped-def]
         """Sites into helpers of other files, the summaries this file computed anyway, and the
@@ -307,16 +390,29 @@ class HybridAnalysis(Checker):
             if call not in ranges:
                 continue
             (sl, sc), (el, ec) = ranges[call]
-            out_sites.append(Site(ctx.path, qual, method, requirement, (sl, sc + 1, el, ec + 1),
-                                  callee, keys, symbol, relaxed))
+            out_sites.append(
+                Site(
+                    ctx.path,
+                    qual,
+                    method,
+                    requirement,
+                    (sl, sc + 1, el, ec + 1),
+                    callee,
+                    keys,
+                    symbol,
+                    relaxed,
+                )
+            )
         summaries = summaries_of(ctx, summarizer, list(summarizer.raw))
         defined = [ctx.qualname(name) for name in analysis.functions]
         for cls, methods in analysis.methods.items():
-            defined.extend(ctx.qualname(f"{cls}.{m}") for m in methods
-                           if m not in ("__init__", "hybrid_forward", "forward"))
+            defined.extend(
+                ctx.qualname(f"{cls}.{m}")
+                for m in methods
+                if m not in ("__init__", "hybrid_forward", "forward")
+            )
         if summaries or out_sites or defined:
-            ctx.facts.extra[NAME] = {"summaries": summaries, "sites": out_sites,
-                                     "defined": defined}
+            ctx.facts.extra[NAME] = {"summaries": summaries, "sites": out_sites, "defined": defined}
 
     @classmethod
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
@@ -333,26 +429,45 @@ class HybridAnalysis(Checker):
         for site in sites:
             if not project.satisfies((site.requirement, site.cls)):
                 continue
-            breaks = expand(site.callee, site.keys, summaries, frozenset(),
-                            lambda name: _inherited(name, project, summaries))
+            breaks = expand(
+                site.callee,
+                site.keys,
+                summaries,
+                frozenset(),
+                lambda name: _inherited(name, project, summaries),
+            )
             seen: set[str] = set()
             for brk in breaks:
-                if brk.code in seen or brk.code not in rules or \
-                        (site.relaxed and brk.code == "MXL103"):
+                if (
+                    brk.code in seen
+                    or brk.code not in rules
+                    or (site.relaxed and brk.code == "MXL103")
+                ):
                     continue
                 seen.add(brk.code)
                 sl, sc, el, ec = site.span
-                findings.append(Finding(
-                    brk.code, site_message(site.callee, brk.what,
-                                           f"{PurePath(brk.file).name}:{brk.line}", brk.code),
-                    site.path, Location(sl, sc), Location(el, ec), symbol=site.symbol,
-                    data={"class": site.cls, "method": site.method, "file": site.path,
-                          "helper": site.callee}))
+                findings.append(
+                    Finding(
+                        brk.code,
+                        site_message(
+                            site.callee, brk.what, f"{PurePath(brk.file).name}:{brk.line}", brk.code
+                        ),
+                        site.path,
+                        Location(sl, sc),
+                        Location(el, ec),
+                        symbol=site.symbol,
+                        data={
+                            "class": site.cls,
+                            "method": site.method,
+                            "file": site.path,
+                            "helper": site.callee,
+                        },
+                    )
+                )
         return findings
 
 
-def summaries_of(ctx: FileContext, summarizer: _Summarizer, quals: list[str]
-                 ) -> dict[str, Summary]:
+def summaries_of(ctx: FileContext, summarizer: _Summarizer, quals: list[str]) -> dict[str, Summary]:
     """Summaries with their breaks located (file, line), ready to cross files."""
     raws = {q: summarizer.get(q) for q in quals}
     nodes: list[cst.CSTNode] = []
@@ -375,9 +490,14 @@ def summaries_of(ctx: FileContext, summarizer: _Summarizer, quals: list[str]
             continue
         always, per_param, pending, returns, params, bound, _kind = raw
         out[qual] = Summary(
-            qual.rsplit(".", 1)[-1], params, bound, tuple(brk(r) for r in always),
+            qual.rsplit(".", 1)[-1],
+            params,
+            bound,
+            tuple(brk(r) for r in always),
             {p: tuple(brk(r) for r in found) for p, found in per_param.items()},
-            dict(pending), returns)
+            dict(pending),
+            returns,
+        )
     return out
 
 
@@ -424,7 +544,8 @@ class LazySummaries(Mapping[str, Summary]):
         if file.path not in self._summarizers:
             ctx = self.project.context(file)
             self._summarizers[file.path] = (
-                _Summarizer(FileAnalysis(ctx), ctx.mxnet_line) if ctx is not None else None)
+                _Summarizer(FileAnalysis(ctx), ctx.mxnet_line) if ctx is not None else None
+            )
         return self._summarizers[file.path]
 
     def __contains__(self, qual: object) -> bool:
@@ -440,7 +561,7 @@ class LazySummaries(Mapping[str, Summary]):
 
 def _inherited(name: str, project: ProjectIndex, summaries: LazySummaries) -> str | None:
     """`self@pkg.mod.Net.helper`: the summary of `helper` in the nearest base class."""
-    cls, _, method = name[len(INHERITED):].rpartition(".")
+    cls, _, method = name[len(INHERITED) :].rpartition(".")
     todo, seen = [cls], set()
     while todo:
         current = project._lookup(todo.pop(0))
@@ -453,9 +574,13 @@ def _inherited(name: str, project: ProjectIndex, summaries: LazySummaries) -> st
     return None
 
 
-def expand(callee: str, keys: tuple[str, ...], summaries: LazySummaries,
-           active: frozenset[str],
-           inherited: Callable[[str], str | None] = lambda name: None) -> list[Break]:
+def expand(
+    callee: str,
+    keys: tuple[str, ...],
+    summaries: LazySummaries,
+    active: frozenset[str],
+    inherited: Callable[[str], str | None] = lambda name: None,
+) -> list[Break]:
     """Every break a call reaches with tensors at `keys`, through helpers of any file."""
     if callee.startswith(INHERITED):
         found = inherited(callee)
@@ -479,12 +604,15 @@ def expand(callee: str, keys: tuple[str, ...], summaries: LazySummaries,
             if pend.key:
                 inner[pend.callee].append(pend.key)
     for name, inner_keys in inner.items():
-        out.extend(expand(name, tuple(dict.fromkeys(inner_keys)), summaries, active | {callee},
-                          inherited))
+        out.extend(
+            expand(name, tuple(dict.fromkeys(inner_keys)), summaries, active | {callee}, inherited)
+        )
     return out
 
 
 def site_message(callee: str, what: str, where: str, code: str) -> str:
     short = callee.rsplit(".", 1)[-1]
-    return (f"`{short}()` {what} ({where}), a graph break once this block is hybridized; "
-            f"{_SITE_ADVICE.get(code, 'rewrite it with F.*')}")
+    return (
+        f"`{short}()` {what} ({where}), a graph break once this block is hybridized; "
+        f"{_SITE_ADVICE.get(code, 'rewrite it with F.*')}"
+    )

@@ -39,9 +39,11 @@ from mxlint.walker import iter_nodes
 class DataContextMismatch(Rule):
     code = "MXL201"
     name = "data-context-mismatch"
-    message = ("`{net}` has its parameters on `{ctx}` but {origin} is fed to it unmoved; move "
-               "the batch with `{arg}.as_in_context({ctx})` or "
-               "`gluon.utils.split_and_load({arg}, {ctx})` before calling `{net}`")
+    message = (
+        "`{net}` has its parameters on `{ctx}` but {origin} is fed to it unmoved; move "
+        "the batch with `{arg}.as_in_context({ctx})` or "
+        "`gluon.utils.split_and_load({arg}, {ctx})` before calling `{net}`"
+    )
     what = """
         Finds data fed to a network (`net(x)`, `net.forward(x)`, or a loss of `net(x)`) that
         lives on a different context than the network's parameters: parameters placed on a
@@ -97,7 +99,8 @@ class DataContextMismatch(Rule):
                 "    net.initialize(ctx=ctx)\n"
                 "    loader = gluon.data.DataLoader(dataset, batch_size=32, shuffle=True)\n"
                 "    for data, label in loader:\n"
-                "        out = net(data.as_in_context(ctx))\n"),
+                "        out = net(data.as_in_context(ctx))\n"
+            ),
         ),
         Example(
             "import mxnet as mx\nfrom mxnet import nd\nfrom mxnet.gluon.model_zoo import vision\n"
@@ -159,7 +162,8 @@ class DataContextMismatch(Rule):
                 "        self.net.initialize(ctx=self.ctx)\n\n"
                 "    def step(self, train_loader):\n"
                 "        for x, y in train_loader:\n"
-                "            out = self.net(x.as_in_context(self.ctx))\n"),
+                "            out = self.net(x.as_in_context(self.ctx))\n"
+            ),
         ),
         Example(
             "import mxnet as mx\nfrom mxnet import gluon, nd\n"
@@ -258,9 +262,11 @@ class DataContextMismatch(Rule):
 class TensorCreatedWithoutCtx(Rule):
     code = "MXL202"
     name = "tensor-created-without-ctx"
-    message = ("`{creator}` inside `{method}` has no `ctx` and lands on the default context "
-               "(cpu) while the inputs may be on a GPU; create it on the input's context "
-               "(`ctx={arg}.context`) or use `zeros_like`/`ones_like`")
+    message = (
+        "`{creator}` inside `{method}` has no `ctx` and lands on the default context "
+        "(cpu) while the inputs may be on a GPU; create it on the input's context "
+        "(`ctx={arg}.context`) or use `zeros_like`/`ones_like`"
+    )
     what = """
         Finds NDArrays created without `ctx=` (`nd.zeros(shape)`, `nd.array(...)`,
         `nd.random.uniform(...)`, `mx.np.ones(...)`) inside a Block's `forward` (or an
@@ -306,7 +312,8 @@ class TensorCreatedWithoutCtx(Rule):
                 "class Decoder(gluon.Block):\n"
                 "    def forward(self, x):\n"
                 "        h = nd.zeros((x.shape[0], 16), ctx=x.context)\n"
-                "        return self.cell(x, h)\n"),
+                "        return self.cell(x, h)\n"
+            ),
         ),
         Example(
             "import mxnet as mx\nfrom mxnet import gluon\n\n"
@@ -351,7 +358,8 @@ class TensorCreatedWithoutCtx(Rule):
                 "    def forward(self, x):\n"
                 "        state = self.lstm.begin_state(batch_size=x.shape[1], ctx=x.context)\n"
                 "        out, _ = self.lstm(x, state)\n"
-                "        return out\n"),
+                "        return out\n"
+            ),
         ),
         Example(
             "from mxnet import gluon, np\n\n"
@@ -366,7 +374,8 @@ class TensorCreatedWithoutCtx(Rule):
                 "class Pos(gluon.Block):\n"
                 "    def forward(self, x):\n"
                 "        pos = np.arange(x.shape[1], device=x.device)\n"
-                "        return x + pos\n"),
+                "        return x + pos\n"
+            ),
         ),
     )
     valid = (
@@ -410,18 +419,22 @@ class TensorCreatedWithoutCtx(Rule):
         "        with x.context:\n            h = nd.zeros((x.shape[0], 4))\n"
         "        return x + h\n",
         # MXNet 2: a HybridBlock's forward is hybridized
-        Valid("from mxnet import gluon, np\n\nclass P(gluon.HybridBlock):\n"
-              "    def forward(self, x):\n        return x + np.arange(x.shape[1])\n",
-              mxnet="2"),
+        Valid(
+            "from mxnet import gluon, np\n\nclass P(gluon.HybridBlock):\n"
+            "    def forward(self, x):\n        return x + np.arange(x.shape[1])\n",
+            mxnet="2",
+        ),
     )
 
 
 class InitializeWithoutCtx(Rule):
     code = "MXL203"
     name = "initialize-without-ctx"
-    message = ("`{block}.initialize()` has no `ctx`: the new layer's parameters land on cpu "
-               "while the model is on `{ctx}`; pass `ctx={ctx}` (or call "
-               "`collect_params().reset_ctx({ctx})` afterwards)")
+    message = (
+        "`{block}.initialize()` has no `ctx`: the new layer's parameters land on cpu "
+        "while the model is on `{ctx}`; pass `ctx={ctx}` (or call "
+        "`collect_params().reset_ctx({ctx})` afterwards)"
+    )
     what = """
         Finds a new layer `initialize()`d without `ctx` after (or before being attached to) a
         model whose parameters were placed on a (possibly GPU) context — the classic
@@ -468,7 +481,8 @@ class InitializeWithoutCtx(Rule):
                 "net = vision.resnet50_v1(pretrained=True, ctx=ctx)\n"
                 "with net.name_scope():\n"
                 "    net.output = nn.Dense(10)\n"
-                "net.output.initialize(init.Xavier(), ctx=ctx)\n"),
+                "net.output.initialize(init.Xavier(), ctx=ctx)\n"
+            ),
         ),
         Example(
             "import mxnet as mx\nfrom mxnet.gluon import nn\n\n"
@@ -523,9 +537,11 @@ class InitializeWithoutCtx(Rule):
 class ParamDataWithoutCtx(Rule):
     code = "MXL204"
     name = "param-data-without-ctx"
-    message = ("`.{method}()` without `ctx` on a parameter initialised on several contexts "
-               "(`{ctx}`) fails: pass one context (`.{method}({ctx0})`) or use "
-               "`.list_{method}()`")
+    message = (
+        "`.{method}()` without `ctx` on a parameter initialised on several contexts "
+        "(`{ctx}`) fails: pass one context (`.{method}({ctx0})`) or use "
+        "`.list_{method}()`"
+    )
     what = """
         Finds `param.data()` / `param.grad()` called without a context on the parameters of a
         network initialised on a list of (possibly GPU) contexts.
@@ -564,7 +580,8 @@ class ParamDataWithoutCtx(Rule):
                 "ctx = [mx.gpu(0), mx.gpu(1)]\n"
                 "net = gluon.nn.Dense(4)\n"
                 "net.initialize(ctx=ctx)\n"
-                "w = net.weight.data(ctx[0])\n"),
+                "w = net.weight.data(ctx[0])\n"
+            ),
         ),
         Example(
             "import mxnet as mx\nfrom mxnet import gluon\n"
@@ -609,16 +626,22 @@ class ParamDataWithoutCtx(Rule):
 #: Attributes that place parameters somewhere (`net.initialize`, `SymbolBlock.imports`).
 _PLACING_ATTRS = knowledge.PARAM_PLACING_METHODS | {"imports"}
 #: `gpu|cuda|context(|try_all` in any case, spelled out: IGNORECASE makes the search slower.
-_GPU_TEXT = re.compile(r"[gG][pP][uU]|[cC][uU][dD][aA]|[cC][oO][nN][tT][eE][xX][tT]\(|"
-                       r"[tT][rR][yY]_[aA][lL][lL]")
+_GPU_TEXT = re.compile(
+    r"[gG][pP][uU]|[cC][uU][dD][aA]|[cC][oO][nN][tT][eE][xX][tT]\(|"
+    r"[tT][rR][yY]_[aA][lL][lL]"
+)
 _CONST_CTX = re.compile(r"^[A-Za-z_][\w.]*\(\s*\d*\s*\)$")
 
 
 class ContextChecker(Checker):
     """Placement analysis of every scope (module script code, each function)."""
 
-    rules = (DataContextMismatch, TensorCreatedWithoutCtx, InitializeWithoutCtx,
-             ParamDataWithoutCtx)
+    rules = (
+        DataContextMismatch,
+        TensorCreatedWithoutCtx,
+        InitializeWithoutCtx,
+        ParamDataWithoutCtx,
+    )
     name = "contexts"
 
     def begin(self) -> None:
@@ -644,13 +667,16 @@ class ContextChecker(Checker):
     def end(self) -> None:
         ctx = self.ctx
         module = ctx.module
-        wants_placement = any(ctx.settings.enabled(r, ctx.path) for r in (
-            DataContextMismatch, InitializeWithoutCtx, ParamDataWithoutCtx))
+        wants_placement = any(
+            ctx.settings.enabled(r, ctx.path)
+            for r in (DataContextMismatch, InitializeWithoutCtx, ParamDataWithoutCtx)
+        )
         self.functions = list(_functions(module.body, []))
         if wants_placement and self.any_placing:
             self._placement(module)
-        if ctx.settings.enabled(TensorCreatedWithoutCtx, ctx.path) and \
-                ("cpu(" not in ctx.source or _GPU_TEXT.search(ctx.source)):
+        if ctx.settings.enabled(TensorCreatedWithoutCtx, ctx.path) and (
+            "cpu(" not in ctx.source or _GPU_TEXT.search(ctx.source)
+        ):
             for path, cls, fn in self.functions:
                 if cls is not None and fn.name.value in ("forward", "hybrid_forward"):
                     self._forward(path, cls, fn)
@@ -692,8 +718,11 @@ class ContextChecker(Checker):
             if id(fn) not in self.placing:
                 continue
             for node in iter_nodes(fn.body):
-                if not (type(node) is cst.Call and type(node.func) is cst.Attribute
-                        and node.func.attr.value in knowledge.PARAM_PLACING_METHODS):
+                if not (
+                    type(node) is cst.Call
+                    and type(node.func) is cst.Attribute
+                    and node.func.attr.value in knowledge.PARAM_PLACING_METHODS
+                ):
                     continue
                 receiver = node.func.value
                 if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
@@ -714,8 +743,11 @@ class ContextChecker(Checker):
         """`self.*` values set up by `__init__` (a trainer's `self.net`, `self.ctx`), seen
         by the other methods of the class."""
         for stmt in cls.body.body:
-            if type(stmt) is cst.FunctionDef and stmt.name.value == "__init__" and \
-                    id(stmt) in self.placing:
+            if (
+                type(stmt) is cst.FunctionDef
+                and stmt.name.value == "__init__"
+                and id(stmt) in self.placing
+            ):
                 scope = self._run_function(stmt, module_env_copy(module_env), helpers)
                 return {k: v for k, v in scope.env.items() if k.startswith("self.")}
         return {}
@@ -751,51 +783,80 @@ class ContextChecker(Checker):
                 continue
             if net.ctx.gpu is True and value.on_gpu() is False:
                 self._report_unmoved(scope, arg, value, net.ctx, net_name, symbol, data_fn)
-            elif net.ctx.gpu is False and value.where == "placed" and value.ctx is not None \
-                    and value.ctx.gpu is True and net.fresh:
+            elif (
+                net.ctx.gpu is False
+                and value.where == "placed"
+                and value.ctx is not None
+                and value.ctx.gpu is True
+                and net.fresh
+            ):
                 src = value.ctx.src or "ctx"
                 self.ctx.report(
-                    arg, DataContextMismatch,
+                    arg,
+                    DataContextMismatch,
                     f"`{net_name}`'s parameters are on the cpu (placed with no `ctx`) but "
                     f"`{self.ctx.code(arg)}` was moved to `{src}`; place the network there "
                     f"too: `{net_name}.initialize(ctx={src})` or "
                     f"`{net_name}.collect_params().reset_ctx({src})`",
-                    symbol=symbol, data={"function": data_fn, "ctx": src})
+                    symbol=symbol,
+                    data={"function": data_fn, "ctx": src},
+                )
 
-    def _report_unmoved(self, scope: Scope, arg: cst.BaseExpression, value: Tensor, ctx: Ctx,
-                        net_name: str, symbol: str | None, data_fn: str,
-                        what: str | None = None) -> None:
+    def _report_unmoved(
+        self,
+        scope: Scope,
+        arg: cst.BaseExpression,
+        value: Tensor,
+        ctx: Ctx,
+        net_name: str,
+        symbol: str | None,
+        data_fn: str,
+        what: str | None = None,
+    ) -> None:
         src = ctx.src or "ctx"
         arg_code = self.ctx.code(arg)
         origin = what or (f"`{arg_code}` ({value.origin})" if value.origin else f"`{arg_code}`")
         short_arg = arg_code if len(arg_code) <= 30 else "data"
-        message = DataContextMismatch.format(net=net_name, ctx=src, origin=origin,
-                                             arg=short_arg)
+        message = DataContextMismatch.format(net=net_name, ctx=src, origin=origin, arg=short_arg)
         if ctx.multi:
-            message = (f"`{net_name}` has its parameters on `{src}` but {origin} is fed to it "
-                       f"unmoved; split the batch with `gluon.utils.split_and_load({short_arg}, "
-                       f"{src})` and call `{net_name}` on each slice")
+            message = (
+                f"`{net_name}` has its parameters on `{src}` but {origin} is fed to it "
+                f"unmoved; split the batch with `gluon.utils.split_and_load({short_arg}, "
+                f"{src})` and call `{net_name}` on each slice"
+            )
         mover = self._mover()
         message = message.replace(".as_in_context(", f".{mover}(")
         fix = None
         spelled = _spelled_ctx(scope, ctx)
         if spelled is not None and not ctx.multi:
-            wrapped = arg_code if type(arg) in (cst.Name, cst.Attribute, cst.Call,
-                                                cst.Subscript) else f"({arg_code})"
-            fix = FixSpec("unsafe", f"Move `{arg_code}` to `{spelled}`",
-                          (NodeEdit(arg, f"{wrapped}.{mover}({spelled})"),))
-        self.ctx.report(arg, DataContextMismatch, message, fix=fix, symbol=symbol,
-                        data={"function": data_fn, "ctx": src})
+            wrapped = (
+                arg_code
+                if type(arg) in (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+                else f"({arg_code})"
+            )
+            fix = FixSpec(
+                "unsafe",
+                f"Move `{arg_code}` to `{spelled}`",
+                (NodeEdit(arg, f"{wrapped}.{mover}({spelled})"),),
+            )
+        self.ctx.report(
+            arg,
+            DataContextMismatch,
+            message,
+            fix=fix,
+            symbol=symbol,
+            data={"function": data_fn, "ctx": src},
+        )
 
     def _mover(self) -> str:
         """The method that moves a tensor: `as_in_context` (1.x), `to_device` (MXNet 2)."""
         return "to_device" if self.ctx.mxnet_line == "2" else "as_in_context"
 
-    def _loss_call(self, scope: Scope, event: LossCall, symbol: str | None,
-                   data_fn: str) -> None:
+    def _loss_call(self, scope: Scope, event: LossCall, symbol: str | None, data_fn: str) -> None:
         tensors = [(a, v) for a, v in event.args[:2] if isinstance(v, Tensor)]
-        gpu = [v for _, v in tensors if v.where == "placed" and v.ctx is not None
-               and v.ctx.gpu is True]
+        gpu = [
+            v for _, v in tensors if v.where == "placed" and v.ctx is not None and v.ctx.gpu is True
+        ]
         if not gpu:
             return
         for arg, value in tensors:
@@ -806,18 +867,33 @@ class ContextChecker(Checker):
                 loss_name = _callee_name(self.ctx.code, event.node)
                 arg_code = self.ctx.code(arg)
                 origin = f" ({value.origin})" if value.origin else ""
-                message = (f"`{loss_name}` compares a prediction on a GPU context with "
-                           f"`{arg_code}`{origin}, which is still on the cpu; move it with "
-                           f"`{arg_code}.{self._mover()}({src})` or "
-                           f"`gluon.utils.split_and_load({arg_code}, {src})`")
+                message = (
+                    f"`{loss_name}` compares a prediction on a GPU context with "
+                    f"`{arg_code}`{origin}, which is still on the cpu; move it with "
+                    f"`{arg_code}.{self._mover()}({src})` or "
+                    f"`gluon.utils.split_and_load({arg_code}, {src})`"
+                )
                 spelled = _spelled_ctx(scope, ctx)
                 fix = None
-                if spelled is not None and type(arg) in (cst.Name, cst.Attribute, cst.Call,
-                                                         cst.Subscript):
-                    fix = FixSpec("unsafe", f"Move `{arg_code}` to `{spelled}`",
-                                  (NodeEdit(arg, f"{arg_code}.{self._mover()}({spelled})"),))
-                self.ctx.report(arg, DataContextMismatch, message, fix=fix, symbol=symbol,
-                                data={"function": data_fn, "ctx": src})
+                if spelled is not None and type(arg) in (
+                    cst.Name,
+                    cst.Attribute,
+                    cst.Call,
+                    cst.Subscript,
+                ):
+                    fix = FixSpec(
+                        "unsafe",
+                        f"Move `{arg_code}` to `{spelled}`",
+                        (NodeEdit(arg, f"{arg_code}.{self._mover()}({spelled})"),),
+                    )
+                self.ctx.report(
+                    arg,
+                    DataContextMismatch,
+                    message,
+                    fix=fix,
+                    symbol=symbol,
+                    data={"function": data_fn, "ctx": src},
+                )
 
     def _init_target(self, event: InitNoCtx, calls: Sequence[NetCall]) -> Ctx | None:
         """The GPU context the freshly initialised layer should have been placed on."""
@@ -833,13 +909,19 @@ class ContextChecker(Checker):
             parent = parent.parent
         for call in calls:
             for _, value in call.args:
-                if isinstance(value, Tensor) and value.where == "placed" and \
-                        value.ctx is not None and value.ctx.gpu is True and event.gpu_ctx:
+                if (
+                    isinstance(value, Tensor)
+                    and value.where == "placed"
+                    and value.ctx is not None
+                    and value.ctx.gpu is True
+                    and event.gpu_ctx
+                ):
                     return event.gpu_ctx
         return None
 
-    def _report_init(self, scope: Scope, event: InitNoCtx, target: Ctx, symbol: str | None,
-                     data_fn: str) -> None:
+    def _report_init(
+        self, scope: Scope, event: InitNoCtx, target: Ctx, symbol: str | None, data_fn: str
+    ) -> None:
         node = event.node
         func = node.func
         block = self.ctx.code(func.value) if type(func) is cst.Attribute else "layer"
@@ -847,14 +929,21 @@ class ContextChecker(Checker):
         fix = None
         spelled = _spelled_ctx(scope, target)
         if spelled is not None:
-            fix = FixSpec("unsafe", f"Initialise on `{spelled}`",
-                          (NodeEdit(node, _add_keyword(self.ctx.code, node, "ctx", spelled)),))
-        self.ctx.report(node, InitializeWithoutCtx,
-                        InitializeWithoutCtx.format(block=block, ctx=src), fix=fix,
-                        symbol=symbol, data={"function": data_fn, "ctx": src})
+            fix = FixSpec(
+                "unsafe",
+                f"Initialise on `{spelled}`",
+                (NodeEdit(node, _add_keyword(self.ctx.code, node, "ctx", spelled)),),
+            )
+        self.ctx.report(
+            node,
+            InitializeWithoutCtx,
+            InitializeWithoutCtx.format(block=block, ctx=src),
+            fix=fix,
+            symbol=symbol,
+            data={"function": data_fn, "ctx": src},
+        )
 
-    def _param_read(self, scope: Scope, event: ParamRead, symbol: str | None,
-                    data_fn: str) -> None:
+    def _param_read(self, scope: Scope, event: ParamRead, symbol: str | None, data_fn: str) -> None:
         node = event.node
         net_ctx = event.net.ctx
         if node.args or event.default_ctx is not None or net_ctx is None:
@@ -867,11 +956,19 @@ class ContextChecker(Checker):
         ctx0 = f"{src}[0]" if src.isidentifier() else "ctx[0]"
         fix = None
         if src.isidentifier() and isinstance(scope.env.get(src), Ctx):
-            fix = FixSpec("unsafe", f"Read the copy on `{ctx0}`",
-                          (NodeEdit(node, f"{self.ctx.code(func)}({ctx0})"),))
-        self.ctx.report(node, ParamDataWithoutCtx,
-                        ParamDataWithoutCtx.format(method=method, ctx=src, ctx0=ctx0), fix=fix,
-                        symbol=symbol, data={"function": data_fn, "ctx": src})
+            fix = FixSpec(
+                "unsafe",
+                f"Read the copy on `{ctx0}`",
+                (NodeEdit(node, f"{self.ctx.code(func)}({ctx0})"),),
+            )
+        self.ctx.report(
+            node,
+            ParamDataWithoutCtx,
+            ParamDataWithoutCtx.format(method=method, ctx=src, ctx0=ctx0),
+            fix=fix,
+            symbol=symbol,
+            data={"function": data_fn, "ctx": src},
+        )
 
     # -- MXL202 --------------------------------------------------------------------------------
 
@@ -904,17 +1001,29 @@ class ContextChecker(Checker):
                 keyword, value = "ctx", f"{arg}.ctx"
             else:
                 keyword, value = "ctx", f"{arg}.context"
-            fix = FixSpec("unsafe", f"Create it on `{value}`",
-                          (NodeEdit(node, _add_keyword(self.ctx.code, node, keyword, value)),)) \
-                if node.args else None
+            fix = (
+                FixSpec(
+                    "unsafe",
+                    f"Create it on `{value}`",
+                    (NodeEdit(node, _add_keyword(self.ctx.code, node, keyword, value)),),
+                )
+                if node.args
+                else None
+            )
             message = TensorCreatedWithoutCtx.format(
-                creator=f"{self.ctx.code(node.func)}(...)", method=fn.name.value, arg=arg)
+                creator=f"{self.ctx.code(node.func)}(...)", method=fn.name.value, arg=arg
+            )
             if keyword == "device":
                 message = message.replace(f"ctx={arg}.context", f"device={arg}.device")
-            self.ctx.report(node, TensorCreatedWithoutCtx, message, fix=fix, symbol=symbol,
-                            data={"function": self.ctx.qualname(symbol), "ctx": value},
-                            requires=requires)
-
+            self.ctx.report(
+                node,
+                TensorCreatedWithoutCtx,
+                message,
+                fix=fix,
+                symbol=symbol,
+                data={"function": self.ctx.qualname(symbol), "ctx": value},
+                requires=requires,
+            )
 
     def _hybrid_base(self, cls: cst.ClassDef) -> bool:
         for base in cls.bases:
@@ -932,8 +1041,9 @@ def _has_bases(cls: cst.ClassDef) -> bool:
     return bool(cls.bases)
 
 
-def _functions(body: Sequence[cst.CSTNode], path: list[str], cls: cst.ClassDef | None = None
-               ) -> Iterator[tuple[list[str], cst.ClassDef | None, cst.FunctionDef]]:
+def _functions(
+    body: Sequence[cst.CSTNode], path: list[str], cls: cst.ClassDef | None = None
+) -> Iterator[tuple[list[str], cst.ClassDef | None, cst.FunctionDef]]:
     """Every function (methods and nested ones too) with its qualified path and class."""
     for stmt in body:
         if type(stmt) is cst.FunctionDef:
@@ -989,18 +1099,32 @@ def _spelled_ctx(scope: Scope, ctx: Ctx) -> str | None:
     return None
 
 
-def _add_keyword(code: Callable[[cst.CSTNode], str], call: cst.Call, keyword: str,
-                 value: str) -> str:
+def _add_keyword(
+    code: Callable[[cst.CSTNode], str], call: cst.Call, keyword: str, value: str
+) -> str:
     """The source of `call` with `keyword=value` appended to its arguments."""
     args = list(call.args)
     if args and isinstance(args[-1].comma, cst.MaybeSentinel):
         args[-1] = args[-1].with_changes(
-            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    args.append(cst.Arg(value=cst.parse_expression(value), keyword=cst.Name(keyword),
-                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                              whitespace_after=cst.SimpleWhitespace(""))))
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
+    args.append(
+        cst.Arg(
+            value=cst.parse_expression(value),
+            keyword=cst.Name(keyword),
+            equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""),
+                whitespace_after=cst.SimpleWhitespace(""),
+            ),
+        )
+    )
     return code(call.with_changes(args=args))
 
 
-__all__ = ["ContextChecker", "DataContextMismatch", "InitializeWithoutCtx",
-           "ParamDataWithoutCtx", "TensorCreatedWithoutCtx"]
+__all__ = [
+    "ContextChecker",
+    "DataContextMismatch",
+    "InitializeWithoutCtx",
+    "ParamDataWithoutCtx",
+    "TensorCreatedWithoutCtx",
+]

@@ -84,8 +84,14 @@ class UnusedNoqaRule(Rule):
         "import mxnet as mx\ns = '# noqa: MXL101'\n",
     )
     invalid = (
-        Example("import mxnet as mx\nx = mx.nd.zeros((1,))  # noqa: MXL999\n", line=2,
-                expected_fix="import mxnet as mx\nx = mx.nd.zeros((1,))\n"),
-        Example("import mxnet as mx\nx = mx.nd.zeros((1,))  # noqa: E501, MXL998\n", line=2,
-                expected_fix="import mxnet as mx\nx = mx.nd.zeros((1,))  # noqa: E501\n"),
+        Example(
+            "import mxnet as mx\nx = mx.nd.zeros((1,))  # noqa: MXL999\n",
+            line=2,
+            expected_fix="import mxnet as mx\nx = mx.nd.zeros((1,))\n",
+        ),
+        Example(
+            "import mxnet as mx\nx = mx.nd.zeros((1,))  # noqa: E501, MXL998\n",
+            line=2,
+            expected_fix="import mxnet as mx\nx = mx.nd.zeros((1,))  # noqa: E501\n",
+        ),
     )

@@ -23,18 +23,27 @@ from mxlint.walker import children
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 #: Calls on a network that neither run it nor let it escape.
-_INERT_METHODS = knowledge.BLOCK_METHODS | {"export", "name_scope", "add", "register_child",
-                                             "save_params", "zero_grad", "setattr",
-                                             "share_parameters"}
+_INERT_METHODS = knowledge.BLOCK_METHODS | {
+    "export",
+    "name_scope",
+    "add",
+    "register_child",
+    "save_params",
+    "zero_grad",
+    "setattr",
+    "share_parameters",
+}
 _FORWARD_METHODS = frozenset({"forward", "summary"})
 
 
 class ExportBeforeForward(Rule):
     code = "MXL701"
     name = "export-before-forward"
-    message = ("`{net}.export()` {problem}: MXNet raises \"Please first call block.hybridize() "
-               "and then run forward with this block at least once before calling export\"; "
-               "{advice}")
+    message = (
+        '`{net}.export()` {problem}: MXNet raises "Please first call block.hybridize() '
+        'and then run forward with this block at least once before calling export"; '
+        "{advice}"
+    )
     what = """
         Checks `net.export(...)` on a Gluon network that, in the same function or script, was
         never hybridized, or was not run forward since its last `hybridize()` call.
@@ -66,9 +75,11 @@ class ExportBeforeForward(Rule):
 class AmpInitAfterNet(Rule):
     code = "MXL702"
     name = "amp-init-after-net"
-    message = ("`amp.init()` runs after the network was built (`{what}`, line {line}): call it "
-               "before creating the model; a network hybridized and run before `amp.init()` "
-               "keeps its float32 graph")
+    message = (
+        "`amp.init()` runs after the network was built (`{what}`, line {line}): call it "
+        "before creating the model; a network hybridized and run before `amp.init()` "
+        "keeps its float32 graph"
+    )
     what = """
         Checks `amp.init()` (`mxnet.contrib.amp`) called after a Gluon network was
         constructed, in execution order (following calls into the same file's functions).
@@ -101,8 +112,9 @@ class _NetState:
     exports: list[tuple[cst.Call, str]] = field(default_factory=list)
 
 
-def _walk_with_parent(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None,
-                                                            cst.CSTNode | None]]:
+def _walk_with_parent(
+    node: cst.CSTNode,
+) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]]:
     """Pre-order (node, parent, grandparent), not entering nested definitions below `node`."""
     stack: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = [(node, None, None)]
     while stack:
@@ -144,8 +156,9 @@ class LifecycleChecker(Checker):
             # A module-level network used inside functions may be run by them at any time.
             for node, _, _ in _walk_with_parent(scope):
                 if type(node) is cst.FunctionDef:
-                    nested_refs.update(n.value for n, _, _ in _walk_with_parent(node.body)
-                                       if type(n) is cst.Name)
+                    nested_refs.update(
+                        n.value for n, _, _ in _walk_with_parent(node.body) if type(n) is cst.Name
+                    )
         states: dict[str, _NetState] = {}
         stmts: list[cst.CSTNode] = [body] if isinstance(body, cst.CSTNode) else list(body)
         for stmt in stmts:
@@ -162,22 +175,29 @@ class LifecycleChecker(Checker):
                     self._name_event(node, parent, grand, states, nested_refs)
         for net, state in states.items():
             for call, problem in state.exports:
-                advice = (f"call `{net}.hybridize()` and run one batch through `{net}` before "
-                          "exporting")
+                advice = (
+                    f"call `{net}.hybridize()` and run one batch through `{net}` before exporting"
+                )
                 requires = None
                 if not state.known_block and state.project_class is not None:
                     requires = ("hybridblock", state.project_class)
-                self.ctx.report(call, ExportBeforeForward,
-                                ExportBeforeForward.format(net=net, problem=problem,
-                                                           advice=advice),
-                                requires=requires)
+                self.ctx.report(
+                    call,
+                    ExportBeforeForward,
+                    ExportBeforeForward.format(net=net, problem=problem, advice=advice),
+                    requires=requires,
+                )
 
-    def _name_event(self, node: cst.Name, parent: cst.CSTNode | None,
-                    grand: cst.CSTNode | None, states: dict[str, _NetState],
-                    nested_refs: set[str]) -> None:
+    def _name_event(
+        self,
+        node: cst.Name,
+        parent: cst.CSTNode | None,
+        grand: cst.CSTNode | None,
+        states: dict[str, _NetState],
+        nested_refs: set[str],
+    ) -> None:
         name = node.value
-        if type(parent) is cst.AssignTarget and parent.target is node \
-                and type(grand) is cst.Assign:
+        if type(parent) is cst.AssignTarget and parent.target is node and type(grand) is cst.Assign:
             states[name] = self._bound(grand.value, name in nested_refs)
             return
         state = states.get(name)
@@ -186,12 +206,22 @@ class LifecycleChecker(Checker):
         if type(parent) is cst.Call and parent.func is node:
             state.forwarded = True
             return
-        if type(parent) is cst.Attribute and parent.value is node \
-                and type(grand) is cst.Call and grand.func is parent:
+        if (
+            type(parent) is cst.Attribute
+            and parent.value is node
+            and type(grand) is cst.Call
+            and grand.func is parent
+        ):
             method = parent.attr.value
             if method == "hybridize":
-                active = next((a.value for a in grand.args
-                               if a.keyword is not None and a.keyword.value == "active"), None)
+                active = next(
+                    (
+                        a.value
+                        for a in grand.args
+                        if a.keyword is not None and a.keyword.value == "active"
+                    ),
+                    None,
+                )
                 if not (type(active) is cst.Name and active.value == "False"):
                     state.hybridized, state.forwarded = True, False
                 state.known_block = state.known_block or state.project_class is None
@@ -200,11 +230,13 @@ class LifecycleChecker(Checker):
             elif method == "export":
                 if not state.unknown and (state.known_block or state.project_class):
                     if not state.hybridized:
-                        state.exports.append((grand, "is called on a network that was never "
-                                                     "hybridized"))
+                        state.exports.append(
+                            (grand, "is called on a network that was never hybridized")
+                        )
                     elif not state.forwarded:
-                        state.exports.append((grand, "is called before any forward pass since "
-                                                     "`hybridize()`"))
+                        state.exports.append(
+                            (grand, "is called before any forward pass since `hybridize()`")
+                        )
                 state.unknown = True  # one report per network and scope
             elif method in knowledge.BLOCK_METHODS:
                 state.known_block = state.known_block or state.project_class is None
@@ -224,10 +256,13 @@ class LifecycleChecker(Checker):
         if name is not None:
             state.known_block = knowledge.builds_network(name)
             if knowledge.canonical(name) in knowledge.SYMBOL_BLOCKS or name.endswith(
-                    ("SymbolBlock", "SymbolBlock.imports")):
+                ("SymbolBlock", "SymbolBlock.imports")
+            ):
                 state.unknown = True
-            elif name.split(".", 1)[0] not in ("mxnet", "gluoncv", "gluonnlp") \
-                    and name.rsplit(".", 1)[-1][:1].isupper():
+            elif (
+                name.split(".", 1)[0] not in ("mxnet", "gluoncv", "gluonnlp")
+                and name.rsplit(".", 1)[-1][:1].isupper()
+            ):
                 state.project_class = name
         elif type(value.func) is cst.Name and value.func.value[:1].isupper():
             state.project_class = self.ctx.qualname(value.func.value)
@@ -243,15 +278,21 @@ class LifecycleChecker(Checker):
             if name is not None and knowledge.canonical(name) in knowledge.AMP_INIT:
                 if built is not None:
                     what, node = built
-                    self.ctx.report(call, AmpInitAfterNet, AmpInitAfterNet.format(
-                        what=what, line=self._line(node)))
+                    self.ctx.report(
+                        call,
+                        AmpInitAfterNet,
+                        AmpInitAfterNet.format(what=what, line=self._line(node)),
+                    )
                 return
             if built is None:
                 if knowledge.builds_network(name):
                     built = (self.ctx.code(call.func) + "(...)", call)
-                elif type(call.func) is cst.Attribute and name is None \
-                        and call.func.attr.value in ("initialize", "hybridize",
-                                                     "collect_params", "load_parameters"):
+                elif (
+                    type(call.func) is cst.Attribute
+                    and name is None
+                    and call.func.attr.value
+                    in ("initialize", "hybridize", "collect_params", "load_parameters")
+                ):
                     built = (self.ctx.code(call.func) + "()", call)
 
     def _line(self, node: cst.CSTNode) -> int:
@@ -262,15 +303,19 @@ class LifecycleChecker(Checker):
 
 
 ExportBeforeForward.invalid = (
-    Example('''import mxnet as mx
+    Example(
+        """import mxnet as mx
 from mxnet.gluon.model_zoo import vision
 
 net = vision.resnet18_v1(classes=10)
 net.initialize()
 net.hybridize()
 net.export("model")
-''', line=7),
-    Example('''from mxnet import gluon
+""",
+        line=7,
+    ),
+    Example(
+        """from mxnet import gluon
 
 
 def save(ctx):
@@ -278,8 +323,11 @@ def save(ctx):
     net.add(gluon.nn.Dense(10))
     net.initialize(ctx=ctx)
     net.export("model", epoch=0)
-''', line=8),
-    Example('''import mxnet as mx
+""",
+        line=8,
+    ),
+    Example(
+        """import mxnet as mx
 from mxnet import autograd
 from models import Net
 
@@ -294,14 +342,22 @@ def train(loader, epochs):
             loss.backward()
     net.hybridize()
     net.export("net")
-''', line=15, project=(("models", "from mxnet import gluon\n\n\n"
-                                  "class Net(gluon.HybridBlock):\n"
-                                  "    def hybrid_forward(self, F, x):\n"
-                                  "        return x\n"),)),
+""",
+        line=15,
+        project=(
+            (
+                "models",
+                "from mxnet import gluon\n\n\n"
+                "class Net(gluon.HybridBlock):\n"
+                "    def hybrid_forward(self, F, x):\n"
+                "        return x\n",
+            ),
+        ),
+    ),
 )
 
 ExportBeforeForward.valid = (
-    '''import mxnet as mx
+    """import mxnet as mx
 from mxnet.gluon.model_zoo import vision
 
 net = vision.resnet18_v1(classes=10)
@@ -309,9 +365,9 @@ net.initialize()
 net.hybridize()
 net(mx.nd.zeros((1, 3, 224, 224)))
 net.export("model")
-''',
+""",
     # The network is handed to a function that may run it.
-    '''from mxnet import gluon
+    """from mxnet import gluon
 
 
 def main():
@@ -320,25 +376,25 @@ def main():
     net.hybridize()
     train(net)
     net.export("model")
-''',
+""",
     # A parameter: its state is unknown here.
-    '''def save(net, path):
+    """def save(net, path):
     net.export(path)
-''',
+""",
     # SymbolBlock exports without a forward pass.
-    '''from mxnet import gluon
+    """from mxnet import gluon
 
 net = gluon.nn.SymbolBlock.imports("m-symbol.json", ["data"], "m-0000.params")
 net.hybridize()
 net.export("copy")
-''',
+""",
     # Not a network: no evidence it is a Gluon block.
-    '''import pandas as pd
+    """import pandas as pd
 
 table = pd.DataFrame()
 table.export("x")
-''',
-    '''from mxnet import autograd, gluon
+""",
+    """from mxnet import autograd, gluon
 
 
 def train(loader):
@@ -351,27 +407,39 @@ def train(loader):
             out = net(x)
         out.backward()
     net.export("final")
-''',
+""",
     # A project class that is a plain Block (no export at all) is not this rule's business.
-    Valid('''from models import Net
+    Valid(
+        """from models import Net
 
 net = Net()
 net.initialize()
 net.hybridize()
 net.export("x")
-''', project=(("models", "from mxnet import gluon\n\n\nclass Net(gluon.Block):\n"
-                         "    def forward(self, x):\n        return x\n"),)),
+""",
+        project=(
+            (
+                "models",
+                "from mxnet import gluon\n\n\nclass Net(gluon.Block):\n"
+                "    def forward(self, x):\n        return x\n",
+            ),
+        ),
+    ),
 )
 
 AmpInitAfterNet.invalid = (
-    Example('''from mxnet.contrib import amp
+    Example(
+        """from mxnet.contrib import amp
 from gluoncv.model_zoo import get_model
 
 net = get_model("resnet50_v1", classes=1000)
 net.initialize()
 amp.init()
-''', line=6),
-    Example('''import mxnet as mx
+""",
+        line=6,
+    ),
+    Example(
+        """import mxnet as mx
 from mxnet import gluon
 from mxnet.contrib import amp
 
@@ -393,26 +461,31 @@ def main(args):
 
 if __name__ == "__main__":
     main(parse())
-''', line=18),
-    Example('''from mxnet.contrib import amp
+""",
+        line=18,
+    ),
+    Example(
+        """from mxnet.contrib import amp
 
 
 def main(net_factory):
     net = net_factory()
     net.initialize()
     amp.init(target_dtype="float16")
-''', line=7),
+""",
+        line=7,
+    ),
 )
 
 AmpInitAfterNet.valid = (
-    '''from mxnet.contrib import amp
+    """from mxnet.contrib import amp
 from gluoncv.model_zoo import get_model
 
 amp.init()
 net = get_model("resnet50_v1", classes=1000)
 net.initialize()
-''',
-    '''from mxnet import gluon
+""",
+    """from mxnet import gluon
 from mxnet.contrib import amp
 
 
@@ -428,17 +501,17 @@ def main(args):
 
 if __name__ == "__main__":
     main(parse())
-''',
+""",
     # A loss is not the network AMP has to patch.
-    '''from mxnet import gluon
+    """from mxnet import gluon
 from mxnet.contrib import amp
 
 loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 amp.init()
 net = gluon.nn.Dense(10)
-''',
+""",
     # Different functions: no order between them is known.
-    '''from mxnet import gluon
+    """from mxnet import gluon
 from mxnet.contrib import amp
 
 
@@ -450,5 +523,5 @@ def build():
 
 def setup():
     amp.init()
-''',
+""",
 )

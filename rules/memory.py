@@ -27,8 +27,10 @@ from mxlint.walker import iter_nodes, subtree_nodes
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 #: Spellings of the symbolic execution API (Module, Executor).
-_SYMBOLIC_API = re.compile(r"\bmod\.Module\b|\bBucketingModule\b|\bsimple_bind\(|\.bind\(|"
-                           r"\bmx\.module\b|\bExecutor\b")
+_SYMBOLIC_API = re.compile(
+    r"\bmod\.Module\b|\bBucketingModule\b|\bsimple_bind\(|\.bind\(|"
+    r"\bmx\.module\b|\bExecutor\b"
+)
 _LOOPS = (cst.For, cst.While)
 _LOOP_TYPES = frozenset(_LOOPS)
 _NESTED_TYPES = frozenset(_NESTED)
@@ -36,8 +38,26 @@ _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 #: What the per-scope passes (tensor names, loops, MXL403, timing) look at.
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _SCOPE_KINDS = frozenset({cst.Assign, cst.Call, cst.IndentedBlock, *_LOOPS, *_COMPREHENSIONS})
-_REDUCERS = frozenset({"mean", "sum", "max", "min", "norm", "reshape", "flatten", "square",
-                       "sqrt", "abs", "exp", "log", "detach", "copy", "astype", "squeeze"})
+_REDUCERS = frozenset(
+    {
+        "mean",
+        "sum",
+        "max",
+        "min",
+        "norm",
+        "reshape",
+        "flatten",
+        "square",
+        "sqrt",
+        "abs",
+        "exp",
+        "log",
+        "detach",
+        "copy",
+        "astype",
+        "squeeze",
+    }
+)
 
 
 #: NDArray methods that reduce to one number (when called without an axis).
@@ -47,9 +67,11 @@ _REDUCTIONS = frozenset({"mean", "sum", "max", "min", "prod", "norm", "nansum", 
 class AccumulatedWithoutSync(Rule):
     code = "MXL401"
     name = "accumulated-ndarray-without-sync"
-    message = ("`{target}` accumulates NDArrays across iterations of a loop that never "
-               "synchronises: the asynchronous engine runs ahead and memory grows; accumulate "
-               "Python values (`{hint}`) or call `mx.nd.waitall()` in the loop")
+    message = (
+        "`{target}` accumulates NDArrays across iterations of a loop that never "
+        "synchronises: the asynchronous engine runs ahead and memory grows; accumulate "
+        "Python values (`{hint}`) or call `mx.nd.waitall()` in the loop"
+    )
     what = """
         Finds NDArrays accumulated across loop iterations (`total = total + loss`,
         `total += loss`, `outputs.append(out)`) in a loop that never synchronises with the
@@ -84,7 +106,8 @@ class AccumulatedWithoutSync(Rule):
         between pipeline stalls and memory.
     """
     invalid = (
-        Example("""
+        Example(
+            """
 import mxnet as mx
 from mxnet import autograd
 
@@ -97,8 +120,11 @@ def train(net, loss_fn, trainer, loader):
         trainer.step(64)
         total += loss.mean()
     return total
-""", line=12),
-        Example("""
+""",
+            line=12,
+        ),
+        Example(
+            """
 from mxnet import nd
 
 def collect(net, loader):
@@ -107,8 +133,11 @@ def collect(net, loader):
         out = net(batch)
         outputs.append(out)
     return nd.concat(*outputs, dim=0)
-""", line=8),
-        Example("""
+""",
+            line=8,
+        ),
+        Example(
+            """
 from mxnet import autograd
 
 def train(net, loss_fn, loader):
@@ -118,7 +147,9 @@ def train(net, loss_fn, loader):
             l = loss_fn(net(x), y)
         l.backward()
         running = l.sum() if running is None else running + l.sum()
-""", line=10),
+""",
+            line=10,
+        ),
     )
     valid = (
         Valid("""
@@ -195,8 +226,10 @@ def scores(net, loader):
 class TimingWithoutSync(Rule):
     code = "MXL601"
     name = "timing-without-sync"
-    message = ("`{expr}` times MXNet work that may not have run yet: operators return before "
-               "they compute; call `mx.nd.waitall()` before reading the end time")
+    message = (
+        "`{expr}` times MXNet work that may not have run yet: operators return before "
+        "they compute; call `mx.nd.waitall()` before reading the end time"
+    )
     what = """
         Finds a duration measured with `time.time()`/`time.perf_counter()`/`time.monotonic()`/
         `timeit.default_timer()` around MXNet work with no synchronising call between the work
@@ -227,7 +260,8 @@ class TimingWithoutSync(Rule):
         No automatic fix: the right sync point depends on what the timing is meant to cover.
     """
     invalid = (
-        Example("""
+        Example(
+            """
 import time
 from mxnet import autograd
 
@@ -239,8 +273,11 @@ def epoch(net, loss_fn, trainer, loader):
         loss.backward()
         trainer.step(64)
     print("took", time.time() - tic)
-""", line=12),
-        Example("""
+""",
+            line=12,
+        ),
+        Example(
+            """
 import time
 import mxnet as mx
 
@@ -250,7 +287,9 @@ def bench(net, x):
         y = net(x)
     elapsed = time.perf_counter() - start
     return elapsed
-""", line=9),
+""",
+            line=9,
+        ),
     )
     valid = (
         Valid("""
@@ -292,10 +331,12 @@ def load(path):
 class BackwardWithoutRecord(Rule):
     code = "MXL403"
     name = "backward-without-record"
-    message = ("`{name}` was computed outside `autograd.record()`, so `{name}.backward()` has no "
-               "graph to differentiate (MXNet raises \"Cannot differentiate node because it is "
-               "not in a computational graph\"); compute it inside the `with autograd.record():` "
-               "block")
+    message = (
+        "`{name}` was computed outside `autograd.record()`, so `{name}.backward()` has no "
+        'graph to differentiate (MXNet raises "Cannot differentiate node because it is '
+        'not in a computational graph"); compute it inside the `with autograd.record():` '
+        "block"
+    )
     what = """
         Finds `loss.backward()` where `loss` was last assigned, in the same function or script,
         outside any `with autograd.record():` block.
@@ -323,7 +364,8 @@ class BackwardWithoutRecord(Rule):
         No automatic fix: moving statements into the block can change what is recorded.
     """
     invalid = (
-        Example("""
+        Example(
+            """
 from mxnet import autograd
 
 def step(net, loss_fn, trainer, data, label):
@@ -332,14 +374,19 @@ def step(net, loss_fn, trainer, data, label):
     loss = loss_fn(output, label)
     loss.backward()
     trainer.step(data.shape[0])
-""", line=8),
-        Example("""
+""",
+            line=8,
+        ),
+        Example(
+            """
 import mxnet as mx
 
 def step(net, loss_fn, data, label):
     loss = loss_fn(net(data), label)
     loss.backward()
-""", line=6),
+""",
+            line=6,
+        ),
     )
     valid = (
         Valid("""
@@ -406,10 +453,12 @@ _EVERY_STEP_SYNCS = frozenset({"asscalar", "asnumpy", "item"})
 class SyncEveryStep(Rule):
     code = "MXL602"
     name = "sync-in-training-loop"
-    message = ("`{expr}` waits, on every training step, for the work queued so far before "
-               "the rest of the step (`backward()`, `trainer.step()`) is queued: the device "
-               "idles while Python catches up; read values back after `trainer.step()`, or "
-               "every N steps (`if i % 50 == 0:`)")
+    message = (
+        "`{expr}` waits, on every training step, for the work queued so far before "
+        "the rest of the step (`backward()`, `trainer.step()`) is queued: the device "
+        "idles while Python catches up; read values back after `trainer.step()`, or "
+        "every N steps (`if i % 50 == 0:`)"
+    )
     default_enabled = False
     what = """
         Finds `.asscalar()`, `.asnumpy()` and `.item()` of a tensor that run unconditionally on
@@ -447,7 +496,8 @@ class SyncEveryStep(Rule):
         queue length (memory) and overlap.
     """
     invalid = (
-        Example("""
+        Example(
+            """
 from mxnet import autograd
 
 def train(net, loss_fn, trainer, loader):
@@ -459,8 +509,11 @@ def train(net, loss_fn, trainer, loader):
         loss.backward()
         trainer.step(data.shape[0])
     return total
-""", line=9),
-        Example("""
+""",
+            line=9,
+        ),
+        Example(
+            """
 import mxnet as mx
 
 def train(net, loss_fn, trainer, train_data):
@@ -471,7 +524,9 @@ def train(net, loss_fn, trainer, train_data):
             print(i, loss.mean().asnumpy())
         loss.backward()
         trainer.step(x.shape[0])
-""", line=9),
+""",
+            line=9,
+        ),
     )
     valid = (
         Valid("""
@@ -521,9 +576,14 @@ def _comprehension_calls(node: cst.CSTNode) -> set[cst.CSTNode]:
     while type(comp) is cst.CompFor:
         names.update(n.value for n in iter_nodes(comp.target) if type(n) is cst.Name)
         comp = comp.inner_for_in
-    return {n for n in iter_nodes(node, stop=_NESTED)
-            if type(n) is cst.Call and type(n.func) is cst.Attribute
-            and type(n.func.value) is cst.Name and n.func.value.value in names}
+    return {
+        n
+        for n in iter_nodes(node, stop=_NESTED)
+        if type(n) is cst.Call
+        and type(n.func) is cst.Attribute
+        and type(n.func.value) is cst.Name
+        and n.func.value.value in names
+    }
 
 
 class MemoryChecker(Checker):
@@ -551,8 +611,7 @@ class MemoryChecker(Checker):
         body = [stmt for stmt in body if type(stmt) not in _NESTED_TYPES]
         # Only the kinds of node the passes below look at, in source order.
         kinds = _SCOPE_KINDS
-        nodes = [n for stmt in body for n in subtree_nodes(stmt, stop=_NESTED)
-                 if type(n) in kinds]
+        nodes = [n for stmt in body for n in subtree_nodes(stmt, stop=_NESTED) if type(n) in kinds]
         tensors = self._tensor_names(body, nodes=[n for n in nodes if type(n) is cst.Assign])
         for node in nodes:
             if type(node) in _LOOP_TYPES:
@@ -576,16 +635,25 @@ class MemoryChecker(Checker):
     def _mentions_mxnet(self) -> bool:
         return self.ctx.imports.mentions_mxnet()
 
-    def _tensor_names(self, body: tuple | list, seed: set[str] | None = None,
-                      nodes: list[cst.CSTNode] | None = None) -> set[str]:
+    def _tensor_names(
+        self,
+        body: tuple | list,
+        seed: set[str] | None = None,
+        nodes: list[cst.CSTNode] | None = None,
+    ) -> set[str]:
         """Names bound to NDArrays in this scope: results of networks and losses run under
         `autograd.record()`, of `nd.*` calls, of loops over data loaders, and what is computed
         from them by operators and tensor methods."""
         if nodes is None:
-            nodes = [n for stmt in body for n in subtree_nodes(stmt, stop=_NESTED)
-                     if type(n) is cst.Assign]
-        bindings = [(target, value, node) for node in nodes
-                    for target, value in self._bindings(node)]
+            nodes = [
+                n
+                for stmt in body
+                for n in subtree_nodes(stmt, stop=_NESTED)
+                if type(n) is cst.Assign
+            ]
+        bindings = [
+            (target, value, node) for node in nodes for target, value in self._bindings(node)
+        ]
         names: set[str] = set(seed or ())
         changed = True
         while changed:
@@ -616,24 +684,36 @@ class MemoryChecker(Checker):
             for target, value in self._bindings(node):
                 # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an
                 # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
-                simple = type(node) is cst.Assign and \
-                    type(node.targets[0].target) is cst.Name
-                if simple and type(value) in (cst.Call, cst.BinaryOperation) and \
-                        not (type(value) is cst.Call and self._not_a_loss(value)):
+                simple = type(node) is cst.Assign and type(node.targets[0].target) is cst.Name
+                if (
+                    simple
+                    and type(value) in (cst.Call, cst.BinaryOperation)
+                    and not (type(value) is cst.Call and self._not_a_loss(value))
+                ):
                     last[target] = node
                 else:
                     last.pop(target, None)
             if type(node) in _COMPREHENSION_TYPES:
                 shadowed.update(_comprehension_calls(node))
-            if type(node) is cst.Call and type(node.func) is cst.Attribute and \
-                    node.func.attr.value == "backward" and node not in shadowed and \
-                    type(node.func.value) is cst.Name and self._uses_autograd():
+            if (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value == "backward"
+                and node not in shadowed
+                and type(node.func.value) is cst.Name
+                and self._uses_autograd()
+            ):
                 name = node.func.value.value
                 where = last.get(name)
-                if where is not None and where not in self._recording and \
-                        node not in self._recording and not self._symbolic(where):
-                    self.ctx.report(node, BackwardWithoutRecord,
-                                    BackwardWithoutRecord.format(name=name))
+                if (
+                    where is not None
+                    and where not in self._recording
+                    and node not in self._recording
+                    and not self._symbolic(where)
+                ):
+                    self.ctx.report(
+                        node, BackwardWithoutRecord, BackwardWithoutRecord.format(name=name)
+                    )
 
     _autograd: bool | None = None
 
@@ -641,8 +721,7 @@ class MemoryChecker(Checker):
         """False for a file on the symbolic API only (Module/Executor `backward()`, no
         `record()` anywhere): its `x.backward()` calls are not autograd's."""
         if self._autograd is None:
-            self._autograd = bool(self._record_nodes) or not _SYMBOLIC_API.search(
-                self.ctx.source)
+            self._autograd = bool(self._record_nodes) or not _SYMBOLIC_API.search(self.ctx.source)
         return self._autograd
 
     def _not_a_loss(self, call: cst.Call) -> bool:
@@ -661,9 +740,10 @@ class MemoryChecker(Checker):
         for node in iter_nodes(binding, stop=_NESTED):
             if type(node) is cst.Call:
                 name = self.ctx.resolve(node.func) or ""
-                if knowledge.in_namespace(name, knowledge.SYMBOLIC_EXECUTION) or \
-                        (type(node.func) is cst.Attribute
-                         and node.func.attr.value in knowledge.EXECUTOR_METHODS):
+                if knowledge.in_namespace(name, knowledge.SYMBOLIC_EXECUTION) or (
+                    type(node.func) is cst.Attribute
+                    and node.func.attr.value in knowledge.EXECUTOR_METHODS
+                ):
                     return True
         return False
 
@@ -684,7 +764,8 @@ class MemoryChecker(Checker):
                 continue
             name = self.ctx.resolve(call.func)
             if name == "mxnet.contrib.autograd.train_section" or (
-                    name is None and last_name(call.func) in ("record", "train_section")):
+                name is None and last_name(call.func) in ("record", "train_section")
+            ):
                 # `from mxnet.autograd import *`: an unknown `record()` is taken at its word,
                 # so that what it records is never reported as computed outside it.
                 name = "mxnet.autograd.record"
@@ -695,8 +776,9 @@ class MemoryChecker(Checker):
                     if recording:
                         self._recording.add(inner)
 
-    def _is_tensor(self, value: cst.BaseExpression, names: set[str],
-                   stmt: cst.CSTNode | None = None) -> bool:
+    def _is_tensor(
+        self, value: cst.BaseExpression, names: set[str], stmt: cst.CSTNode | None = None
+    ) -> bool:
         if type(value) is cst.Name:
             return value.value in names
         if type(value) is cst.BinaryOperation:
@@ -707,8 +789,9 @@ class MemoryChecker(Checker):
             func = value.func
             resolved = self.ctx.resolve(func)
             if resolved is not None:
-                return knowledge.in_namespace(resolved, knowledge.TENSOR_NAMESPACES) and \
-                    not resolved.endswith(("waitall", "save", "load"))
+                return knowledge.in_namespace(
+                    resolved, knowledge.TENSOR_NAMESPACES
+                ) and not resolved.endswith(("waitall", "save", "load"))
             if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method in knowledge.TO_PYTHON_METHODS:
@@ -738,18 +821,23 @@ class MemoryChecker(Checker):
             self._every_step(loop, loop_names)
         if not loop_names or self._syncs(loop):
             return
-        assigned_inside = {t for node in iter_nodes(loop.body, stop=_NESTED)
-                           for t, _ in self._bindings(node)}
+        assigned_inside = {
+            t for node in iter_nodes(loop.body, stop=_NESTED) for t, _ in self._bindings(node)
+        }
         for node in self._direct_statements(loop):
             found = self._accumulation(node, assigned_inside)
             if found is None:
                 continue
             target, value, shape = found
             if self._is_tensor(value, loop_names, node) and not self._has_sync(value):
-                self.ctx.report(node, AccumulatedWithoutSync, AccumulatedWithoutSync.format(
-                    target=target, hint=self._python_value_hint(shape, value)),
-                    data={"function": self.ctx.symbol() or "<module>",
-                          "loop_line": 0})
+                self.ctx.report(
+                    node,
+                    AccumulatedWithoutSync,
+                    AccumulatedWithoutSync.format(
+                        target=target, hint=self._python_value_hint(shape, value)
+                    ),
+                    data={"function": self.ctx.symbol() or "<module>", "loop_line": 0},
+                )
 
     def _python_value_hint(self, shape: str, value: cst.BaseExpression) -> str:
         """The statement (`shape`, see `_accumulation`) accumulating a Python value:
@@ -765,14 +853,18 @@ class MemoryChecker(Checker):
 
     def _reduces_to_one_number(self, value: cst.BaseExpression) -> bool:
         """`x.mean()`, `nd.sum(x)`: a reduction over every axis."""
-        if type(value) is not cst.Call or type(value.func) is not cst.Attribute or \
-                value.func.attr.value not in _REDUCTIONS:
+        if (
+            type(value) is not cst.Call
+            or type(value.func) is not cst.Attribute
+            or value.func.attr.value not in _REDUCTIONS
+        ):
             return False
         if any(a.keyword is not None or a.star for a in value.args):
             return False  # axis=..., keepdims=..., or unknown
         resolved = self.ctx.resolve(value.func)
-        function = resolved is not None and \
-            knowledge.in_namespace(resolved, knowledge.TENSOR_NAMESPACES)
+        function = resolved is not None and knowledge.in_namespace(
+            resolved, knowledge.TENSOR_NAMESPACES
+        )
         return len(value.args) == (1 if function else 0)
 
     def _direct_statements(self, loop: cst.For | cst.While) -> Iterator[cst.CSTNode]:
@@ -790,33 +882,50 @@ class MemoryChecker(Checker):
 
             stack.extend(reversed(list(children(node))))
 
-    def _accumulation(self, node: cst.CSTNode, assigned_inside: set[str]
-                      ) -> tuple[str, cst.BaseExpression, str] | None:
+    def _accumulation(
+        self, node: cst.CSTNode, assigned_inside: set[str]
+    ) -> tuple[str, cst.BaseExpression, str] | None:
         """(target, accumulated value, the statement's shape with `{kept}` for the value made
         a Python value, `{value}` for the value as written), or None."""
-        if type(node) is cst.AugAssign and type(node.target) is cst.Name and \
-                type(node.operator) in (cst.AddAssign, cst.MultiplyAssign):
+        if (
+            type(node) is cst.AugAssign
+            and type(node.target) is cst.Name
+            and type(node.operator) in (cst.AddAssign, cst.MultiplyAssign)
+        ):
             target = node.target.value
             op = "+=" if type(node.operator) is cst.AddAssign else "*="
             return target, node.value, f"{target} {op} {{kept}}"
-        if type(node) is cst.Assign and len(node.targets) == 1 and \
-                type(node.targets[0].target) is cst.Name:
+        if (
+            type(node) is cst.Assign
+            and len(node.targets) == 1
+            and type(node.targets[0].target) is cst.Name
+        ):
             name = node.targets[0].target.value
             value = node.value
             branches = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
             for branch in branches:
-                if type(branch) is cst.BinaryOperation and type(branch.left) is cst.Name \
-                        and branch.left.value == name:
+                if (
+                    type(branch) is cst.BinaryOperation
+                    and type(branch.left) is cst.Name
+                    and branch.left.value == name
+                ):
                     op = self.ctx.code(branch.operator).strip()
                     return name, branch.right, f"{name} = {name} {op} {{kept}}"
         if type(node) is cst.Expr and type(node.value) is cst.Call:
             call = node.value
-            if type(call.func) is cst.Attribute and call.func.attr.value in (
-                    "append", "extend") and type(call.func.value) is cst.Name and \
-                    call.func.value.value not in assigned_inside and len(call.args) == 1:
+            if (
+                type(call.func) is cst.Attribute
+                and call.func.attr.value in ("append", "extend")
+                and type(call.func.value) is cst.Name
+                and call.func.value.value not in assigned_inside
+                and len(call.args) == 1
+            ):
                 name = call.func.value.value
-                shape = (f"{name}.append({{kept}})" if call.func.attr.value == "append"
-                         else f"{name}.extend(x.asnumpy() for x in {{value}})")
+                shape = (
+                    f"{name}.append({{kept}})"
+                    if call.func.attr.value == "append"
+                    else f"{name}.extend(x.asnumpy() for x in {{value}})"
+                )
                 return name, call.args[0].value, shape
         return None
 
@@ -835,14 +944,20 @@ class MemoryChecker(Checker):
         stack: list[cst.CSTNode] = list(reversed(body[:last]))
         while stack:
             node = stack.pop()
-            if isinstance(node, (*_NESTED, *_LOOPS, cst.If, cst.Try, cst.IfExp,
-                                 cst.ListComp, cst.GeneratorExp)):
+            if isinstance(
+                node,
+                (*_NESTED, *_LOOPS, cst.If, cst.Try, cst.IfExp, cst.ListComp, cst.GeneratorExp),
+            ):
                 continue
-            if type(node) is cst.Call and type(node.func) is cst.Attribute and \
-                    node.func.attr.value in _EVERY_STEP_SYNCS and \
-                    self._is_tensor(node.func.value, tensors, node):
-                self.ctx.report(node, SyncEveryStep, SyncEveryStep.format(
-                    expr=self.ctx.code(node).strip()))
+            if (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value in _EVERY_STEP_SYNCS
+                and self._is_tensor(node.func.value, tensors, node)
+            ):
+                self.ctx.report(
+                    node, SyncEveryStep, SyncEveryStep.format(expr=self.ctx.code(node).strip())
+                )
                 continue
             from mxlint.walker import children
 
@@ -852,22 +967,34 @@ class MemoryChecker(Checker):
         """The statement runs `backward()` or an optimizer step."""
         for n in iter_nodes(stmt, stop=_NESTED):
             if type(n) is cst.Call:
-                if type(n.func) is cst.Attribute and n.func.attr.value in ("backward",
-                                                                                "step"):
+                if type(n.func) is cst.Attribute and n.func.attr.value in ("backward", "step"):
                     return True
                 if self.ctx.resolve(n.func) in knowledge.AUTOGRAD_BACKWARD:
                     return True
         return False
 
-    _DATA_WORDS = ("loader", "data_iter", "dataiter", "train_data", "val_data", "test_data",
-                   "train_iter", "val_iter", "batches")
+    _DATA_WORDS = (
+        "loader",
+        "data_iter",
+        "dataiter",
+        "train_data",
+        "val_data",
+        "test_data",
+        "train_iter",
+        "val_iter",
+        "batches",
+    )
 
     def _iterates_data(self, loop: cst.For) -> bool:
         """A loop over batches of a data pipeline (a DataLoader, a data iterator), not over a
         bounded list such as per-device shards or layers."""
         it = loop.iter
-        while type(it) is cst.Call and type(it.func) is cst.Name and \
-                it.func.value in ("enumerate", "tqdm", "iter") and it.args:
+        while (
+            type(it) is cst.Call
+            and type(it.func) is cst.Name
+            and it.func.value in ("enumerate", "tqdm", "iter")
+            and it.args
+        ):
             it = it.args[0].value
         if type(it) is cst.Call:
             resolved = self.ctx.resolve(it.func)
@@ -890,8 +1017,7 @@ class MemoryChecker(Checker):
                 resolved = self.ctx.resolve(func)
                 if resolved in knowledge.SYNC_FUNCTIONS:
                     return True
-                if type(func) is cst.Name and func.value in ("float", "int") \
-                        and inner.args:
+                if type(func) is cst.Name and func.value in ("float", "int") and inner.args:
                     return True
         return False
 
@@ -900,31 +1026,48 @@ class MemoryChecker(Checker):
 
     # -- MXL601 --------------------------------------------------------------------------
 
-    _TIMERS = frozenset({"time.time", "time.perf_counter", "time.monotonic",
-                         "timeit.default_timer", "time.process_time"})
+    _TIMERS = frozenset(
+        {
+            "time.time",
+            "time.perf_counter",
+            "time.monotonic",
+            "timeit.default_timer",
+            "time.process_time",
+        }
+    )
 
     def _timer(self, node: cst.BaseExpression) -> bool:
-        return type(node) is cst.Call and not node.args and \
-            self.ctx.resolve(node.func) in self._TIMERS
+        return (
+            type(node) is cst.Call and not node.args and self.ctx.resolve(node.func) in self._TIMERS
+        )
 
     def _timing(self, body: list[cst.BaseStatement]) -> None:
         starts: dict[str, int] = {}
         for index, stmt in enumerate(body):
             for node in iter_nodes(stmt, stop=_NESTED):
-                if type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract \
-                        and self._timer(node.left) and type(node.right) is cst.Name \
-                        and node.right.value in starts:
+                if (
+                    type(node) is cst.BinaryOperation
+                    and type(node.operator) is cst.Subtract
+                    and self._timer(node.left)
+                    and type(node.right) is cst.Name
+                    and node.right.value in starts
+                ):
                     begin = starts[node.right.value]
-                    between = body[begin + 1:index]
-                    if self._mxnet_work(between) and not any(self._has_sync(s)
-                                                             for s in between):
-                        self.ctx.report(node, TimingWithoutSync, TimingWithoutSync.format(
-                            expr=self.ctx.code(node).strip()))
+                    between = body[begin + 1 : index]
+                    if self._mxnet_work(between) and not any(self._has_sync(s) for s in between):
+                        self.ctx.report(
+                            node,
+                            TimingWithoutSync,
+                            TimingWithoutSync.format(expr=self.ctx.code(node).strip()),
+                        )
             if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
-                    if type(small) is cst.Assign and len(small.targets) == 1 and \
-                            type(small.targets[0].target) is cst.Name and \
-                            self._timer(small.value):
+                    if (
+                        type(small) is cst.Assign
+                        and len(small.targets) == 1
+                        and type(small.targets[0].target) is cst.Name
+                        and self._timer(small.value)
+                    ):
                         starts[small.targets[0].target.value] = index
 
     def _mxnet_work(self, stmts: list[cst.BaseStatement]) -> bool:
@@ -940,8 +1083,11 @@ class MemoryChecker(Checker):
                 resolved = self.ctx.resolve(func)
                 if knowledge.in_namespace(resolved, knowledge.TENSOR_NAMESPACES):
                     return True
-                if type(func) is cst.Name and resolved is None and func.value in (
-                        "net", "model", "network"):
+                if (
+                    type(func) is cst.Name
+                    and resolved is None
+                    and func.value in ("net", "model", "network")
+                ):
                     return True
                 if node in self._record_nodes:
                     return True
@@ -952,11 +1098,13 @@ class OutputsKeptInRecord(Rule):
     code = "MXL402"
     name = "outputs-kept-in-record"
     supersedes = ("MXL401",)
-    message = ("`{value}` is recorded inside `autograd.record()` and kept in `{container}`, "
-               "which {where}: every step adds a tensor that still references its autograd "
-               "graph (all of whose buffers stay alive when it is not backpropagated); keep "
-               "`.detach()` or a Python value (`.asscalar()`, `.asnumpy()`), or create the "
-               "container inside the loop")
+    message = (
+        "`{value}` is recorded inside `autograd.record()` and kept in `{container}`, "
+        "which {where}: every step adds a tensor that still references its autograd "
+        "graph (all of whose buffers stay alive when it is not backpropagated); keep "
+        "`.detach()` or a Python value (`.asscalar()`, `.asnumpy()`), or create the "
+        "container inside the loop"
+    )
     what = """
         Finds a tensor computed inside `with autograd.record():` (a network output, a loss)
         stored into a container that outlives the training step: `outputs.append(out)`,
@@ -1001,7 +1149,8 @@ class OutputsKeptInRecord(Rule):
         buffer per step), a NumPy copy or nothing at all depends on what the container is for.
     """
     invalid = (
-        Example("""
+        Example(
+            """
 from mxnet import autograd
 
 def train(net, loss_fn, trainer, loader):
@@ -1014,8 +1163,11 @@ def train(net, loss_fn, trainer, loader):
         loss.backward()
         trainer.step(data.shape[0])
     return outputs
-""", line=10),
-        Example("""
+""",
+            line=10,
+        ),
+        Example(
+            """
 from mxnet import autograd as ag, gluon
 
 class Learner:
@@ -1029,8 +1181,11 @@ class Learner:
             loss = self.loss_fn(self.net(data), label)
             self.history.append(loss)
         loss.backward()
-""", line=13),
-        Example("""
+""",
+            line=13,
+        ),
+        Example(
+            """
 import mxnet as mx
 
 def train(net, loss_fn, loader):
@@ -1041,7 +1196,9 @@ def train(net, loss_fn, loader):
             cache[i] = out
             loss = loss_fn(out, y)
         loss.backward()
-""", line=9),
+""",
+            line=9,
+        ),
     )
     valid = (
         Valid("""
@@ -1115,11 +1272,13 @@ def train(model, loss_fn, trainer, loader, hiddens, detach):
 class InplaceWriteInRecord(Rule):
     code = "MXL404"
     name = "inplace-write-in-record"
-    message = ("{write} writes into `{target}` in place inside `autograd.record()`, and "
-               "{reason}: MXNet raises \"Inplace operations (+=, -=, x[:]=, etc) are not "
-               "supported when recording with autograd\"; compute a new array instead "
-               "(`{target} = ...`, `nd.where(mask, a, b)` for masked updates) or write outside "
-               "the `with` block")
+    message = (
+        "{write} writes into `{target}` in place inside `autograd.record()`, and "
+        '{reason}: MXNet raises "Inplace operations (+=, -=, x[:]=, etc) are not '
+        'supported when recording with autograd"; compute a new array instead '
+        "(`{target} = ...`, `nd.where(mask, a, b)` for masked updates) or write outside "
+        "the `with` block"
+    )
     what = """
         Finds in-place writes inside `with autograd.record():` that MXNet's autograd rejects:
         a slice assignment (`x[...] = v`), an `out=` argument or an augmented assignment
@@ -1156,7 +1315,8 @@ class InplaceWriteInRecord(Rule):
         what the write is for.
     """
     invalid = (
-        Example("""
+        Example(
+            """
 from mxnet import autograd, nd
 
 def step(net, x):
@@ -1165,8 +1325,11 @@ def step(net, x):
         out[:] = nd.relu(out)
         loss = out.sum()
     loss.backward()
-""", line=7),
-        Example("""
+""",
+            line=7,
+        ),
+        Example(
+            """
 import mxnet as mx
 
 def step(net, x, bias):
@@ -1175,8 +1338,11 @@ def step(net, x, bias):
         mx.nd.elemwise_add(h, bias, out=h)
         loss = h.sum()
     loss.backward()
-""", line=7),
-        Example("""
+""",
+            line=7,
+        ),
+        Example(
+            """
 from mxnet import autograd
 
 def step(net, loss_fn, data, label):
@@ -1185,7 +1351,9 @@ def step(net, loss_fn, data, label):
         for x, y in zip(data, label):
             loss += loss_fn(net(x), y)
     loss.backward()
-""", line=8),
+""",
+            line=8,
+        ),
     )
     valid = (
         Valid("""
@@ -1290,7 +1458,8 @@ class EvaluationInRecord(Rule):
         validation usually belongs in its own loop.
     """
     invalid = (
-        Example("""
+        Example(
+            """
 import mxnet as mx
 from mxnet import autograd
 
@@ -1303,8 +1472,11 @@ def train(net, loss_fn, trainer, loader):
             metric.update([label], [out])
         loss.backward()
         trainer.step(data.shape[0])
-""", line=11),
-        Example("""
+""",
+            line=11,
+        ),
+        Example(
+            """
 from mxnet import autograd
 
 def train(net, loss_fn, trainer, train_data, val_x, val_y):
@@ -1314,8 +1486,11 @@ def train(net, loss_fn, trainer, train_data, val_x, val_y):
             val_loss = loss_fn(net(val_x), val_y)
         loss.backward()
         trainer.step(x.shape[0])
-""", line=8),
-        Example("""
+""",
+            line=8,
+        ),
+        Example(
+            """
 from mxnet import autograd
 
 def train(net, loss_fn, trainer, loader):
@@ -1325,7 +1500,9 @@ def train(net, loss_fn, trainer, loader):
             print(i, loss.mean().asscalar())
         loss.backward()
         trainer.step(x.shape[0])
-""", line=8),
+""",
+            line=8,
+        ),
     )
     valid = (
         Valid("""
@@ -1386,39 +1563,138 @@ _IN_GRAPH = "`{name}` is already in the recorded graph"
 _TOKEN_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 #: Builtins whose result is a tensor when an argument is one (`sum(losses)`).
-_TENSOR_BUILTINS = frozenset({"sum", "min", "max", "abs", "list", "tuple", "sorted", "reversed",
-                              "zip", "map", "filter", "iter", "enumerate"})
-_PYTHON_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "range", "print", "isinstance",
-                              "getattr", "hasattr", "setattr", "dict", "set", "round", "type", "id",
-                              "repr", "format", "next", "open", "super", "vars", "callable",
-                              "divmod", "hash", "any", "all", "ord", "chr", "input"})
+_TENSOR_BUILTINS = frozenset(
+    {
+        "sum",
+        "min",
+        "max",
+        "abs",
+        "list",
+        "tuple",
+        "sorted",
+        "reversed",
+        "zip",
+        "map",
+        "filter",
+        "iter",
+        "enumerate",
+    }
+)
+_PYTHON_BUILTINS = frozenset(
+    {
+        "len",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "range",
+        "print",
+        "isinstance",
+        "getattr",
+        "hasattr",
+        "setattr",
+        "dict",
+        "set",
+        "round",
+        "type",
+        "id",
+        "repr",
+        "format",
+        "next",
+        "open",
+        "super",
+        "vars",
+        "callable",
+        "divmod",
+        "hash",
+        "any",
+        "all",
+        "ord",
+        "chr",
+        "input",
+    }
+)
 _SYNC_BUILTINS = frozenset({"float", "int", "bool"})
 #: Methods that move or reshape data without running a network (validation data stays it).
-_DATA_METHODS = frozenset({"as_in_context", "as_in_ctx", "copyto", "to_device", "astype",
-                           "reshape", "expand_dims", "transpose", "squeeze", "flatten", "copy",
-                           "as_nd_ndarray", "as_np_ndarray"})
+_DATA_METHODS = frozenset(
+    {
+        "as_in_context",
+        "as_in_ctx",
+        "copyto",
+        "to_device",
+        "astype",
+        "reshape",
+        "expand_dims",
+        "transpose",
+        "squeeze",
+        "flatten",
+        "copy",
+        "as_nd_ndarray",
+        "as_np_ndarray",
+    }
+)
 #: Methods only an NDArray has: a parameter they are called on is one.
-_NDARRAY_METHODS = frozenset({"as_in_context", "as_in_ctx", "asnumpy", "asscalar", "attach_grad",
-                              "wait_to_read", "copyto", "as_nd_ndarray", "as_np_ndarray"})
+_NDARRAY_METHODS = frozenset(
+    {
+        "as_in_context",
+        "as_in_ctx",
+        "asnumpy",
+        "asscalar",
+        "attach_grad",
+        "wait_to_read",
+        "copyto",
+        "as_nd_ndarray",
+        "as_np_ndarray",
+    }
+)
 #: Methods of `self` that are not a forward pass.
 _SELF_NON_FORWARD = knowledge.NON_TENSOR_CALL_METHODS | frozenset({"save", "load", "print"})
 _METRIC_WORDS = frozenset({"metric", "metrics", "acc", "accuracy"})
-_EVAL_FUNCTION_WORDS = frozenset({"evaluate", "eval", "evaluation", "validate", "validation",
-                                  "val", "valid", "predict", "prediction", "inference", "infer"})
-_TRAIN_FUNCTION_WORDS = frozenset({"train", "training", "fit", "step", "update", "backward",
-                                   "grad", "gradient", "gradients", "optimize"})
+_EVAL_FUNCTION_WORDS = frozenset(
+    {
+        "evaluate",
+        "eval",
+        "evaluation",
+        "validate",
+        "validation",
+        "val",
+        "valid",
+        "predict",
+        "prediction",
+        "inference",
+        "infer",
+    }
+)
+_TRAIN_FUNCTION_WORDS = frozenset(
+    {
+        "train",
+        "training",
+        "fit",
+        "step",
+        "update",
+        "backward",
+        "grad",
+        "gradient",
+        "gradients",
+        "optimize",
+    }
+)
 
 
 def _tokens(name: str) -> list[str]:
     """`X_val` -> ["x", "val"], `valData2` -> ["val", "data"]."""
-    return [t.rstrip("0123456789").lower() for t in _TOKEN_SPLIT.split(_CAMEL.sub(r"\1_\2", name))
-            if t.rstrip("0123456789")]
+    return [
+        t.rstrip("0123456789").lower()
+        for t in _TOKEN_SPLIT.split(_CAMEL.sub(r"\1_\2", name))
+        if t.rstrip("0123456789")
+    ]
 
 
 def _is_validation_name(name: str, tests: bool = False) -> bool:
     toks = _tokens(name)
-    words = knowledge.VALIDATION_WORDS - {"test", "testing"} if tests else \
-        knowledge.VALIDATION_WORDS
+    words = (
+        knowledge.VALIDATION_WORDS - {"test", "testing"} if tests else knowledge.VALIDATION_WORDS
+    )
     if not words.intersection(toks):
         return False
     if len(toks) == 1:
@@ -1434,8 +1710,7 @@ def _root_name(node: cst.BaseExpression) -> str | None:
 
 def _self_attr(node: cst.BaseExpression) -> str | None:
     """`self.history` -> "history"."""
-    if type(node) is cst.Attribute and type(node.value) is cst.Name and \
-            node.value.value == "self":
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
         return node.attr.value
     return None
 
@@ -1523,17 +1798,24 @@ class _Scope:
                 for target in _targets(n):
                     for name in _bound_names(target):
                         self.assigns.setdefault(name, []).append(
-                            (n, value if type(target) is cst.Name else None))
+                            (n, value if type(target) is cst.Name else None)
+                        )
         #: Names `x.attach_grad()` is called on: variables of the graph.
         self.grad_names: set[str] = set()
         for n in self.nodes:
-            if type(n) is cst.Call and type(n.func) is cst.Attribute and \
-                    n.func.attr.value == "attach_grad":
+            if (
+                type(n) is cst.Call
+                and type(n.func) is cst.Attribute
+                and n.func.attr.value == "attach_grad"
+            ):
                 root = _root_name(n.func.value)
                 if root is not None:
                     self.grad_names.add(root)
-        self.python_values = {name for name, bindings in self.assigns.items()
-                              if all(self._python_binding(n, v) for n, v in bindings)}
+        self.python_values = {
+            name
+            for name, bindings in self.assigns.items()
+            if all(self._python_binding(n, v) for n, v in bindings)
+        }
         self.val_names = self._validation_names()
         self.metrics = self._metric_names()
 
@@ -1542,19 +1824,26 @@ class _Scope:
         """A binding to a Python number or string (`t = 0`, `for i in range(n)`)."""
         if type(node) is cst.For:
             it = node.iter
-            return type(it) is cst.Call and type(it.func) is cst.Name and \
-                it.func.value == "range"
+            return type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "range"
         if value is None:
             return False
         if type(value) is cst.UnaryOperation:
             value = value.expression
-        if type(value) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
-                           cst.FormattedString):
+        if type(value) in (
+            cst.Integer,
+            cst.Float,
+            cst.SimpleString,
+            cst.ConcatenatedString,
+            cst.FormattedString,
+        ):
             return True
         if type(value) is cst.Name:
             return value.value in ("True", "False", "None")
-        return type(value) is cst.Call and type(value.func) is cst.Name and \
-            value.func.value in ("int", "float", "len", "str", "bool", "round")
+        return (
+            type(value) is cst.Call
+            and type(value.func) is cst.Name
+            and value.func.value in ("int", "float", "len", "str", "bool", "round")
+        )
 
     # -- validation data -----------------------------------------------------------------------
 
@@ -1563,8 +1852,10 @@ class _Scope:
         validation data (`for data, label in val_data`, `x = val_x.as_in_context(ctx)`)."""
         fn = self.node
         # In a pytest test (`def test_op():`), "test data" is the data of the test case.
-        tests = any(type(n) is cst.FunctionDef and n.name.value.startswith("test")
-                    for n in self.checker.ctx.stack)
+        tests = any(
+            type(n) is cst.FunctionDef and n.name.value.startswith("test")
+            for n in self.checker.ctx.stack
+        )
         sources: dict[str, list[cst.BaseExpression | None]] = {}
         loop_bound: set[str] = set()
         for n in self.nodes:
@@ -1585,14 +1876,18 @@ class _Scope:
                 sources.setdefault(param.name.value, []).append(None)
         names: set[str] = set()
         for n in self.nodes:
-            if type(n) is cst.Name and _is_validation_name(n.value, tests=tests) and (
-                    len(_tokens(n.value)) > 1 or n.value not in loop_bound):
+            if (
+                type(n) is cst.Name
+                and _is_validation_name(n.value, tests=tests)
+                and (len(_tokens(n.value)) > 1 or n.value not in loop_bound)
+            ):
                 names.add(n.value)
         for _ in range(4):
             before = len(names)
             for name, values in sources.items():
                 if name not in names and all(
-                        v is not None and self.is_validation(v, names) for v in values):
+                    v is not None and self.is_validation(v, names) for v in values
+                ):
                     names.add(name)
             if len(names) == before:
                 break
@@ -1616,8 +1911,13 @@ class _Scope:
             resolved = self.checker.ctx.resolve(func)
             if resolved in knowledge.SPLIT_AND_LOAD or resolved in knowledge.SPLIT_DATA:
                 return bool(expr.args) and self.is_validation(expr.args[0].value, names)
-            if type(func) is cst.Name and func.value in ("enumerate", "zip", "iter", "tqdm",
-                                                             "list"):
+            if type(func) is cst.Name and func.value in (
+                "enumerate",
+                "zip",
+                "iter",
+                "tqdm",
+                "list",
+            ):
                 return any(self.is_validation(a, names) for a in _call_args(expr))
             if type(func) is cst.Attribute and func.attr.value in _DATA_METHODS:
                 return self.is_validation(func.value, names)
@@ -1632,25 +1932,36 @@ class _Scope:
             values = [v for _, v in bindings]
             if values and all(v is not None and self.checker.is_metric_ctor(v) for v in values):
                 names.add(name)
-            elif values and all(isinstance(v, (cst.List, cst.Tuple)) and v.elements and all(
-                    self.checker.is_metric_ctor(e.value) for e in v.elements) for v in values):
+            elif values and all(
+                isinstance(v, (cst.List, cst.Tuple))
+                and v.elements
+                and all(self.checker.is_metric_ctor(e.value) for e in v.elements)
+                for v in values
+            ):
                 lists.add(name)
         for n in self.nodes:
             if type(n) is cst.Assign and type(n.value) is cst.Tuple:
                 for t in n.targets:
-                    if type(t.target) is cst.Tuple and \
-                            len(t.target.elements) == len(n.value.elements):
+                    if type(t.target) is cst.Tuple and len(t.target.elements) == len(
+                        n.value.elements
+                    ):
                         for el, val in zip(t.target.elements, n.value.elements):
-                            if type(el.value) is cst.Name and \
-                                    self.checker.is_metric_ctor(val.value):
+                            if type(el.value) is cst.Name and self.checker.is_metric_ctor(
+                                val.value
+                            ):
                                 names.add(el.value.value)
-            if type(n) is cst.For and type(n.iter) is cst.Name and \
-                    n.iter.value in lists:
+            if type(n) is cst.For and type(n.iter) is cst.Name and n.iter.value in lists:
                 names.update(_bound_names(n.target))
         for name, bindings in self.assigns.items():
-            if name in names and any(v is None or not self.checker.is_metric_ctor(v)
-                                     for _, v in bindings if type(v) is not cst.Tuple) \
-                    and not any(type(n) is cst.For for n, _ in bindings):
+            if (
+                name in names
+                and any(
+                    v is None or not self.checker.is_metric_ctor(v)
+                    for _, v in bindings
+                    if type(v) is not cst.Tuple
+                )
+                and not any(type(n) is cst.For for n, _ in bindings)
+            ):
                 names.discard(name)
         return names
 
@@ -1663,8 +1974,7 @@ class _Scope:
             return True
         return self.reaches_backward({name for t in _targets(stmt) for name in _bound_names(t)})
 
-    def reaches_backward(self, names: set[str],
-                         ignore: set[cst.CSTNode] | None = None) -> bool:
+    def reaches_backward(self, names: set[str], ignore: set[cst.CSTNode] | None = None) -> bool:
         """Whether these names, or what is computed from them, are backpropagated (by a
         call not in `ignore`)."""
         if not names:
@@ -1673,16 +1983,25 @@ class _Scope:
         for _ in range(4):
             before = len(names)
             for n in self.nodes:
-                source = n.value if isinstance(n, (cst.Assign, cst.AugAssign)) else \
-                    n.iter if isinstance(n, (cst.For, cst.CompFor)) else None
-                if source is not None and any(type(x) is cst.Name and x.value in names
-                                              for x in _walk(source)):
+                source = (
+                    n.value
+                    if isinstance(n, (cst.Assign, cst.AugAssign))
+                    else n.iter
+                    if isinstance(n, (cst.For, cst.CompFor))
+                    else None
+                )
+                if source is not None and any(
+                    type(x) is cst.Name and x.value in names for x in _walk(source)
+                ):
                     for t in _targets(n):
                         names.update(_bound_names(t))
             if len(names) == before:
                 break
-        return any(self._backward_in(n, names) for n in self.nodes
-                   if type(n) is cst.Call and (ignore is None or n not in ignore))
+        return any(
+            self._backward_in(n, names)
+            for n in self.nodes
+            if type(n) is cst.Call and (ignore is None or n not in ignore)
+        )
 
     def _backward_in(self, node: cst.CSTNode, names: set[str]) -> bool:
         for n in _walk(node):
@@ -1690,12 +2009,16 @@ class _Scope:
                 continue
             func = n.func
             if self.checker.ctx.resolve(func) in knowledge.AUTOGRAD_BACKWARD:
-                if not names or any(type(x) is cst.Name and x.value in names
-                                    for x in _walk(n)):
+                if not names or any(type(x) is cst.Name and x.value in names for x in _walk(n)):
                     return True
-            elif type(func) is cst.Attribute and func.attr.value == "backward" and (
-                    not names or any(type(x) is cst.Name and x.value in names
-                                     for x in _walk(func.value))):
+            elif (
+                type(func) is cst.Attribute
+                and func.attr.value == "backward"
+                and (
+                    not names
+                    or any(type(x) is cst.Name and x.value in names for x in _walk(func.value))
+                )
+            ):
                 return True
         return False
 
@@ -1721,8 +2044,9 @@ class _Record:
         self.with_node = with_node
         self.scope = checker.scope()
         self.loops = list(self.ctx.loops())
-        self.iteration_loop = next((lp for lp in self.loops if not checker.is_shard_loop(
-            lp, self.scope)), None)
+        self.iteration_loop = next(
+            (lp for lp in self.loops if not checker.is_shard_loop(lp, self.scope)), None
+        )
         self.recorded: set[str] = set()
         self.in_graph: set[str] = set(self.scope.grad_names)
         self.fresh: set[str] = self._fresh_arrays()
@@ -1732,8 +2056,11 @@ class _Record:
         self.recording = True
         self.predict = predict
         self.eval_function = self._in_eval_function()
-        self.containers = {name for name, bindings in self.scope.assigns.items()
-                           if any(checker.is_container(v) for _, v in bindings if v is not None)}
+        self.containers = {
+            name
+            for name, bindings in self.scope.assigns.items()
+            if any(checker.is_container(v) for _, v in bindings if v is not None)
+        }
 
     # -- set-up ----------------------------------------------------------------------------------
 
@@ -1750,12 +2077,17 @@ class _Record:
             if type(n) is not cst.Call:
                 continue
             func = n.func
-            if type(func) is cst.Attribute and func.attr.value in _NDARRAY_METHODS and \
-                    type(func.value) is cst.Name and func.value.value in params:
+            if (
+                type(func) is cst.Attribute
+                and func.attr.value in _NDARRAY_METHODS
+                and type(func.value) is cst.Name
+                and func.value.value in params
+            ):
                 out.add(func.value.value)
             elif knowledge.in_namespace(self.ctx.resolve(func), knowledge.TENSOR_NAMESPACES):
-                out.update(a.value for a in _call_args(n)
-                           if type(a) is cst.Name and a.value in params)
+                out.update(
+                    a.value for a in _call_args(n) if type(a) is cst.Name and a.value in params
+                )
         return out
 
     def _in_eval_function(self) -> bool:
@@ -1764,11 +2096,15 @@ class _Record:
             return False
         name = fn.name.value
         toks = set(_tokens(name))
-        if toks & {"test", "testing"} and (name in ("test", "testing") or
-                                            not name.startswith("test")):
+        if toks & {"test", "testing"} and (
+            name in ("test", "testing") or not name.startswith("test")
+        ):
             toks.add("eval")  # `def test(net, loader)`, `def run_test(...)`; not `def test_x()`
-        return bool(toks & _EVAL_FUNCTION_WORDS) and not toks & _TRAIN_FUNCTION_WORDS and \
-            not self.scope.has_gradient_work()
+        return (
+            bool(toks & _EVAL_FUNCTION_WORDS)
+            and not toks & _TRAIN_FUNCTION_WORDS
+            and not self.scope.has_gradient_work()
+        )
 
     # -- walking -----------------------------------------------------------------------------------
 
@@ -1815,8 +2151,7 @@ class _Record:
     def nested_with(self, node: cst.With) -> None:
         saved = self.recording, self.predict
         for item in node.items:
-            resolved = self.ctx.resolve(item.item.func) if type(item.item) is cst.Call \
-                else None
+            resolved = self.ctx.resolve(item.item.func) if type(item.item) is cst.Call else None
             if resolved == knowledge.AUTOGRAD_PAUSE_RECORDING:
                 self.recording = False
             elif resolved in knowledge.AUTOGRAD_PAUSE:
@@ -1848,8 +2183,9 @@ class _Record:
 
     # -- what is recorded ------------------------------------------------------------------
 
-    def bind(self, target: cst.BaseExpression, recorded: bool,
-             value: cst.BaseExpression | None = None) -> None:
+    def bind(
+        self, target: cst.BaseExpression, recorded: bool, value: cst.BaseExpression | None = None
+    ) -> None:
         for name in _bound_names(target):
             self.synced.discard(name)
             self.groups.discard(name)
@@ -1860,13 +2196,15 @@ class _Record:
             else:
                 self.recorded.discard(name)
                 self.in_graph.discard(name)
-                if value is not None and type(target) is cst.Name and \
-                        self.checker.creates_array(value):
+                if (
+                    value is not None
+                    and type(target) is cst.Name
+                    and self.checker.creates_array(value)
+                ):
                     self.fresh.add(name)
                 else:
                     self.fresh.discard(name)
-                if value is not None and type(target) is cst.Name and \
-                        self.readback(value):
+                if value is not None and type(target) is cst.Name and self.readback(value):
                     self.synced.add(name)
 
     def graph_expr(self, expr: cst.BaseExpression) -> bool:
@@ -1891,13 +2229,15 @@ class _Record:
         if type(expr) is cst.UnaryOperation:
             return type(expr.operator) is not cst.Not and self.graph_expr(expr.expression)
         if type(expr) is cst.Comparison:
-            return self.graph_expr(expr.left) or any(self.graph_expr(c.comparator)
-                                                     for c in expr.comparisons)
+            return self.graph_expr(expr.left) or any(
+                self.graph_expr(c.comparator) for c in expr.comparisons
+            )
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             return any(self.recorded_expr(e.value) for e in expr.elements)
         if type(expr) is cst.Dict:
-            return any(type(e) is cst.DictElement and self.recorded_expr(e.value)
-                       for e in expr.elements)
+            return any(
+                type(e) is cst.DictElement and self.recorded_expr(e.value) for e in expr.elements
+            )
         if type(expr) is cst.StarredElement:
             return self.recorded_expr(expr.value)
         if type(expr) is cst.IfExp:
@@ -1911,8 +2251,9 @@ class _Record:
                     self.in_graph.update(_bound_names(comp.target))
                 comp = comp.inner_for_in
             try:
-                return self.recorded_expr(expr.value if isinstance(expr, cst.DictComp)
-                                          else expr.elt)
+                return self.recorded_expr(
+                    expr.value if isinstance(expr, cst.DictComp) else expr.elt
+                )
             finally:
                 self.recorded, self.in_graph = saved
         return False
@@ -1935,9 +2276,11 @@ class _Record:
             return name not in _PYTHON_BUILTINS and not name[:1].isupper()
         if type(func) is cst.Attribute:
             method = func.attr.value
-            if method in knowledge.DETACHING_METHODS or \
-                    method in knowledge.NON_TENSOR_CALL_METHODS or \
-                    method in knowledge.NON_TENSOR_METHODS:
+            if (
+                method in knowledge.DETACHING_METHODS
+                or method in knowledge.NON_TENSOR_CALL_METHODS
+                or method in knowledge.NON_TENSOR_METHODS
+            ):
                 return False
             receiver = func.value
             if self.graph_expr(receiver) or any(self.graph_expr(a) for a in args):
@@ -1952,12 +2295,18 @@ class _Record:
         if resolved is not None:
             return not self.checker.known_module(resolved)
         if type(func) is cst.Name:
-            return func.value not in _PYTHON_BUILTINS and func.value not in _TENSOR_BUILTINS \
+            return (
+                func.value not in _PYTHON_BUILTINS
+                and func.value not in _TENSOR_BUILTINS
                 and not func.value[:1].isupper()
+            )
         if type(func) is cst.Attribute:
             method = func.attr.value
-            if method in _SELF_NON_FORWARD or method in knowledge.DETACHING_METHODS or \
-                    method in _DATA_METHODS:
+            if (
+                method in _SELF_NON_FORWARD
+                or method in knowledge.DETACHING_METHODS
+                or method in _DATA_METHODS
+            ):
                 return False
             receiver = func.value
             if method in ("forward", "hybrid_forward", "__call__"):
@@ -1978,11 +2327,18 @@ class _Record:
             if type(n) is not cst.Call:
                 continue
             func = n.func
-            if type(func) is cst.Attribute and func.attr.value in knowledge.SYNC_METHODS \
-                    and self.recorded_expr(func.value):
+            if (
+                type(func) is cst.Attribute
+                and func.attr.value in knowledge.SYNC_METHODS
+                and self.recorded_expr(func.value)
+            ):
                 return True
-            if type(func) is cst.Name and func.value in _SYNC_BUILTINS and n.args and \
-                    self.recorded_expr(n.args[0].value):
+            if (
+                type(func) is cst.Name
+                and func.value in _SYNC_BUILTINS
+                and n.args
+                and self.recorded_expr(n.args[0].value)
+            ):
                 return True
         return False
 
@@ -2016,30 +2372,41 @@ class _Record:
         self.checker.check_evaluation(self, call, stmt)
         self.checker.check_out_keyword(self, call)
         func = call.func
-        if type(func) is cst.Attribute and func.attr.value == "backward" or \
-                self.ctx.resolve(func) in knowledge.AUTOGRAD_BACKWARD:
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "backward"
+            or self.ctx.resolve(func) in knowledge.AUTOGRAD_BACKWARD
+        ):
             # backward() frees the graph: its arrays lose their autograd information.
             self.recorded.clear()
             self.in_graph.clear()
             self.groups.clear()
             return
-        if type(func) is cst.Attribute and func.attr.value in knowledge.STORING_METHODS and \
-                type(func.value) is cst.Name and call.args and \
-                self.recorded_expr(call.args[-1].value):
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value in knowledge.STORING_METHODS
+            and type(func.value) is cst.Name
+            and call.args
+            and self.recorded_expr(call.args[-1].value)
+        ):
             self.groups.add(func.value.value)
         if self.recorded_call(call):
-            for arg in [*_call_args(call), func.value if type(func) is cst.Attribute
-                        else None]:
-                if type(arg) is cst.Name and arg.value not in ("self", "F") and \
-                        arg.value not in self.groups and arg.value not in self.containers and \
-                        arg.value not in self.scope.python_values:
+            for arg in [*_call_args(call), func.value if type(func) is cst.Attribute else None]:
+                if (
+                    type(arg) is cst.Name
+                    and arg.value not in ("self", "F")
+                    and arg.value not in self.groups
+                    and arg.value not in self.containers
+                    and arg.value not in self.scope.python_values
+                ):
                     self.in_graph.add(arg.value)
                     self.fresh.discard(arg.value)
 
     # -- writes --------------------------------------------------------------------------------------
 
-    def store(self, target: cst.BaseExpression, value: cst.BaseExpression,
-              stmt: cst.CSTNode) -> None:
+    def store(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, stmt: cst.CSTNode
+    ) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 self.store(el.value, value, stmt)
@@ -2062,8 +2429,11 @@ class _Record:
             return
         if not self.recording:
             return
-        if _self_attr(target) is not None and type(node.value) in (cst.List, cst.Tuple,
-                                                                   cst.ListComp):
+        if _self_attr(target) is not None and type(node.value) in (
+            cst.List,
+            cst.Tuple,
+            cst.ListComp,
+        ):
             self.checker.check_list_extend(self, node)
             return
         if type(target) is not cst.Name:
@@ -2071,8 +2441,7 @@ class _Record:
         name = target.value
         if self.checker.check_augassign(self, node, name):
             return
-        if name in self.containers or type(node.value) in (cst.List, cst.Tuple,
-                                                           cst.ListComp):
+        if name in self.containers or type(node.value) in (cst.List, cst.Tuple, cst.ListComp):
             self.checker.check_list_extend(self, node)
             return
         if self.graph_expr(node.value):
@@ -2082,17 +2451,72 @@ class _Record:
 
 
 #: Modules whose functions are not networks: a call into them is no forward pass.
-_LIBRARY_ROOTS = frozenset({"mxnet", "numpy", "np", "math", "time", "os", "sys", "logging",
-                            "random", "json", "pickle", "collections", "itertools", "functools",
-                            "copy", "re", "tqdm", "scipy", "pandas", "warnings", "gluoncv",
-                            "gluonnlp", "sklearn", "matplotlib", "cv2", "PIL", "shutil",
-                            "argparse", "datetime", "timeit", "typing", "operator"})
+_LIBRARY_ROOTS = frozenset(
+    {
+        "mxnet",
+        "numpy",
+        "np",
+        "math",
+        "time",
+        "os",
+        "sys",
+        "logging",
+        "random",
+        "json",
+        "pickle",
+        "collections",
+        "itertools",
+        "functools",
+        "copy",
+        "re",
+        "tqdm",
+        "scipy",
+        "pandas",
+        "warnings",
+        "gluoncv",
+        "gluonnlp",
+        "sklearn",
+        "matplotlib",
+        "cv2",
+        "PIL",
+        "shutil",
+        "argparse",
+        "datetime",
+        "timeit",
+        "typing",
+        "operator",
+    }
+)
 #: Data-pipeline words: a `zip` over one of these is a loop over batches, not over devices.
-_PIPELINE_WORDS = ("loader", "data_iter", "dataiter", "train_data", "val_data", "test_data",
-                   "train_iter", "val_iter", "batches", "dataset")
+_PIPELINE_WORDS = (
+    "loader",
+    "data_iter",
+    "dataiter",
+    "train_data",
+    "val_data",
+    "test_data",
+    "train_iter",
+    "val_iter",
+    "batches",
+    "dataset",
+)
 #: Words of a loop's iterable that make it a loop over training steps.
-_STEP_WORDS = frozenset({"loader", "iter", "iterator", "batches", "dataset", "epoch", "epochs",
-                         "step", "steps", "iteration", "iterations", "iters"})
+_STEP_WORDS = frozenset(
+    {
+        "loader",
+        "iter",
+        "iterator",
+        "batches",
+        "dataset",
+        "epoch",
+        "epochs",
+        "step",
+        "steps",
+        "iteration",
+        "iterations",
+        "iters",
+    }
+)
 
 
 class RecordChecker(Checker):
@@ -2114,11 +2538,10 @@ class RecordChecker(Checker):
     # -- entry ---------------------------------------------------------------------------------
 
     def _record_mode(self, node: cst.With) -> str | None:
-        """"train" for `record()`, "predict" for `record(train_mode=False)`, else None."""
+        """ "train" for `record()`, "predict" for `record(train_mode=False)`, else None."""
         for item in node.items:
             call = item.item
-            if type(call) is cst.Call and \
-                    self.ctx.resolve(call.func) == "mxnet.autograd.record":
+            if type(call) is cst.Call and self.ctx.resolve(call.func) == "mxnet.autograd.record":
                 flag = _keyword(call, "train_mode")
                 if flag is None and call.args and call.args[0].keyword is None:
                     flag = call.args[0].value
@@ -2158,13 +2581,14 @@ class RecordChecker(Checker):
         if type(value) is not cst.Call:
             return False
         resolved = self.ctx.resolve(value.func)
-        return knowledge.in_namespace(resolved, knowledge.IMPERATIVE_NAMESPACES) and \
-            resolved is not None and not resolved.endswith(
-                ("waitall", "save", "load", "seed", "load_frombuffer"))
+        return (
+            knowledge.in_namespace(resolved, knowledge.IMPERATIVE_NAMESPACES)
+            and resolved is not None
+            and not resolved.endswith(("waitall", "save", "load", "seed", "load_frombuffer"))
+        )
 
     def is_container(self, value: cst.BaseExpression) -> bool:
-        if type(value) in (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
-                           cst.SetComp):
+        if type(value) in (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp):
             return True
         if type(value) is cst.BinaryOperation:
             return type(value.left) is cst.List or type(value.right) is cst.List
@@ -2172,8 +2596,11 @@ class RecordChecker(Checker):
             resolved = self.ctx.resolve(value.func)
             if resolved in knowledge.CONTAINER_FACTORIES:
                 return True
-            return type(value.func) is cst.Name and resolved is None and \
-                value.func.value in knowledge.CONTAINER_FACTORIES
+            return (
+                type(value.func) is cst.Name
+                and resolved is None
+                and value.func.value in knowledge.CONTAINER_FACTORIES
+            )
         return False
 
     def _module(self) -> tuple[set[str], set[str], set[str]]:
@@ -2184,10 +2611,11 @@ class RecordChecker(Checker):
                 if type(stmt) is cst.ClassDef:
                     for base in stmt.bases:
                         resolved = self.ctx.resolve(base.value)
-                        if resolved in knowledge.METRIC_BASES or knowledge.in_namespace(
-                                resolved, knowledge.METRIC_NAMESPACES) or (
-                                type(base.value) is cst.Name and
-                                base.value.value in metric_classes):
+                        if (
+                            resolved in knowledge.METRIC_BASES
+                            or knowledge.in_namespace(resolved, knowledge.METRIC_NAMESPACES)
+                            or (type(base.value) is cst.Name and base.value.value in metric_classes)
+                        ):
                             metric_classes.add(stmt.name.value)
             self._module_facts = (set(), set(), metric_classes)
             metrics, containers, _ = self._module_facts
@@ -2213,8 +2641,12 @@ class RecordChecker(Checker):
         resolved = self.ctx.resolve(value.func)
         if knowledge.in_namespace(resolved, knowledge.METRIC_NAMESPACES):
             return True
-        return type(value.func) is cst.Name and resolved is None and \
-            self._module_facts is not None and value.func.value in self._module_facts[2]
+        return (
+            type(value.func) is cst.Name
+            and resolved is None
+            and self._module_facts is not None
+            and value.func.value in self._module_facts[2]
+        )
 
     def _class(self, cls: cst.ClassDef) -> dict[str, set[str]]:
         """Attributes of `self` in a class: metrics, containers made in `__init__` (or the
@@ -2246,8 +2678,11 @@ class RecordChecker(Checker):
                             info["containers"].add(attr)
                         if not init and type(n) is not cst.AugAssign:
                             info["reset"].add(attr)
-                elif type(n) is cst.Call and type(n.func) is cst.Attribute and \
-                        n.func.attr.value == "clear":
+                elif (
+                    type(n) is cst.Call
+                    and type(n.func) is cst.Attribute
+                    and n.func.attr.value == "clear"
+                ):
                     attr = _self_attr(n.func.value)
                     if attr is not None:
                         info["reset"].add(attr)
@@ -2272,14 +2707,17 @@ class RecordChecker(Checker):
         if type(loop) is not cst.For:
             return False
         it = loop.iter
-        while type(it) is cst.Call and type(it.func) is cst.Name and \
-                it.func.value in ("enumerate", "tqdm", "list", "iter") and it.args:
+        while (
+            type(it) is cst.Call
+            and type(it.func) is cst.Name
+            and it.func.value in ("enumerate", "tqdm", "list", "iter")
+            and it.args
+        ):
             it = it.args[0].value
         if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "zip":
             names = [n.value for a in it.args for n in _walk(a.value) if type(n) is cst.Name]
             return not any(w in name.lower() for name in names for w in _PIPELINE_WORDS)
-        if type(it) is cst.Call and type(it.func) is cst.Name and \
-                it.func.value == "range":
+        if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "range":
             names = [n.value for a in it.args for n in _walk(a.value) if type(n) is cst.Name]
             return any(self._shardish(name, scope) for name in names)
         if type(it) in (cst.Name, cst.Attribute):
@@ -2292,18 +2730,25 @@ class RecordChecker(Checker):
         if isinstance(loop, cst.While):
             return True
         it = loop.iter
-        while type(it) is cst.Call and type(it.func) is cst.Name and \
-                it.func.value in ("enumerate", "tqdm", "list", "iter") and it.args:
+        while (
+            type(it) is cst.Call
+            and type(it.func) is cst.Name
+            and it.func.value in ("enumerate", "tqdm", "list", "iter")
+            and it.args
+        ):
             it = it.args[0].value
         if type(it) is cst.Call:
             resolved = self.ctx.resolve(it.func)
-            if resolved is not None and (resolved == knowledge.DATALOADER or any(
-                    resolved.startswith(p) for p in knowledge.DATA_SOURCE_PREFIXES)):
+            if resolved is not None and (
+                resolved == knowledge.DATALOADER
+                or any(resolved.startswith(p) for p in knowledge.DATA_SOURCE_PREFIXES)
+            ):
                 return True
         names = [n.value for n in _walk(it) if type(n) is cst.Name]
         names += [n.attr.value for n in _walk(it) if type(n) is cst.Attribute]
         return any(w in name.lower() for name in names for w in _PIPELINE_WORDS) or any(
-            _STEP_WORDS.intersection(_tokens(name)) for name in names)
+            _STEP_WORDS.intersection(_tokens(name)) for name in names
+        )
 
     def _shardish(self, name: str, scope: _Scope) -> bool:
         if knowledge.SHARD_WORDS.intersection(_tokens(name)):
@@ -2332,28 +2777,36 @@ class RecordChecker(Checker):
                 for t in _targets(n):
                     if name in _bound_names(t):
                         return True
-                    if type(t) is cst.Subscript and _full_slice(t) and \
-                            type(t.value) is cst.Name and t.value.value == name:
+                    if (
+                        type(t) is cst.Subscript
+                        and _full_slice(t)
+                        and type(t.value) is cst.Name
+                        and t.value.value == name
+                    ):
                         return True
                     if type(t) is cst.Subscript:
                         stores.add(t.value)
             elif type(n) is cst.Del:
                 if any(type(x) is cst.Name and x.value == name for x in _walk(n.target)):
                     return True
-            elif type(n) is cst.Call and type(n.func) is cst.Attribute and \
-                    type(n.func.value) is cst.Name and n.func.value.value == name:
+            elif (
+                type(n) is cst.Call
+                and type(n.func) is cst.Attribute
+                and type(n.func.value) is cst.Name
+                and n.func.value.value == name
+            ):
                 if n.func.attr.value in ("clear", "popleft", "pop"):
                     return True
                 stores.add(n.func.value)
             elif type(n) is cst.AugAssign:
                 stores.add(n.target)
         if reads:
-            return any(type(n) is cst.Name and n.value == name and n not in stores
-                       for n in _walk(region))
+            return any(
+                type(n) is cst.Name and n.value == name and n not in stores for n in _walk(region)
+            )
         return False
 
-    def _lifetime(self, rec: _Record, container: cst.BaseExpression, *,
-                  reads: bool) -> str | None:
+    def _lifetime(self, rec: _Record, container: cst.BaseExpression, *, reads: bool) -> str | None:
         """How the container outlives one training step, or None."""
         loop = rec.iteration_loop
         scope = rec.scope
@@ -2373,8 +2826,9 @@ class RecordChecker(Checker):
             return None
         local = name in scope.assigns and name not in scope.globals
         loops = rec.loops
-        reset_at = next((i for i, lp in enumerate(loops) if self._resets(lp, name, reads=reads)),
-                        None)
+        reset_at = next(
+            (i for i, lp in enumerate(loops) if self._resets(lp, name, reads=reads)), None
+        )
         if reset_at == 0:
             return None  # re-created (or cleared) every iteration
         if reset_at is not None:
@@ -2399,15 +2853,21 @@ class RecordChecker(Checker):
             return None  # one call, one step
         if scope.node is self.ctx.module or name not in self._module()[1]:
             return None
-        if type(scope.node) is cst.FunctionDef and reads and \
-                self._resets(scope.node, name, reads=True):
+        if (
+            type(scope.node) is cst.FunctionDef
+            and reads
+            and self._resets(scope.node, name, reads=True)
+        ):
             return None
         return "is module-level and never cleared"
 
     def check_store_call(self, rec: _Record, call: cst.Call, stmt: cst.CSTNode) -> None:
         func = call.func
-        if type(func) is not cst.Attribute or func.attr.value not in \
-                knowledge.STORING_METHODS or not call.args:
+        if (
+            type(func) is not cst.Attribute
+            or func.attr.value not in knowledge.STORING_METHODS
+            or not call.args
+        ):
             return
         value = call.args[-1].value
         if not rec.recorded_expr(value):
@@ -2417,8 +2877,13 @@ class RecordChecker(Checker):
             container = container.value
         where = self._lifetime(rec, container, reads=False)
         if where is not None:
-            self._report(call, OutputsKeptInRecord, value=rec.ctx.code(value).strip(),
-                         container=rec.ctx.code(func.value).strip(), where=where)
+            self._report(
+                call,
+                OutputsKeptInRecord,
+                value=rec.ctx.code(value).strip(),
+                container=rec.ctx.code(func.value).strip(),
+                where=where,
+            )
 
     def check_list_extend(self, rec: _Record, node: cst.AugAssign) -> None:
         """`outputs += [out]`."""
@@ -2426,36 +2891,63 @@ class RecordChecker(Checker):
             return
         where = self._lifetime(rec, node.target, reads=False)
         if where is not None:
-            self._report(node, OutputsKeptInRecord, value=rec.ctx.code(node.value).strip(),
-                         container=rec.ctx.code(node.target).strip(), where=where)
+            self._report(
+                node,
+                OutputsKeptInRecord,
+                value=rec.ctx.code(node.value).strip(),
+                container=rec.ctx.code(node.target).strip(),
+                where=where,
+            )
 
-    def check_subscript_store(self, rec: _Record, stmt: cst.CSTNode, target: cst.Subscript,
-                              value: cst.BaseExpression) -> None:
+    def check_subscript_store(
+        self, rec: _Record, stmt: cst.CSTNode, target: cst.Subscript, value: cst.BaseExpression
+    ) -> None:
         container = target.value
-        if type(container) is cst.Name and (container.value in rec.fresh or
-                                                container.value in rec.in_graph):
+        if type(container) is cst.Name and (
+            container.value in rec.fresh or container.value in rec.in_graph
+        ):
             return
         if not rec.recorded_expr(value):
             return
         where = self._lifetime(rec, container, reads=True)
         if where is not None:
-            self._report(stmt, OutputsKeptInRecord, value=rec.ctx.code(value).strip(),
-                         container=rec.ctx.code(container).strip(), where=where)
+            self._report(
+                stmt,
+                OutputsKeptInRecord,
+                value=rec.ctx.code(value).strip(),
+                container=rec.ctx.code(container).strip(),
+                where=where,
+            )
 
     # -- MXL404 ---------------------------------------------------------------------------------
 
-    def check_slice_write(self, rec: _Record, stmt: cst.CSTNode, target: cst.Subscript,
-                          name: str, value: cst.BaseExpression) -> bool:
+    def check_slice_write(
+        self,
+        rec: _Record,
+        stmt: cst.CSTNode,
+        target: cst.Subscript,
+        name: str,
+        value: cst.BaseExpression,
+    ) -> bool:
         if name in rec.in_graph:
-            self._report(stmt, InplaceWriteInRecord, target=name, write=f"`{name}[...] = ...`",
-                         reason=_IN_GRAPH.format(name=name))
+            self._report(
+                stmt,
+                InplaceWriteInRecord,
+                target=name,
+                write=f"`{name}[...] = ...`",
+                reason=_IN_GRAPH.format(name=name),
+            )
             return True
         if name in rec.fresh:
             if rec.graph_expr(value):
                 if not _full_slice(target):
-                    self._report(stmt, InplaceWriteInRecord, target=name,
-                                 write=f"`{name}[...] = ...`",
-                                 reason="a recorded value is written into part of it")
+                    self._report(
+                        stmt,
+                        InplaceWriteInRecord,
+                        target=name,
+                        write=f"`{name}[...] = ...`",
+                        reason="a recorded value is written into part of it",
+                    )
                 else:
                     rec.recorded.add(name)
                     rec.in_graph.add(name)
@@ -2467,17 +2959,31 @@ class RecordChecker(Checker):
         op = rec.ctx.code(node.operator).strip()
         write = f"`{name} {op} ...`"
         if name in rec.in_graph:
-            self._report(node, InplaceWriteInRecord, target=name, write=write,
-                         reason=_IN_GRAPH.format(name=name))
+            self._report(
+                node,
+                InplaceWriteInRecord,
+                target=name,
+                write=write,
+                reason=_IN_GRAPH.format(name=name),
+            )
             return True
-        if name in rec.containers or type(node.value) in (cst.List, cst.Tuple, cst.ListComp,
-                                                          cst.GeneratorExp):
+        if name in rec.containers or type(node.value) in (
+            cst.List,
+            cst.Tuple,
+            cst.ListComp,
+            cst.GeneratorExp,
+        ):
             return False
         if not rec.recorded_expr(node.value):
             return False
         if name in rec.fresh:
-            self._report(node, InplaceWriteInRecord, target=name, write=write,
-                         reason=f"`{name}` is an NDArray and the value added is recorded")
+            self._report(
+                node,
+                InplaceWriteInRecord,
+                target=name,
+                write=write,
+                reason=f"`{name}` is an NDArray and the value added is recorded",
+            )
             return True
         loop = rec.loops[0] if rec.loops else None
         if loop is None or name in rec.scope.params:
@@ -2485,9 +2991,14 @@ class RecordChecker(Checker):
         inside = self._inside(loop)
         bindings = rec.scope.assigns.get(name, [])
         if bindings and not any(n in inside for n, _ in bindings):
-            self._report(node, InplaceWriteInRecord, target=name, write=write,
-                         reason=f"from the second iteration on, `{name}` is the NDArray "
-                                "recorded by the previous one")
+            self._report(
+                node,
+                InplaceWriteInRecord,
+                target=name,
+                write=write,
+                reason=f"from the second iteration on, `{name}` is the NDArray "
+                "recorded by the previous one",
+            )
             return True
         return False
 
@@ -2496,20 +3007,34 @@ class RecordChecker(Checker):
         if type(out) is not cst.Name:
             return
         resolved = self.ctx.resolve(call.func)
-        if resolved is not None and self.known_module(resolved) and \
-                not knowledge.is_mxnet(resolved):
+        if (
+            resolved is not None
+            and self.known_module(resolved)
+            and not knowledge.is_mxnet(resolved)
+        ):
             return
         name = out.value
         write = f"`out={name}`"
         if name in rec.in_graph:
-            self._report(call, InplaceWriteInRecord, target=name, write=write,
-                         reason=_IN_GRAPH.format(name=name))
+            self._report(
+                call,
+                InplaceWriteInRecord,
+                target=name,
+                write=write,
+                reason=_IN_GRAPH.format(name=name),
+            )
             return
         inputs = [a.value for a in call.args if a.keyword is None or a.keyword.value != "out"]
-        if any(type(a) is cst.Name and a.value == name for a in inputs) and \
-                any(rec.graph_expr(a) for a in inputs):
-            self._report(call, InplaceWriteInRecord, target=name, write=write,
-                         reason="the operator reads and overwrites it while recording")
+        if any(type(a) is cst.Name and a.value == name for a in inputs) and any(
+            rec.graph_expr(a) for a in inputs
+        ):
+            self._report(
+                call,
+                InplaceWriteInRecord,
+                target=name,
+                write=write,
+                reason="the operator reads and overwrites it while recording",
+            )
 
     # -- MXL405 ---------------------------------------------------------------------------------
 
@@ -2546,29 +3071,40 @@ class RecordChecker(Checker):
         if type(func) is cst.Name:
             return func.value == "print"
         if type(func) is cst.Attribute and func.attr.value in knowledge.LOGGING_METHODS:
-            return any(knowledge.LOGGER_WORDS.intersection(_tokens(n))
-                       for n in _chain_names(func.value))
+            return any(
+                knowledge.LOGGER_WORDS.intersection(_tokens(n)) for n in _chain_names(func.value)
+            )
         return False
 
     def check_evaluation(self, rec: _Record, call: cst.Call, stmt: cst.CSTNode) -> None:
         func = call.func
         code = rec.ctx.code(call).strip()
         short = code if len(code) <= 60 else code[:57] + "..."
-        if type(func) is cst.Attribute and func.attr.value == "update" and \
-                self._is_metric(rec, func.value, call):
-            self._report(call, EvaluationInRecord, what=f"`{short}` updates an evaluation metric",
-                         why="it reads the outputs back (a sync) and any operator it runs is "
-                             "recorded into a graph that is never backpropagated",
-                         advice="move it after the `with` block, next to `trainer.step()`")
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "update"
+            and self._is_metric(rec, func.value, call)
+        ):
+            self._report(
+                call,
+                EvaluationInRecord,
+                what=f"`{short}` updates an evaluation metric",
+                why="it reads the outputs back (a sync) and any operator it runs is "
+                "recorded into a graph that is never backpropagated",
+                advice="move it after the `with` block, next to `trainer.step()`",
+            )
             return
         if self._is_logging(call):
             if any(rec.readback(a) for a in _call_args(call)):
-                self._report(call, EvaluationInRecord,
-                             what=f"`{short}` reads a recorded value back for logging",
-                             why="it blocks until the forward pass has run, before "
-                                 "`backward()` is even queued, and records the reductions "
-                                 "it logs",
-                             advice="log after the `with` block (after `backward()`)")
+                self._report(
+                    call,
+                    EvaluationInRecord,
+                    what=f"`{short}` reads a recorded value back for logging",
+                    why="it blocks until the forward pass has run, before "
+                    "`backward()` is even queued, and records the reductions "
+                    "it logs",
+                    advice="log after the `with` block (after `backward()`)",
+                )
             return
         if rec.predict or stmt in self._evaluated or not rec.forward_like(call):
             return
@@ -2583,12 +3119,18 @@ class RecordChecker(Checker):
         if any(rec.scope.attaches_grad(n) for a in validation for n in _chain_names(a)):
             return
         self._evaluated.add(stmt)
-        what = f"`{short}` runs the network on validation data" if validation else \
-            f"`{short}` runs the network in an evaluation function"
-        self._report(call, EvaluationInRecord, what=what,
-                     why="its graph is recorded but never backpropagated (memory, time) and "
-                         "Dropout/BatchNorm run in training mode",
-                     advice="run it outside `autograd.record()` (after the `with` block, in "
-                            "its own loop; Gluon layers default to inference mode there, or "
-                            "use `autograd.predict_mode()`)")
-
+        what = (
+            f"`{short}` runs the network on validation data"
+            if validation
+            else f"`{short}` runs the network in an evaluation function"
+        )
+        self._report(
+            call,
+            EvaluationInRecord,
+            what=what,
+            why="its graph is recorded but never backpropagated (memory, time) and "
+            "Dropout/BatchNorm run in training mode",
+            advice="run it outside `autograd.record()` (after the `with` block, in "
+            "its own loop; Gluon layers default to inference mode there, or "
+            "use `autograd.predict_mode()`)",
+        )

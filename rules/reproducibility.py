@@ -37,20 +37,44 @@ from mxlint.walker import iter_nodes
 
 ALL_KINDS = ("numpy", "python", "mxnet")
 #: Top-level packages whose functions are never project helpers (their seeding is known).
-_LIBRARIES = frozenset({"numpy", "mxnet", "random", "torch", "tensorflow", "jax", "gluoncv",
-                        "gluonnlp", "scipy", "sklearn", "cv2", "PIL", "pandas", "tqdm",
-                        "matplotlib", "horovod", "onnx", "sockeye"}) | frozenset(
-    sys.stdlib_module_names)
+_LIBRARIES = frozenset(
+    {
+        "numpy",
+        "mxnet",
+        "random",
+        "torch",
+        "tensorflow",
+        "jax",
+        "gluoncv",
+        "gluonnlp",
+        "scipy",
+        "sklearn",
+        "cv2",
+        "PIL",
+        "pandas",
+        "tqdm",
+        "matplotlib",
+        "horovod",
+        "onnx",
+        "sockeye",
+    }
+) | frozenset(sys.stdlib_module_names)
 #: A file that mentions none of these has nothing to tell about seeding or randomness.
 _RELEVANT = re.compile(r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b")
 #: Training scripts; scripts without these (benchmarks, demos) do not need raw draws seeded.
 _TRAINING = re.compile(r"\b(?:autograd|backward|Trainer|train\w*|fit)\b")
 _SEEDGEN = re.compile(r"seed", re.IGNORECASE)
 
-_SEED_CALL = {"numpy": "np.random.seed(SEED)", "python": "random.seed(SEED)",
-              "mxnet": "mx.random.seed(SEED)"}
-_GENERATOR = {"numpy": "numpy's global generator", "python": "Python's `random` module",
-              "mxnet": "MXNet's generator"}
+_SEED_CALL = {
+    "numpy": "np.random.seed(SEED)",
+    "python": "random.seed(SEED)",
+    "mxnet": "mx.random.seed(SEED)",
+}
+_GENERATOR = {
+    "numpy": "numpy's global generator",
+    "python": "Python's `random` module",
+    "mxnet": "MXNet's generator",
+}
 
 
 # --- rules -----------------------------------------------------------------------------------
@@ -59,8 +83,10 @@ _GENERATOR = {"numpy": "numpy's global generator", "python": "Python's `random` 
 class UnseededShuffle(Rule):
     code = "MXL301"
     name = "unseeded-shuffle"
-    message = ("`{what}` shuffles with {generator} ({why}), which this entry script never seeds: "
-               "call `{seed}` before creating the loader{mx_note}")
+    message = (
+        "`{what}` shuffles with {generator} ({why}), which this entry script never seeds: "
+        "call `{seed}` before creating the loader{mx_note}"
+    )
     what = """
         Checks entry scripts that build a shuffling data pipeline (`DataLoader(shuffle=True)`,
         `RandomSampler`, `NDArrayIter(shuffle=True)`, `mx.image.ImageIter(shuffle=True)`)
@@ -97,9 +123,11 @@ class UnseededShuffle(Rule):
 class UnseededNumpyRandom(Rule):
     code = "MXL302"
     name = "unseeded-numpy-random"
-    message = ("`{what}` draws from numpy's global generator, which this entry script never "
-               "seeds: call `np.random.seed(SEED)` at its start (or draw from "
-               "`np.random.default_rng(seed)`){mx_note}")
+    message = (
+        "`{what}` draws from numpy's global generator, which this entry script never "
+        "seeds: call `np.random.seed(SEED)` at its start (or draw from "
+        "`np.random.default_rng(seed)`){mx_note}"
+    )
     what = """
         Checks training entry scripts that draw from numpy's global generator (`np.random.*`,
         or an MXNet API that does: `transforms.RandomRotation`, `mx.image.LightingAug`) and
@@ -131,8 +159,10 @@ class UnseededNumpyRandom(Rule):
 class UnseededPythonRandom(Rule):
     code = "MXL303"
     name = "unseeded-python-random"
-    message = ("`{what}` draws from Python's `random` module, which this entry script never "
-               "seeds: call `random.seed(SEED)` at its start{mx_note}")
+    message = (
+        "`{what}` draws from Python's `random` module, which this entry script never "
+        "seeds: call `random.seed(SEED)` at its start{mx_note}"
+    )
     what = """
         Checks training entry scripts that draw from Python's `random` module (directly, or
         through an MXNet augmenter that does: `transforms.RandomResizedCrop`,
@@ -166,8 +196,10 @@ class UnseededPythonRandom(Rule):
 class SeedAfterRandomness(Rule):
     code = "MXL304"
     name = "seed-after-randomness"
-    message = ("`{seed}` runs after `{what}` (line {line}) already drew from {generator}: move "
-               "the seed before the first draw")
+    message = (
+        "`{seed}` runs after `{what}` (line {line}) already drew from {generator}: move "
+        "the seed before the first draw"
+    )
     what = """
         Checks entry scripts that seed a generator only after drawing from it, in execution
         order (following calls into the script's functions and the project's helpers).
@@ -270,20 +302,24 @@ class _Collector:
         if type(func) is cst.Name:
             return func.value in self.flow.functions or func.value in self.flow.classes
         cls = site.frames[-1].cls if site.frames else None
-        return type(func) is cst.Attribute and type(func.value) is cst.Name \
-            and func.value.value == "self" and cls is not None \
+        return (
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+            and cls is not None
             and func.attr.value in self.flow.classes.get(cls, {})
+        )
 
-    def items(self, sites: list[Site], root_params: frozenset[str]
-              ) -> list[tuple[Item, cst.CSTNode]]:
+    def items(
+        self, sites: list[Site], root_params: frozenset[str]
+    ) -> list[tuple[Item, cst.CSTNode]]:
         out: list[tuple[Item, cst.CSTNode]] = []
         for site in sites:
             for item in self.classify(site, root_params):
                 out.append(item)
         return out
 
-    def classify(self, site: Site, root_params: frozenset[str]
-                 ) -> list[tuple[Item, cst.CSTNode]]:
+    def classify(self, site: Site, root_params: frozenset[str]) -> list[tuple[Item, cst.CSTNode]]:
         call = site.call
         ctx = self.ctx
         name = ctx.resolve(call.func)
@@ -292,8 +328,7 @@ class _Collector:
         if name is None:
             last = last_name(call.func)
             if "seed" in last.lower() and not self._is_local(site):
-                return [(replace(base, op="seed", kinds=ALL_KINDS, what=ctx.code(call.func)),
-                         call)]
+                return [(replace(base, op="seed", kinds=ALL_KINDS, what=ctx.code(call.func)), call)]
             return []
         what = ctx.code(call.func)
         if name in knowledge.NUMPY_SEEDERS:
@@ -306,14 +341,27 @@ class _Collector:
             return [(replace(base, op="seed", kinds=ALL_KINDS, what=what), call)]
         if any(_seeding_decorator(frame.function) for frame in site.frames):
             return []  # `@with_seed()` (MXNet's test suite) seeds every generator per call
-        draw = {"numpy": knowledge.numpy_random_call(name),
-                "python": knowledge.python_random_call(name),
-                "mxnet": knowledge.mxnet_random_call(name)}
+        draw = {
+            "numpy": knowledge.numpy_random_call(name),
+            "python": knowledge.python_random_call(name),
+            "mxnet": knowledge.mxnet_random_call(name),
+        }
         for kind, hit in draw.items():
             if hit:
                 code = {"numpy": "MXL302", "python": "MXL303"}.get(kind, "")
-                return [(replace(base, kinds=(kind,), code=code, what=what + "()", direct=True,
-                                 seedgen=self._seedgen(site)), call)]
+                return [
+                    (
+                        replace(
+                            base,
+                            kinds=(kind,),
+                            code=code,
+                            what=what + "()",
+                            direct=True,
+                            seedgen=self._seedgen(site),
+                        ),
+                        call,
+                    )
+                ]
         pipeline = knowledge.SHUFFLING_PIPELINES.get(name)
         if pipeline is not None:
             return self._pipeline(site, base, what, pipeline, root_params)
@@ -323,24 +371,44 @@ class _Collector:
             return [(replace(base, kinds=("numpy",), code="MXL302", what=what + "()"), call)]
         if name == knowledge.CREATE_AUGMENTER:
             found = []
-            for kinds, code, keys in ((("python",), "MXL303",
-                                       knowledge.CREATE_AUGMENTER_PY_KEYWORDS),
-                                      (("numpy",), "MXL302",
-                                       knowledge.CREATE_AUGMENTER_NUMPY_KEYWORDS)):
-                on = [a.keyword.value for a in call.args if a.keyword is not None
-                      and a.keyword.value in keys and _truth(a.value) is not False
-                      and not _is_zero(a.value)]
+            for kinds, code, keys in (
+                (("python",), "MXL303", knowledge.CREATE_AUGMENTER_PY_KEYWORDS),
+                (("numpy",), "MXL302", knowledge.CREATE_AUGMENTER_NUMPY_KEYWORDS),
+            ):
+                on = [
+                    a.keyword.value
+                    for a in call.args
+                    if a.keyword is not None
+                    and a.keyword.value in keys
+                    and _truth(a.value) is not False
+                    and not _is_zero(a.value)
+                ]
                 if on:
-                    found.append((replace(base, kinds=kinds, code=code,
-                                          what=f"{what}({on[0]}=...)"), call))
+                    found.append(
+                        (replace(base, kinds=kinds, code=code, what=f"{what}({on[0]}=...)"), call)
+                    )
             return found
         top = name.split(".", 1)[0]
         if top not in _LIBRARIES or name in knowledge.ALL_SEEDERS:
-            return [(replace(base, op="call", target=name, what=what,
-                             args=tuple(_truth(a.value) for a in call.args
-                                        if a.keyword is None and not a.star),
-                             kwargs=tuple((a.keyword.value, _truth(a.value)) for a in call.args
-                                          if a.keyword is not None)), call)]
+            return [
+                (
+                    replace(
+                        base,
+                        op="call",
+                        target=name,
+                        what=what,
+                        args=tuple(
+                            _truth(a.value) for a in call.args if a.keyword is None and not a.star
+                        ),
+                        kwargs=tuple(
+                            (a.keyword.value, _truth(a.value))
+                            for a in call.args
+                            if a.keyword is not None
+                        ),
+                    ),
+                    call,
+                )
+            ]
         return []
 
     def _seedgen(self, site: Site) -> bool:
@@ -349,9 +417,14 @@ class _Collector:
             return False
         return bool(_SEEDGEN.search(self.ctx.code(site.stmt)))
 
-    def _pipeline(self, site: Site, base: Item, what: str,
-                  pipeline: tuple[tuple[str, ...], tuple[str, int] | None],
-                  root_params: frozenset[str]) -> list[tuple[Item, cst.CSTNode]]:
+    def _pipeline(
+        self,
+        site: Site,
+        base: Item,
+        what: str,
+        pipeline: tuple[tuple[str, ...], tuple[str, int] | None],
+        root_params: frozenset[str],
+    ) -> list[tuple[Item, cst.CSTNode]]:
         kinds, shuffle = pipeline
         call = site.call
         cond: str | None = None
@@ -373,11 +446,19 @@ class _Collector:
                 break
             anchor, stmt = frame.call, frame.stmt  # type: ignore[assignment]
             symbol = _symbol(site.frames[:depth])
-        return [(replace(base, kinds=kinds, code="MXL301", what=label, cond=cond,
-                         symbol=symbol), anchor)]
+        return [
+            (
+                replace(base, kinds=kinds, code="MXL301", what=label, cond=cond, symbol=symbol),
+                anchor,
+            )
+        ]
 
-    def _evaluate(self, expr: cst.BaseExpression | None, frames: tuple[Frame, ...],
-                  root_params: frozenset[str]) -> tuple[bool | None, str | None]:
+    def _evaluate(
+        self,
+        expr: cst.BaseExpression | None,
+        frames: tuple[Frame, ...],
+        root_params: frozenset[str],
+    ) -> tuple[bool | None, str | None]:
         """Truth of a `shuffle=` argument, following parameters up the call chain; a parameter
         of the summarised root function is returned by name (callers in other files bind it)."""
         depth = len(frames) - 1
@@ -460,8 +541,9 @@ class ReproducibilityChecker(Checker):
                         # (its summary may seed or draw: kept as a call for `finalize`).
                         resolved = self.ctx.resolve(node.func)
                         if resolved is not None and (
-                                _RELEVANT.search(resolved)
-                                or resolved.split(".", 1)[0] not in _LIBRARIES):
+                            _RELEVANT.search(resolved)
+                            or resolved.split(".", 1)[0] not in _LIBRARIES
+                        ):
                             hit = True
             if hit:
                 direct.add(unit)
@@ -479,8 +561,9 @@ class ReproducibilityChecker(Checker):
     def end(self) -> None:
         ctx = self.ctx
         module = ctx.module
-        entry = ctx.is_entry or has_main_guard(module) or \
-            module_level_training_loop(module, ctx.code)
+        entry = (
+            ctx.is_entry or has_main_guard(module) or module_level_training_loop(module, ctx.code)
+        )
         relevant = bool(_RELEVANT.search(ctx.source))
         if not entry and not relevant:
             return
@@ -498,14 +581,16 @@ class ReproducibilityChecker(Checker):
                 if found:
                     functions[ctx.qualname(fn.name.value)] = found
                     params[ctx.qualname(fn.name.value)] = tuple(
-                        (p.name.value, _truth(p.default)) for p in function_params(fn))
+                        (p.name.value, _truth(p.default)) for p in function_params(fn)
+                    )
         entry_items: list[tuple[Item, cst.CSTNode]] = []
         if entry:
             flow = Flow(module)
             sites = list(flow.module_sites())
             sites.extend(flow.unreached_sites())
-            entry_items = [(it, node) for it, node in collector.items(sites, frozenset())
-                           if it.cond is None]
+            entry_items = [
+                (it, node) for it, node in collector.items(sites, frozenset()) if it.cond is None
+            ]
         fix_nodes, fixes = self._fixes() if entry else ({}, {})
         nodes = [n for _, n in entry_items] + [n for found in functions.values() for _, n in found]
         nodes.extend(fix_nodes.values())
@@ -516,12 +601,13 @@ class ReproducibilityChecker(Checker):
             if rng is None:
                 return item
             (sl, sc), (el, ec) = rng
-            return replace(item, span=(sl, sc + 1, el, ec + 1), line=sl,
-                           module=ctx.imports.module)
+            return replace(item, span=(sl, sc + 1, el, ec + 1), line=sl, module=ctx.imports.module)
 
         facts: dict[str, Any] = {
-            "functions": {q: Summary(params[q], tuple(placed(i, n) for i, n in found))
-                          for q, found in functions.items()},
+            "functions": {
+                q: Summary(params[q], tuple(placed(i, n) for i, n in found))
+                for q, found in functions.items()
+            },
         }
         if entry:
             fix_objs: list[tuple[str, Fix | None]] = []
@@ -532,10 +618,22 @@ class ReproducibilityChecker(Checker):
                     continue
                 (_sl, _sc), (el, ec) = rng
                 loc = Location(el, ec + 1)
-                fix_objs.append((kind, Fix("unsafe", f"Insert `{text.strip().splitlines()[-1]}` "
-                                           "after the imports", (Edit(text, loc, loc),))))
-            facts["entry"] = EntryFacts(ctx.path, tuple(placed(i, n) for i, n in entry_items),
-                                        tuple(fix_objs), bool(_TRAINING.search(ctx.source)))
+                fix_objs.append(
+                    (
+                        kind,
+                        Fix(
+                            "unsafe",
+                            f"Insert `{text.strip().splitlines()[-1]}` after the imports",
+                            (Edit(text, loc, loc),),
+                        ),
+                    )
+                )
+            facts["entry"] = EntryFacts(
+                ctx.path,
+                tuple(placed(i, n) for i, n in entry_items),
+                tuple(fix_objs),
+                bool(_TRAINING.search(ctx.source)),
+            )
         ctx.facts.extra[self.name] = facts
 
     def _fixes(self) -> tuple[dict[str, cst.CSTNode], dict[str, tuple[str, cst.CSTNode]]]:
@@ -545,13 +643,17 @@ class ReproducibilityChecker(Checker):
         last: cst.CSTNode | None = None
         for index, stmt in enumerate(module.body):
             if type(stmt) is cst.SimpleStatementLine and all(
-                    type(s) in (cst.Import, cst.ImportFrom) for s in stmt.body):
+                type(s) in (cst.Import, cst.ImportFrom) for s in stmt.body
+            ):
                 last = stmt.body[-1]
                 continue
-            if index == 0 and type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 \
-                    and type(stmt.body[0]) is cst.Expr \
-                    and type(stmt.body[0].value) in (cst.SimpleString,
-                                                     cst.ConcatenatedString):
+            if (
+                index == 0
+                and type(stmt) is cst.SimpleStatementLine
+                and len(stmt.body) == 1
+                and type(stmt.body[0]) is cst.Expr
+                and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
+            ):
                 continue
             break
         if last is None:
@@ -602,14 +704,25 @@ class ReproducibilityChecker(Checker):
         return findings
 
 
-def _expand(items: tuple[Item, ...], summaries: dict[str, Summary], names: ProjectNames,
-            active: frozenset[str], site: Item | None) -> list[Item]:
+def _expand(
+    items: tuple[Item, ...],
+    summaries: dict[str, Summary],
+    names: ProjectNames,
+    active: frozenset[str],
+    site: Item | None,
+) -> list[Item]:
     """Replace calls of project helpers by what they do, placed at the calling site."""
     out: list[Item] = []
     for item in items:
         if site is not None:
-            item = replace(item, span=site.span, symbol=site.symbol, line=site.line,
-                           module=site.module, reached=site.reached and item.reached)
+            item = replace(
+                item,
+                span=site.span,
+                symbol=site.symbol,
+                line=site.line,
+                module=site.module,
+                reached=site.reached and item.reached,
+            )
         if item.op != "call":
             out.append(item)
             continue
@@ -650,8 +763,9 @@ def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
         if it.op == "seed" and it.reached:
             for kind in it.kinds:
                 first_seed.setdefault(kind, index)
-    mx_note = " (`mx.random.seed` seeds only MXNet's own generator)" \
-        if "mxnet" in seeded_anywhere else ""
+    mx_note = (
+        " (`mx.random.seed` seeds only MXNet's own generator)" if "mxnet" in seeded_anywhere else ""
+    )
     findings: list[Finding] = []
     reported: set[str] = set()
     fixes = dict(entry.fixes)
@@ -665,33 +779,52 @@ def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
             continue
         reported.add(it.code)
         kind = missing[0]
-        rule: type[Rule] = {"MXL301": UnseededShuffle, "MXL302": UnseededNumpyRandom,
-                            "MXL303": UnseededPythonRandom}[it.code]
-        message = rule.format(what=it.what, generator=_GENERATOR[kind], why=_why(it),
-                              seed=_SEED_CALL[kind], mx_note=mx_note)
+        rule: type[Rule] = {
+            "MXL301": UnseededShuffle,
+            "MXL302": UnseededNumpyRandom,
+            "MXL303": UnseededPythonRandom,
+        }[it.code]
+        message = rule.format(
+            what=it.what,
+            generator=_GENERATOR[kind],
+            why=_why(it),
+            seed=_SEED_CALL[kind],
+            mx_note=mx_note,
+        )
         fix = fixes.get(kind) if len(missing) == 1 else None
         findings.append(_finding(rule, entry, it, message, fix))
     done: set[tuple[int, int]] = set()
     for kind, index in sorted(first_seed.items(), key=lambda kv: kv[1]):
         seed = items[index]
-        earlier = [it for it in items[:index]
-                   if it.op == "use" and kind in it.kinds and it.reached and not it.seedgen
-                   and it.code != "MXL301" and it.span is not None]
+        earlier = [
+            it
+            for it in items[:index]
+            if it.op == "use"
+            and kind in it.kinds
+            and it.reached
+            and not it.seedgen
+            and it.code != "MXL301"
+            and it.span is not None
+        ]
         if not entry.training:
             earlier = [it for it in earlier if not it.direct]
         if not earlier or seed.span is None or (seed.span[0], seed.span[1]) in done:
             continue
         done.add((seed.span[0], seed.span[1]))
         first = earlier[0]
-        message = SeedAfterRandomness.format(seed=seed.what + "()", what=first.what,
-                                             line=first.line, generator=_GENERATOR[kind])
+        message = SeedAfterRandomness.format(
+            seed=seed.what + "()", what=first.what, line=first.line, generator=_GENERATOR[kind]
+        )
         findings.append(_finding(SeedAfterRandomness, entry, seed, message, None))
     return findings
 
 
 def _why(item: Item) -> str:
-    if item.what.startswith(("DataLoader", "RandomSampler")) or "DataLoader" in item.what \
-            or "RandomSampler" in item.what:
+    if (
+        item.what.startswith(("DataLoader", "RandomSampler"))
+        or "DataLoader" in item.what
+        or "RandomSampler" in item.what
+    ):
         return "gluon's RandomSampler calls `np.random.shuffle`"
     if "ImageIter" in item.what or "ImageDetIter" in item.what:
         return "`mx.image.ImageIter` calls `random.shuffle`"
@@ -700,21 +833,35 @@ def _why(item: Item) -> str:
     return "it calls `random.shuffle` and `np.random.shuffle`"
 
 
-def _finding(rule: type[Rule], entry: EntryFacts, item: Item, message: str,
-             fix: Fix | None) -> Finding:
+def _finding(
+    rule: type[Rule], entry: EntryFacts, item: Item, message: str, fix: Fix | None
+) -> Finding:
     assert item.span is not None
     sl, sc, el, ec = item.span
-    return Finding(rule.code, message, entry.path, Location(sl, sc), Location(el, ec), fix=fix,
-                   symbol=item.symbol, data={"entry": entry.path})
+    return Finding(
+        rule.code,
+        message,
+        entry.path,
+        Location(sl, sc),
+        Location(el, ec),
+        fix=fix,
+        symbol=item.symbol,
+        data={"entry": entry.path},
+    )
 
 
-__all__ = ["ReproducibilityChecker", "SeedAfterRandomness", "UnseededNumpyRandom",
-           "UnseededPythonRandom", "UnseededShuffle"]
+__all__ = [
+    "ReproducibilityChecker",
+    "SeedAfterRandomness",
+    "UnseededNumpyRandom",
+    "UnseededPythonRandom",
+    "UnseededShuffle",
+]
 
 
 # --- examples (they are the rules' tests) ------------------------------------------------------
 
-_LOADER_SCRIPT = '''import mxnet as mx
+_LOADER_SCRIPT = """import mxnet as mx
 import numpy as np
 from mxnet import gluon
 
@@ -729,13 +876,19 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 UnseededShuffle.invalid = (
-    Example(_LOADER_SCRIPT, line=9, filename="train.py",
-            expected_fix=_LOADER_SCRIPT.replace("from mxnet import gluon\n",
-                                                "from mxnet import gluon\nnp.random.seed(0)\n")),
-    Example('''import mxnet as mx
+    Example(
+        _LOADER_SCRIPT,
+        line=9,
+        filename="train.py",
+        expected_fix=_LOADER_SCRIPT.replace(
+            "from mxnet import gluon\n", "from mxnet import gluon\nnp.random.seed(0)\n"
+        ),
+    ),
+    Example(
+        """import mxnet as mx
 from mxnet import gluon
 
 
@@ -750,8 +903,12 @@ if __name__ == "__main__":
     for epoch in range(10):
         for x, y in train_data:
             pass
-''', line=12, filename="train.py"),
-    Example('''from mxnet import gluon
+""",
+        line=12,
+        filename="train.py",
+    ),
+    Example(
+        """from mxnet import gluon
 
 
 def make_loader(ds, shuffle):
@@ -760,8 +917,12 @@ def make_loader(ds, shuffle):
 
 if __name__ == "__main__":
     loader = make_loader(ds, True)
-''', line=9, filename="train.py"),
-    Example('''import mxnet as mx
+""",
+        line=9,
+        filename="train.py",
+    ),
+    Example(
+        """import mxnet as mx
 from mxnet.gluon.data import BatchSampler, DataLoader, RandomSampler
 
 sampler = BatchSampler(RandomSampler(len(ds)), 32, "keep")
@@ -771,31 +932,45 @@ for epoch in range(3):
         with mx.autograd.record():
             loss = net(data)
         loss.backward()
-''', line=4, filename="train.py"),
-    Example('''import mxnet as mx
+""",
+        line=4,
+        filename="train.py",
+    ),
+    Example(
+        """import mxnet as mx
 
 if __name__ == "__main__":
     np_seed = 0
     train_iter = mx.image.ImageIter(32, (3, 224, 224), path_imgrec="train.rec", shuffle=True)
-''', line=5, filename="train.py"),
-    Example('''import mxnet as mx
+""",
+        line=5,
+        filename="train.py",
+    ),
+    Example(
+        """import mxnet as mx
 from helpers import set_seed
 
 
 if __name__ == "__main__":
     set_seed(0)
     it = mx.io.NDArrayIter(data, label, batch_size=16, shuffle=True)
-''', line=7, filename="train.py",
-            project=(("helpers", "import mxnet as mx\n\n\ndef set_seed(s):\n"
-                                 "    mx.random.seed(s)\n"),)),
+""",
+        line=7,
+        filename="train.py",
+        project=(("helpers", "import mxnet as mx\n\n\ndef set_seed(s):\n    mx.random.seed(s)\n"),),
+    ),
 )
 
 UnseededShuffle.valid = (
-    Valid(_LOADER_SCRIPT.replace("    mx.random.seed(1)\n",
-                                 "    mx.random.seed(1)\n    np.random.seed(1)\n"),
-          filename="train.py"),
+    Valid(
+        _LOADER_SCRIPT.replace(
+            "    mx.random.seed(1)\n", "    mx.random.seed(1)\n    np.random.seed(1)\n"
+        ),
+        filename="train.py",
+    ),
     # Seeded in a helper of the same file, called from main() before the loader.
-    Valid('''import random
+    Valid(
+        """import random
 import mxnet as mx
 import numpy as np
 from mxnet import gluon
@@ -814,18 +989,24 @@ def main(args):
 
 if __name__ == "__main__":
     main(parse_args())
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # Seeded in a helper of another file of the project.
-    Valid('''from mxnet import gluon
+    Valid(
+        """from mxnet import gluon
 from utils import set_seed
 
 if __name__ == "__main__":
     set_seed(0)
     loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
-''', filename="train.py", project=(("utils", "import numpy as np\n\n\ndef set_seed(s):\n"
-                                              "    np.random.seed(s)\n"),)),
+""",
+        filename="train.py",
+        project=(("utils", "import numpy as np\n\n\ndef set_seed(s):\n    np.random.seed(s)\n"),),
+    ),
     # A library module that only receives (or builds) a loader is not an entry script.
-    Valid('''from mxnet import autograd, gluon
+    Valid(
+        """from mxnet import autograd, gluon
 
 
 def get_loader(ds):
@@ -837,29 +1018,41 @@ def train(net, loader, trainer):
         with autograd.record():
             loss = net(x)
         loss.backward()
-''', filename="train_lib.py"),
-    Valid('''from mxnet import gluon
+""",
+        filename="train_lib.py",
+    ),
+    Valid(
+        """from mxnet import gluon
 
 if __name__ == "__main__":
     val_loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=False)
     test_loader = gluon.data.DataLoader(ds, 8)
-''', filename="evaluate.py"),
+""",
+        filename="evaluate.py",
+    ),
     # A shuffle flag that cannot be known statically is not guessed.
-    Valid('''from mxnet import gluon
+    Valid(
+        """from mxnet import gluon
 
 if __name__ == "__main__":
     loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=args.shuffle)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # gluoncv's seed helper seeds numpy, random and mxnet.
-    Valid('''import gluoncv as gcv
+    Valid(
+        """import gluoncv as gcv
 from mxnet import gluon
 
 if __name__ == "__main__":
     gcv.utils.random.seed(args.seed)
     loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # A seed set after building the loader but before iterating it still governs the order.
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 from mxnet import gluon
 
 if __name__ == "__main__":
@@ -867,19 +1060,25 @@ if __name__ == "__main__":
     np.random.seed(0)
     for batch in loader:
         pass
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # An unknown project helper named after seeding is taken at its word.
-    Valid('''from mxnet import gluon
+    Valid(
+        """from mxnet import gluon
 from common.utils import seed_everything
 
 if __name__ == "__main__":
     seed_everything(1)
     loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
 )
 
 UnseededNumpyRandom.invalid = (
-    Example('''import mxnet as mx
+    Example(
+        """import mxnet as mx
 import numpy as np
 from mxnet import autograd
 
@@ -893,8 +1092,10 @@ if __name__ == "__main__":
     x, y = synthetic(100)
     with autograd.record():
         loss = net(mx.nd.array(x))
-''', line=7, filename="train.py",
-            expected_fix='''import mxnet as mx
+""",
+        line=7,
+        filename="train.py",
+        expected_fix="""import mxnet as mx
 import numpy as np
 from mxnet import autograd
 np.random.seed(0)
@@ -909,33 +1110,47 @@ if __name__ == "__main__":
     x, y = synthetic(100)
     with autograd.record():
         loss = net(mx.nd.array(x))
-'''),
-    Example('''import numpy
+""",
+    ),
+    Example(
+        """import numpy
 import mxnet as mx
 
 if __name__ == "__main__":
     order = numpy.random.permutation(len(dataset))
     train(net, order)
-''', line=5, filename="train.py"),
-    Example('''from numpy.random import shuffle
+""",
+        line=5,
+        filename="train.py",
+    ),
+    Example(
+        """from numpy.random import shuffle
 from mxnet import gluon
 
 if __name__ == "__main__":
     shuffle(samples)
     trainer = gluon.Trainer(net.collect_params(), "sgd")
-''', line=5, filename="train.py"),
-    Example('''import random
+""",
+        line=5,
+        filename="train.py",
+    ),
+    Example(
+        """import random
 from mxnet.gluon.data.vision import transforms
 
 if __name__ == "__main__":
     random.seed(0)
     aug = transforms.Compose([transforms.RandomRotation((-10, 10)), transforms.ToTensor()])
     train(aug)
-''', line=6, filename="train.py"),
+""",
+        line=6,
+        filename="train.py",
+    ),
 )
 
 UnseededNumpyRandom.valid = (
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 import mxnet as mx
 from mxnet import autograd, gluon
 from common import with_seed
@@ -955,80 +1170,116 @@ def test_training():
 
 if __name__ == "__main__":
     test_training()
-''', filename="test_training.py"),
-    Valid('''import numpy as np
+""",
+        filename="test_training.py",
+    ),
+    Valid(
+        """import numpy as np
 
 if __name__ == "__main__":
     rng = np.random.default_rng(args.seed)
     idx = rng.permutation(100)
     train(idx)
-''', filename="train.py"),
-    Valid('''import numpy as np
+""",
+        filename="train.py",
+    ),
+    Valid(
+        """import numpy as np
 
 if __name__ == "__main__":
     state = np.random.RandomState(0)
     noise = state.normal(size=10)
     train(noise)
-''', filename="train.py"),
-    Valid('''import numpy as np
+""",
+        filename="train.py",
+    ),
+    Valid(
+        """import numpy as np
 
 if __name__ == "__main__":
     np.random.seed(0)
     x = np.random.rand(10)
     train(x)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # mx.random.seed only, and no numpy randomness: nothing to report.
-    Valid('''import mxnet as mx
+    Valid(
+        """import mxnet as mx
 
 if __name__ == "__main__":
     mx.random.seed(0)
     x = mx.nd.random.uniform(shape=(4, 4))
     train(x)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # A benchmark does not train: its random inputs need no seed.
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 import mxnet as mx
 
 if __name__ == "__main__":
     data = mx.nd.array(np.random.rand(32, 3, 224, 224))
     for _ in range(10):
         net(data).wait_to_read()
-''', filename="benchmark.py"),
+""",
+        filename="benchmark.py",
+    ),
     # Drawing the seed itself.
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 
 if __name__ == "__main__":
     seed = np.random.randint(0, 10000)
     np.random.seed(seed)
     train(np.random.rand(4))
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # Library module: not an entry script.
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 
 
 def augment(x):
     return x + np.random.normal(size=x.shape)
-''', filename="augment.py"),
-    Valid('''import numpy as np
+""",
+        filename="augment.py",
+    ),
+    Valid(
+        """import numpy as np
 from seeding import fix_all
 
 if __name__ == "__main__":
     fix_all()
     train(np.random.rand(4))
-''', filename="train.py", project=(("seeding", "import random\nimport numpy as np\n\n\n"
-                                   "def fix_all():\n    _inner(0)\n\n\n"
-                                   "def _inner(s):\n    np.random.seed(s)\n    random.seed(s)\n"),)),
+""",
+        filename="train.py",
+        project=(
+            (
+                "seeding",
+                "import random\nimport numpy as np\n\n\n"
+                "def fix_all():\n    _inner(0)\n\n\n"
+                "def _inner(s):\n    np.random.seed(s)\n    random.seed(s)\n",
+            ),
+        ),
+    ),
 )
 
 UnseededPythonRandom.invalid = (
-    Example('''import random
+    Example(
+        """import random
 import numpy as np
 
 if __name__ == "__main__":
     np.random.seed(0)
     random.shuffle(files)
     train(files)
-''', line=6, filename="train.py", expected_fix='''import random
+""",
+        line=6,
+        filename="train.py",
+        expected_fix="""import random
 import numpy as np
 random.seed(0)
 
@@ -1036,8 +1287,10 @@ if __name__ == "__main__":
     np.random.seed(0)
     random.shuffle(files)
     train(files)
-'''),
-    Example('''import numpy as np
+""",
+    ),
+    Example(
+        """import numpy as np
 from mxnet.gluon.data.vision import transforms
 
 
@@ -1056,26 +1309,37 @@ def main():
 
 if __name__ == "__main__":
     main()
-''', line=7, filename="train.py"),
-    Example('''import mxnet as mx
+""",
+        line=7,
+        filename="train.py",
+    ),
+    Example(
+        """import mxnet as mx
 
 if __name__ == "__main__":
     mx.random.seed(0)
     augs = mx.image.CreateAugmenter((3, 224, 224), rand_crop=True, rand_mirror=True)
     fit(augs)
-''', line=5, filename="train.py"),
+""",
+        line=5,
+        filename="train.py",
+    ),
 )
 
 UnseededPythonRandom.valid = (
-    Valid('''import random
+    Valid(
+        """import random
 
 if __name__ == "__main__":
     random.seed(1)
     random.shuffle(files)
     train(files)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # MXNet operators (RandomFlipLeftRight, RandomColorJitter) use MXNet's seeded generator.
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 from mxnet.gluon.data.vision import transforms
 
 if __name__ == "__main__":
@@ -1083,14 +1347,20 @@ if __name__ == "__main__":
     aug = transforms.Compose([transforms.RandomFlipLeftRight(),
                               transforms.RandomColorJitter(0.4, 0.4, 0.4)])
     train(aug)
-''', filename="train.py"),
-    Valid('''import mxnet as mx
+""",
+        filename="train.py",
+    ),
+    Valid(
+        """import mxnet as mx
 
 if __name__ == "__main__":
     augs = mx.image.CreateAugmenter((3, 224, 224), rand_crop=False, mean=True)
     fit(augs)
-''', filename="train.py"),
-    Valid('''import random
+""",
+        filename="train.py",
+    ),
+    Valid(
+        """import random
 
 
 class Trainer:
@@ -1104,26 +1374,36 @@ class Trainer:
 if __name__ == "__main__":
     t = Trainer(0)
     t.run()
-''', filename="train.py"),
-    Valid('''import random
+""",
+        filename="train.py",
+    ),
+    Valid(
+        """import random
 
 if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=random.randint(0, 1000))
     args = parser.parse_args()
     random.seed(args.seed)
     train(random.random())
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
 )
 
 SeedAfterRandomness.invalid = (
-    Example('''import numpy as np
+    Example(
+        """import numpy as np
 
 if __name__ == "__main__":
     data = np.random.uniform(size=(512, 10))
     np.random.seed(args.seed)
     train(data)
-''', line=5, filename="train.py"),
-    Example('''import mxnet as mx
+""",
+        line=5,
+        filename="train.py",
+    ),
+    Example(
+        """import mxnet as mx
 
 
 def make_data():
@@ -1138,34 +1418,48 @@ def main(args):
 
 if __name__ == "__main__":
     main(parse())
-''', line=10, filename="train.py"),
-    Example('''import random
+""",
+        line=10,
+        filename="train.py",
+    ),
+    Example(
+        """import random
 from utils import seed_all
 
 if __name__ == "__main__":
     random.shuffle(files)
     seed_all(0)
     train(files)
-''', line=6, filename="train.py",
-            project=(("utils", "import random\n\n\ndef seed_all(s):\n    random.seed(s)\n"),)),
+""",
+        line=6,
+        filename="train.py",
+        project=(("utils", "import random\n\n\ndef seed_all(s):\n    random.seed(s)\n"),),
+    ),
 )
 
 SeedAfterRandomness.valid = (
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 
 if __name__ == "__main__":
     np.random.seed(args.seed)
     data = np.random.uniform(size=(512, 10))
-''', filename="train.py"),
-    Valid('''import numpy as np
+""",
+        filename="train.py",
+    ),
+    Valid(
+        """import numpy as np
 from mxnet import gluon
 
 if __name__ == "__main__":
     loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
     np.random.seed(0)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # The draw is in a function that runs after the seed, even though it is defined above.
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 
 
 def make_data():
@@ -1179,18 +1473,26 @@ def main():
 
 if __name__ == "__main__":
     main()
-''', filename="train.py"),
-    Valid('''import numpy as np
+""",
+        filename="train.py",
+    ),
+    Valid(
+        """import numpy as np
 
 if __name__ == "__main__":
     seed = args.seed if args.seed is not None else np.random.randint(1 << 16)
     np.random.seed(seed)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
     # Drawn from an explicit generator, not the global one.
-    Valid('''import numpy as np
+    Valid(
+        """import numpy as np
 
 if __name__ == "__main__":
     x = np.random.default_rng(0).random(4)
     np.random.seed(1)
-''', filename="train.py"),
+""",
+        filename="train.py",
+    ),
 )

@@ -34,12 +34,15 @@ class UnpinnedMxnet(Rule):
     name = "unpinned-mxnet"
     message = "`{text}` does not pin MXNet: pin `{name}=={version}`"
     kind = "requirements"
-    what = """
+    what = (
+        """
         Checks for an `mxnet` distribution (`mxnet`, `mxnet-cuXXX`, `mxnet-mkl`,
         `mxnet-cuXXXmkl`, `mxnet-native`) required without a version or with a lower bound only
         (`mxnet-cu112>=1.8`), in requirements/constraints files, pyproject.toml (PEP 621 and
         Poetry), setup.py/setup.cfg, conda environment.yml and Dockerfile `pip install` lines.
-    """ + _NOT_FLAKE8
+    """
+        + _NOT_FLAKE8
+    )
     why = """
         MXNet's releases changed behaviour between minor versions (operators, defaults,
         the numpy front end), and an open range lets a rebuild pick up another release — or,
@@ -59,28 +62,48 @@ class UnpinnedMxnet(Rule):
     invalid = (
         Example("mxnet\n", line=1, filename="requirements.txt"),
         Example("numpy<1.24\nmxnet-cu112>=1.8  # GPU build\n", line=2, filename="requirements.txt"),
-        Example('[project]\nname = "x"\ndependencies = [\n  "mxnet>=1.6",\n  "numpy<1.24",\n]\n',
-                line=4, filename="pyproject.toml"),
-        Example("[tool.poetry.dependencies]\npython = \"^3.8\"\nmxnet = \"*\"\n",
-                line=3, filename="pyproject.toml"),
-        Example("FROM python:3.8\nRUN pip install --no-cache-dir mxnet 'numpy<1.24'\n",
-                line=2, filename="Dockerfile"),
-        Example("name: env\ndependencies:\n  - python=3.8\n  - pip:\n    - mxnet-cu112\n",
-                line=5, filename="environment.yml"),
+        Example(
+            '[project]\nname = "x"\ndependencies = [\n  "mxnet>=1.6",\n  "numpy<1.24",\n]\n',
+            line=4,
+            filename="pyproject.toml",
+        ),
+        Example(
+            '[tool.poetry.dependencies]\npython = "^3.8"\nmxnet = "*"\n',
+            line=3,
+            filename="pyproject.toml",
+        ),
+        Example(
+            "FROM python:3.8\nRUN pip install --no-cache-dir mxnet 'numpy<1.24'\n",
+            line=2,
+            filename="Dockerfile",
+        ),
+        Example(
+            "name: env\ndependencies:\n  - python=3.8\n  - pip:\n    - mxnet-cu112\n",
+            line=5,
+            filename="environment.yml",
+        ),
         Example("[options]\ninstall_requires =\n    mxnet>=1.5\n", line=3, filename="setup.cfg"),
-        Example("from setuptools import setup\nsetup(name='x', install_requires=['mxnet'])\n",
-                line=2, filename="setup.py"),
+        Example(
+            "from setuptools import setup\nsetup(name='x', install_requires=['mxnet'])\n",
+            line=2,
+            filename="setup.py",
+        ),
     )
     valid = (
         Valid("mxnet==1.9.1\n", filename="requirements.txt"),
         Valid("mxnet-cu112>=1.8,<1.10\n", filename="requirements.txt"),
         Valid("mxnet~=1.9.0\n", filename="requirements.txt"),
-        Valid("-c constraints.txt\nmxnet\n", filename="requirements.txt",
-              project=(("constraints.txt", "mxnet==1.9.1\n"),)),
-        Valid("[tool.poetry.dependencies]\nmxnet = \"^1.9.1\"\n", filename="pyproject.toml"),
+        Valid(
+            "-c constraints.txt\nmxnet\n",
+            filename="requirements.txt",
+            project=(("constraints.txt", "mxnet==1.9.1\n"),),
+        ),
+        Valid('[tool.poetry.dependencies]\nmxnet = "^1.9.1"\n', filename="pyproject.toml"),
         Valid("mxnet-model-server\ngluoncv>=0.10\n", filename="requirements.txt"),
-        Valid("https://example.com/wheels/mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl\n",
-              filename="requirements.txt"),
+        Valid(
+            "https://example.com/wheels/mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl\n",
+            filename="requirements.txt",
+        ),
         Valid("name: env\ndependencies:\n  - mxnet=1.9\n", filename="environment.yml"),
     )
 
@@ -88,13 +111,18 @@ class UnpinnedMxnet(Rule):
 class ConflictingMxnetVariants(Rule):
     code = "MXL502"
     name = "conflicting-mxnet-variants"
-    message = ("`{text}` and `{other}` are both installed: both provide the `mxnet` package and "
-               "the one installed last silently replaces the other; keep one")
+    message = (
+        "`{text}` and `{other}` are both installed: both provide the `mxnet` package and "
+        "the one installed last silently replaces the other; keep one"
+    )
     kind = "requirements"
-    what = """
+    what = (
+        """
         Checks for two different MXNet distributions in one dependency set: the CPU `mxnet` and
         a GPU `mxnet-cu112`, two CUDA variants, or `mxnet` and `mxnet-mkl`.
-    """ + _NOT_FLAKE8
+    """
+        + _NOT_FLAKE8
+    )
     why = """
         Every variant installs the same `mxnet` import package. pip installs both, and whichever
         comes last overwrites the other's files: a GPU image ends up with the CPU build
@@ -112,41 +140,63 @@ class ConflictingMxnetVariants(Rule):
         mxnet-cu112==1.9.1
     """
     invalid = (
-        Example("mxnet==1.9.1\nnumpy<1.24\nmxnet-cu112==1.9.1\n", line=3,
-                filename="requirements.txt"),
-        Example("-r base.txt\nmxnet-cu101==1.9.1\n", line=2, filename="requirements-gpu.txt",
-                project=(("base.txt", "mxnet-mkl==1.6.0\nnumpy<1.24\n"),)),
-        Example("FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04\n"
-                "RUN pip install mxnet==1.9.1 'numpy<1.24' && \\\n"
-                "    pip install mxnet-cu112==1.9.1\n", line=3, filename="Dockerfile"),
+        Example(
+            "mxnet==1.9.1\nnumpy<1.24\nmxnet-cu112==1.9.1\n", line=3, filename="requirements.txt"
+        ),
+        Example(
+            "-r base.txt\nmxnet-cu101==1.9.1\n",
+            line=2,
+            filename="requirements-gpu.txt",
+            project=(("base.txt", "mxnet-mkl==1.6.0\nnumpy<1.24\n"),),
+        ),
+        Example(
+            "FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04\n"
+            "RUN pip install mxnet==1.9.1 'numpy<1.24' && \\\n"
+            "    pip install mxnet-cu112==1.9.1\n",
+            line=3,
+            filename="Dockerfile",
+        ),
     )
     valid = (
         Valid("mxnet-cu112==1.9.1\nnumpy<1.24\n", filename="requirements.txt"),
-        Valid('mxnet==1.9.1; sys_platform == "darwin"\n'
-              'mxnet-cu112==1.9.1; sys_platform == "linux"\n', filename="requirements.txt"),
-        Valid('[project]\nname = "x"\ndependencies = ["numpy<1.24"]\n'
-              '[project.optional-dependencies]\ncpu = ["mxnet==1.9.1"]\n'
-              'gpu = ["mxnet-cu112==1.9.1"]\n', filename="pyproject.toml"),
-        Valid("FROM python:3.8 AS cpu\nRUN pip install mxnet==1.9.1 'numpy<1.24'\n"
-              "FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04 AS gpu\n"
-              "RUN pip install mxnet-cu112==1.9.1 'numpy<1.24'\n", filename="Dockerfile"),
+        Valid(
+            'mxnet==1.9.1; sys_platform == "darwin"\nmxnet-cu112==1.9.1; sys_platform == "linux"\n',
+            filename="requirements.txt",
+        ),
+        Valid(
+            '[project]\nname = "x"\ndependencies = ["numpy<1.24"]\n'
+            '[project.optional-dependencies]\ncpu = ["mxnet==1.9.1"]\n'
+            'gpu = ["mxnet-cu112==1.9.1"]\n',
+            filename="pyproject.toml",
+        ),
+        Valid(
+            "FROM python:3.8 AS cpu\nRUN pip install mxnet==1.9.1 'numpy<1.24'\n"
+            "FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04 AS gpu\n"
+            "RUN pip install mxnet-cu112==1.9.1 'numpy<1.24'\n",
+            filename="Dockerfile",
+        ),
     )
 
 
 class CudaVariantMismatch(Rule):
     code = "MXL503"
     name = "cuda-variant-mismatch"
-    message = ("`{text}` is built for CUDA {wanted} but `{image}` (line {from_line}) has CUDA "
-               "{have}: install `{suggest}` or use a CUDA {wanted} image")
+    message = (
+        "`{text}` is built for CUDA {wanted} but `{image}` (line {from_line}) has CUDA "
+        "{have}: install `{suggest}` or use a CUDA {wanted} image"
+    )
     kind = "requirements"
-    what = """
+    what = (
+        """
         Checks for an `mxnet-cuXXX` variant installed into a Docker stage whose base image has a
         different CUDA version (`FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04` needs
         `mxnet-cu112`). The requirement may be on the `RUN pip install` line or in a
         requirements file it installs with `-r` (found through `COPY`). The stage is the one
         `pip` runs in; `ARG`s with defaults are resolved, and a `FROM` that cannot be resolved
         is not judged.
-    """ + _NOT_FLAKE8
+    """
+        + _NOT_FLAKE8
+    )
     why = """
         `mxnet-cu112` links against the CUDA 11.2 runtime libraries. In an image with another
         CUDA version `import mxnet` fails with `OSError: libcudart.so.11.0: cannot open shared
@@ -164,37 +214,53 @@ class CudaVariantMismatch(Rule):
         RUN pip3 install mxnet-cu112==1.9.1 "numpy<1.24"
     """
     invalid = (
-        Example("FROM nvidia/cuda:10.1-cudnn7-runtime-ubuntu18.04\n"
-                "RUN pip3 install mxnet-cu112==1.9.1 \"numpy<1.24\"\n", line=2,
-                filename="Dockerfile"),
-        Example("ARG CUDA=11.0.3\nFROM nvidia/cuda:${CUDA}-cudnn8-runtime-ubuntu20.04\n"
-                "COPY requirements.txt /app/\nRUN python3 -m pip install -r /app/requirements.txt\n",
-                filename="Dockerfile",
-                project=(("requirements.txt", "mxnet-cu112==1.9.1\nnumpy<1.24\n"),)),
+        Example(
+            "FROM nvidia/cuda:10.1-cudnn7-runtime-ubuntu18.04\n"
+            'RUN pip3 install mxnet-cu112==1.9.1 "numpy<1.24"\n',
+            line=2,
+            filename="Dockerfile",
+        ),
+        Example(
+            "ARG CUDA=11.0.3\nFROM nvidia/cuda:${CUDA}-cudnn8-runtime-ubuntu20.04\n"
+            "COPY requirements.txt /app/\nRUN python3 -m pip install -r /app/requirements.txt\n",
+            filename="Dockerfile",
+            project=(("requirements.txt", "mxnet-cu112==1.9.1\nnumpy<1.24\n"),),
+        ),
     )
     valid = (
-        Valid("FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04\n"
-              "RUN pip3 install mxnet-cu112==1.9.1 \"numpy<1.24\"\n", filename="Dockerfile"),
-        Valid("ARG BASE\nFROM ${BASE}\nRUN pip install mxnet-cu112==1.9.1 'numpy<1.24'\n",
-              filename="Dockerfile"),
-        Valid("FROM nvidia/cuda:10.1-devel-ubuntu18.04 AS build\nRUN make\n"
-              "FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04\n"
-              "RUN pip install mxnet-cu112==1.9.1 'numpy<1.24'\n", filename="Dockerfile"),
+        Valid(
+            "FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04\n"
+            'RUN pip3 install mxnet-cu112==1.9.1 "numpy<1.24"\n',
+            filename="Dockerfile",
+        ),
+        Valid(
+            "ARG BASE\nFROM ${BASE}\nRUN pip install mxnet-cu112==1.9.1 'numpy<1.24'\n",
+            filename="Dockerfile",
+        ),
+        Valid(
+            "FROM nvidia/cuda:10.1-devel-ubuntu18.04 AS build\nRUN make\n"
+            "FROM nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04\n"
+            "RUN pip install mxnet-cu112==1.9.1 'numpy<1.24'\n",
+            filename="Dockerfile",
+        ),
     )
 
 
 class UnreleasedMxnetVersion(Rule):
     code = "MXL504"
     name = "unreleased-mxnet-version"
-    message = ("`{text}`: no `{name}` release matches; released: {released}")
+    message = "`{text}`: no `{name}` release matches; released: {released}"
     kind = "requirements"
-    what = """
+    what = (
+        """
         Checks for an MXNet variant pinned to a version that was never released for that
         variant, e.g. `mxnet-cu100==1.9.1` (CUDA 10.0 builds stop at 1.9.0) or
         `mxnet-cu112==1.8.0` (only `1.8.0.post0` exists). The release tables are PyPI's, taken
         once (MXNet is retired, so they are final). Sets that install from another index or
         `--find-links` are not judged.
-    """ + _NOT_FLAKE8
+    """
+        + _NOT_FLAKE8
+    )
     why = """
         `pip install` fails with "No matching distribution found" — often only in CI or in a
         Docker build, long after the pin was written.
@@ -210,27 +276,37 @@ class UnreleasedMxnetVersion(Rule):
     invalid = (
         Example("mxnet-cu100==1.9.1\nnumpy<1.24\n", line=1, filename="requirements.txt"),
         Example("mxnet-cu112==1.8.0\nnumpy<1.24\n", line=1, filename="constraints.txt"),
-        Example("FROM nvidia/cuda:9.2-cudnn7-runtime\nRUN pip install mxnet-cu92==1.8.0\n",
-                line=2, filename="Dockerfile"),
+        Example(
+            "FROM nvidia/cuda:9.2-cudnn7-runtime\nRUN pip install mxnet-cu92==1.8.0\n",
+            line=2,
+            filename="Dockerfile",
+        ),
     )
     valid = (
         Valid("mxnet-cu100==1.9.0\nnumpy<1.24\n", filename="requirements.txt"),
         Valid("mxnet-cu112==1.8.0.post0\nnumpy<1.24\n", filename="requirements.txt"),
-        Valid("--find-links https://example.com/wheels/\nmxnet-cu100==1.9.1\nnumpy<1.24\n",
-              filename="requirements.txt"),
+        Valid(
+            "--find-links https://example.com/wheels/\nmxnet-cu100==1.9.1\nnumpy<1.24\n",
+            filename="requirements.txt",
+        ),
     )
 
 
 class OnnxBreaksMxnetExport(Rule):
     code = "MXL505"
     name = "onnx-breaks-mxnet-export"
-    message = ("`{text}` admits onnx 1.19+, which removed `onnx.mapping` that MXNet's ONNX "
-               "exporter imports: add `onnx<1.19`")
+    message = (
+        "`{text}` admits onnx 1.19+, which removed `onnx.mapping` that MXNet's ONNX "
+        "exporter imports: add `onnx<1.19`"
+    )
     kind = "requirements"
-    what = """
+    what = (
+        """
         Checks for `onnx` required without an upper bound below 1.19 (unpinned, `onnx>=1.10`,
         `onnx==1.19.0`) in a dependency set that also installs MXNet.
-    """ + _NOT_FLAKE8
+    """
+        + _NOT_FLAKE8
+    )
     why = """
         MXNet 1.9.1's exporter (`mx.onnx.export_model`) runs `from onnx import helper,
         mapping, shape_inference`. onnx 1.19.0 removed the long-deprecated `onnx.mapping`
@@ -254,8 +330,11 @@ class OnnxBreaksMxnetExport(Rule):
     invalid = (
         Example("mxnet==1.9.1\nnumpy<1.24\nonnx\n", line=3, filename="requirements.txt"),
         Example("mxnet==1.9.1\nnumpy<1.24\nonnx==1.19.0\n", line=3, filename="requirements.txt"),
-        Example("FROM python:3.8\nRUN pip install mxnet==1.9.1 'numpy<1.24' onnx>=1.10\n",
-                line=2, filename="Dockerfile"),
+        Example(
+            "FROM python:3.8\nRUN pip install mxnet==1.9.1 'numpy<1.24' onnx>=1.10\n",
+            line=2,
+            filename="Dockerfile",
+        ),
     )
     valid = (
         Valid("mxnet==1.9.1\nnumpy<1.24\nonnx==1.14.1\n", filename="requirements.txt"),
@@ -267,14 +346,19 @@ class OnnxBreaksMxnetExport(Rule):
 class NumpyBreaksMxnetImport(Rule):
     code = "MXL506"
     name = "numpy-breaks-mxnet-import"
-    message = ("`{text}` admits numpy 1.24+, where `import mxnet` fails (`np.bool` was "
-               "removed): add `numpy<1.24`")
+    message = (
+        "`{text}` admits numpy 1.24+, where `import mxnet` fails (`np.bool` was "
+        "removed): add `numpy<1.24`"
+    )
     kind = "requirements"
-    what = """
+    what = (
+        """
         Checks for `numpy` required without an upper bound below 1.24 (unpinned,
         `numpy>=1.20`, `numpy==1.26.4`) in a dependency set that installs MXNet 1.6 or later
         1.x (`mx.np` exists from 1.6 on).
-    """ + _NOT_FLAKE8
+    """
+        + _NOT_FLAKE8
+    )
     why = """
         MXNet 1.x's `mxnet/numpy/utils.py` runs `bool = onp.bool` at import. numpy 1.24 removed
         the `np.bool` alias, so `import mxnet` raises `AttributeError: module 'numpy' has no
@@ -293,30 +377,52 @@ class NumpyBreaksMxnetImport(Rule):
     """
     invalid = (
         Example("mxnet==1.9.1\nnumpy>=1.20\n", line=2, filename="requirements.txt"),
-        Example("mxnet-cu112==1.9.1 \\\n    --hash=sha256:00\nnumpy\n", line=3,
-                filename="requirements.txt"),
-        Example("name: env\ndependencies:\n  - python=3.9\n  - numpy>=1.21\n  - pip:\n"
-                "    - mxnet==1.9.1\n", line=4, filename="environment.yml"),
-        Example("[tool.poetry.dependencies]\nmxnet = \"1.9.1\"\nnumpy = \"^1.21\"\n", line=3,
-                filename="pyproject.toml"),
-        Example("REQUIRED = ['mxnet==1.8.0', 'numpy']\n"
-                "from setuptools import setup\nsetup(install_requires=REQUIRED)\n", line=1,
-                filename="setup.py"),
+        Example(
+            "mxnet-cu112==1.9.1 \\\n    --hash=sha256:00\nnumpy\n",
+            line=3,
+            filename="requirements.txt",
+        ),
+        Example(
+            "name: env\ndependencies:\n  - python=3.9\n  - numpy>=1.21\n  - pip:\n"
+            "    - mxnet==1.9.1\n",
+            line=4,
+            filename="environment.yml",
+        ),
+        Example(
+            '[tool.poetry.dependencies]\nmxnet = "1.9.1"\nnumpy = "^1.21"\n',
+            line=3,
+            filename="pyproject.toml",
+        ),
+        Example(
+            "REQUIRED = ['mxnet==1.8.0', 'numpy']\n"
+            "from setuptools import setup\nsetup(install_requires=REQUIRED)\n",
+            line=1,
+            filename="setup.py",
+        ),
     )
     valid = (
         Valid("mxnet==1.9.1\nnumpy<1.24\n", filename="requirements.txt"),
-        Valid("mxnet==1.9.1\nnumpy\n-c constraints.txt\n", filename="requirements.txt",
-              project=(("constraints.txt", "numpy==1.23.5\n"),)),
+        Valid(
+            "mxnet==1.9.1\nnumpy\n-c constraints.txt\n",
+            filename="requirements.txt",
+            project=(("constraints.txt", "numpy==1.23.5\n"),),
+        ),
         Valid("mxnet==1.5.1\nnumpy\n", filename="requirements.txt"),
         Valid("torch==2.1\nnumpy>=1.24\n", filename="requirements.txt"),
-        Valid("name: env\ndependencies:\n  - python=3.7\n  - numpy\n  - pip:\n"
-              "    - mxnet==1.9.1\n", filename="environment.yml"),
+        Valid(
+            "name: env\ndependencies:\n  - python=3.7\n  - numpy\n  - pip:\n    - mxnet==1.9.1\n",
+            filename="environment.yml",
+        ),
     )
 
 
 VERSION_RULES: tuple[type[Rule], ...] = (
-    UnpinnedMxnet, ConflictingMxnetVariants, CudaVariantMismatch, UnreleasedMxnetVersion,
-    OnnxBreaksMxnetExport, NumpyBreaksMxnetImport,
+    UnpinnedMxnet,
+    ConflictingMxnetVariants,
+    CudaVariantMismatch,
+    UnreleasedMxnetVersion,
+    OnnxBreaksMxnetExport,
+    NumpyBreaksMxnetImport,
 )
 
 

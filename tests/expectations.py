@@ -30,8 +30,9 @@ def expected(root: Path) -> set[tuple[str, int, str]]:
     return out
 
 
-def actual(root: Path, settings: Settings | None = None,
-           prefix: str | None = None) -> set[tuple[str, int, str]]:
+def actual(
+    root: Path, settings: Settings | None = None, prefix: str | None = None
+) -> set[tuple[str, int, str]]:
     """{(relative path, line, code)} that mxlint reports under `root` (all rules selected)."""
     settings = settings or Settings(select=("ALL",), root=root if root.is_dir() else root.parent)
     result = check_paths([root], settings)

@@ -16,8 +16,9 @@ def cross_file_codes() -> set[str]:
     """Codes some checker may report from `finalize` (decided per run, not per file)."""
     codes: set[str] = set()
     for checker in registry.python_checkers():
-        if getattr(checker.finalize, "__func__", None) is not getattr(Checker.finalize,
-                                                                     "__func__", None):
+        if getattr(checker.finalize, "__func__", None) is not getattr(
+            Checker.finalize, "__func__", None
+        ):
             codes.update(r.code for r in checker.rules)
     return codes
 
@@ -33,9 +34,9 @@ def linted_by_cli(code: str) -> bool:
     return bool(MXNET_HINT.search(code.encode("utf-8")))
 
 
-def invalid_examples(*, single_file: bool = True, with_line: bool = True,
-                     with_fix: bool = False,
-                     cli: bool = False) -> list[tuple[type[Rule], Example, str]]:
+def invalid_examples(
+    *, single_file: bool = True, with_line: bool = True, with_fix: bool = False, cli: bool = False
+) -> list[tuple[type[Rule], Example, str]]:
     """(rule, example, test id) for every python rule's invalid examples."""
     out = []
     for rule in python_rules():

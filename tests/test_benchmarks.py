@@ -16,16 +16,39 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_speed_benchmark_runs_every_tool_and_prints_the_ratios(tmp_path: Path):
     out = tmp_path / "figures.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "speed.py"), "--generate", "12",
-         "--repeat", "1", "--json", str(out)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "speed.py"),
+            "--generate",
+            "12",
+            "--repeat",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "warm / cold" in proc.stdout and "cold / flake8 -j" in proc.stdout
     figures = json.loads(out.read_text())
     assert figures["files"] == 13  # 12 modules and their package's __init__.py
     runs = figures["runs"]
-    assert set(runs) == {"parse", "flake8", "cold", "cold1", "warm", "one", "flake8one",
-                         "typical", "flake8typical", "import", "startup"}
+    assert set(runs) == {
+        "parse",
+        "flake8",
+        "cold",
+        "cold1",
+        "warm",
+        "one",
+        "flake8one",
+        "typical",
+        "flake8typical",
+        "import",
+        "startup",
+    }
     assert "peak memory, PSS sum" in proc.stdout
     # Every tool ran to completion (the linters run with --exit-zero).
     assert all(run["rc"] == 0 for run in runs.values()), runs

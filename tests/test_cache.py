@@ -44,8 +44,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _run(root: Path, settings: Settings | None = None, jobs: int = 1
-         ) -> tuple[list[tuple[str, int, str]], Cache]:
+def _run(
+    root: Path, settings: Settings | None = None, jobs: int = 1
+) -> tuple[list[tuple[str, int, str]], Cache]:
     settings = settings or Settings(root=root)
     cache = Cache.load(root / DIRNAME, settings)
     result = run([Path("pkg")], settings, jobs=jobs, cache=cache)
@@ -71,8 +72,10 @@ def test_warm_run_reads_every_file_from_the_cache(project: Path):
 
 def test_changing_one_file_relints_only_that_file(project: Path):
     _run(project)
-    _touch(project / "pkg" / "model.py", MODEL.replace("        if x.sum() > 0:\n"
-                                                      "            x = x * 2\n", ""))
+    _touch(
+        project / "pkg" / "model.py",
+        MODEL.replace("        if x.sum() > 0:\n            x = x * 2\n", ""),
+    )
     rows, cache = _run(project)
     assert rows == [("model.py", 7, "MXL102")]
     assert (cache.hits, cache.misses) == (3, 1)
@@ -167,9 +170,9 @@ def test_clean_removes_the_cache_and_refuses_other_directories(project: Path, ca
     assert (precious / "model.py").is_file()
 
 
-def test_worker_processes_report_exactly_what_one_process_reports(fixtures_dir: Path,
-                                                                  tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch):
+def test_worker_processes_report_exactly_what_one_process_reports(
+    fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     root = tmp_path / "fixtures"
     shutil.copytree(fixtures_dir, root)
     monkeypatch.chdir(tmp_path)

@@ -19,8 +19,9 @@ CASES = invalid_examples(cli=True)
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "MXLINT_OUTPUT_FORMAT"}
-    return subprocess.run(["mxlint", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        ["mxlint", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 @pytest.fixture
@@ -62,8 +63,9 @@ def test_columns_are_one_based_everywhere(bad, tmp_path: Path):
     path, _ = bad
     concise = run("check", path.name, cwd=tmp_path).stdout.splitlines()
     data = json.loads(run("check", "--output-format", "json", path.name, cwd=tmp_path).stdout)
-    assert [f"{f['filename']}:{f['location']['row']}:{f['location']['column']}:" for f in data] \
-        == [line.split(" ", 1)[0] for line in concise]
+    assert [f"{f['filename']}:{f['location']['row']}:{f['location']['column']}:" for f in data] == [
+        line.split(" ", 1)[0] for line in concise
+    ]
 
 
 def test_rule_docs(capsys):
@@ -80,14 +82,31 @@ def test_rule_docs(capsys):
 
 
 def test_version_and_help():
-    proc = subprocess.run([sys.executable, "-m", "mxlint", "--version"], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mxlint", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("mxlint ")
-    proc = subprocess.run([sys.executable, "-m", "mxlint", "check", "--help"],
-                          capture_output=True, text=True, timeout=60)
-    for flag in ("--fix", "--unsafe-fixes", "--diff", "--add-noqa", "--statistics",
-                 "--output-format", "--output-file", "--select", "--extend-select", "--ignore",
-                 "--mxnet-version", "--exclude", "--extend-exclude"):
+    proc = subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    for flag in (
+        "--fix",
+        "--unsafe-fixes",
+        "--diff",
+        "--add-noqa",
+        "--statistics",
+        "--output-format",
+        "--output-file",
+        "--select",
+        "--extend-select",
+        "--ignore",
+        "--mxnet-version",
+        "--exclude",
+        "--extend-exclude",
+    ):
         assert flag in proc.stdout
 
 
@@ -98,7 +117,8 @@ def test_fix_exit_code_reflects_what_remains(tmp_path: Path, monkeypatch):
     rule, ex, _ = fixable[0]
     (tmp_path / ex.filename).write_text(ex.code)
     (tmp_path / "mxlint.toml").write_text(
-        f'select = ["{rule.code}"]\nmxnet-version = "{ex.mxnet}.0"\n')
+        f'select = ["{rule.code}"]\nmxnet-version = "{ex.mxnet}.0"\n'
+    )
     monkeypatch.chdir(tmp_path)
     flags = ["--unsafe-fixes"] if rule.fixable == "unsafe" else []
     rc = main(["check", "--fix", *flags, ex.filename])

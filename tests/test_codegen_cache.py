@@ -64,14 +64,18 @@ def test_code_compiled_once_is_taken_from_the_file_next_time(tmp_path: Path, wri
     assert "exec" not in vars(dataclasses)
 
 
-@pytest.mark.parametrize("content", [
-    b"",
-    b"not marshal data",
-    marshal.dumps((b"\x00\x00\r\n", {"def f(): pass": compile("1", "<s>", "eval")})),
-    marshal.dumps([1, 2, 3]),
-])
-def test_a_damaged_or_foreign_file_means_compiling_as_usual(tmp_path: Path, writable,
-                                                            content: bytes):
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"not marshal data",
+        marshal.dumps((b"\x00\x00\r\n", {"def f(): pass": compile("1", "<s>", "eval")})),
+        marshal.dumps([1, 2, 3]),
+    ],
+)
+def test_a_damaged_or_foreign_file_means_compiling_as_usual(
+    tmp_path: Path, writable, content: bytes
+):
     path = tmp_path / "codes.marshal"
     path.write_bytes(content)
     with dataclass_code_cache(path) as fresh:
@@ -81,8 +85,9 @@ def test_a_damaged_or_foreign_file_means_compiling_as_usual(tmp_path: Path, writ
     assert len(codegen_cache.load(path)) == 6  # replaced by a good file
 
 
-def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch):
+def test_nothing_is_written_where_python_writes_no_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     path = tmp_path / "codes.marshal"
     with dataclass_code_cache(path):
@@ -106,11 +111,21 @@ def test_an_unwritable_place_is_no_error(tmp_path: Path, writable):
     assert len(fresh) == 6
 
 
-def test_the_command_caches_libcsts_classes_and_reports_the_same(tmp_path: Path,
-                                                                 fixtures_dir: Path):
+def test_the_command_caches_libcsts_classes_and_reports_the_same(
+    tmp_path: Path, fixtures_dir: Path
+):
     env = _writing_bytecode_under(tmp_path / "pycache")
-    command = [sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
-               "--output-format", "concise", str(fixtures_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "mxlint",
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--output-format",
+        "concise",
+        str(fixtures_dir),
+    ]
     first = subprocess.run(command, capture_output=True, text=True, env=env)
     cached = list((tmp_path / "pycache").rglob("dataclass-code.*.marshal"))
     assert len(cached) == 1
@@ -122,18 +137,23 @@ def test_the_command_caches_libcsts_classes_and_reports_the_same(tmp_path: Path,
     assert first.stdout and second.stdout == first.stdout
 
 
-def test_the_flake8_plugin_loads_with_the_cache_and_leaves_dataclasses_alone(tmp_path: Path,
-                                                                              fixtures_dir: Path):
+def test_the_flake8_plugin_loads_with_the_cache_and_leaves_dataclasses_alone(
+    tmp_path: Path, fixtures_dir: Path
+):
     env = _writing_bytecode_under(tmp_path / "pycache")
-    script = ("import dataclasses, sys\n"
-              "from flake8.main.cli import main\n"
-              "code = main(['--isolated', '--select', 'MXL', sys.argv[1]])\n"
-              "sys.exit(3 if 'exec' in vars(dataclasses) else code)\n")
+    script = (
+        "import dataclasses, sys\n"
+        "from flake8.main.cli import main\n"
+        "code = main(['--isolated', '--select', 'MXL', sys.argv[1]])\n"
+        "sys.exit(3 if 'exec' in vars(dataclasses) else code)\n"
+    )
     target = str(fixtures_dir / "sample_project" / "train.py")
-    first = subprocess.run([sys.executable, "-c", script, target], capture_output=True,
-                           text=True, env=env)
+    first = subprocess.run(
+        [sys.executable, "-c", script, target], capture_output=True, text=True, env=env
+    )
     assert len(list((tmp_path / "pycache").rglob("dataclass-code.*.marshal"))) == 1
-    second = subprocess.run([sys.executable, "-c", script, target], capture_output=True,
-                            text=True, env=env)
+    second = subprocess.run(
+        [sys.executable, "-c", script, target], capture_output=True, text=True, env=env
+    )
     assert first.returncode == second.returncode == 1, first.stderr
     assert "MXL401" in first.stdout and second.stdout == first.stdout

@@ -115,7 +115,8 @@ def test_mxnet_version_from_config_and_cli(tmp_path: Path):
 
 def test_per_rule_options_and_entry_points(tmp_path: Path):
     (tmp_path / "mxlint.toml").write_text(
-        'entry-points = ["scripts/*.py"]\n[rules.MXL004]\nanything = 1\n')
+        'entry-points = ["scripts/*.py"]\n[rules.MXL004]\nanything = 1\n'
+    )
     settings = load_settings(tmp_path / "mxlint.toml")
     assert settings.option("MXL004", "anything", 0) == 1
     assert settings.option("MXL004", "missing", "d") == "d"
@@ -123,18 +124,21 @@ def test_per_rule_options_and_entry_points(tmp_path: Path):
     assert not settings.is_entry_point(str(tmp_path / "lib" / "run.py"))
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    ("colour = 1\n", ["colour"]),
-    ('select = ["MXL1O1"]\n', ["select", "MXL1O1"]),
-    ('ignore = ["E501"]\n', ["ignore", "E501"]),
-    ('ignore = ["MXL999"]\n', ["ignore", "MXL999"]),
-    ('select = "MXL101"\n', ["select"]),
-    ('mxnet-version = "3.0"\n', ["mxnet-version"]),
-    ("select = [\n", ["invalid TOML"]),
-    ("[per-file-ignores]\n'a.py' = ['X1']\n", ["per-file-ignores", "X1"]),
-    ("[rules.MXL999]\nx = 1\n", ["rules.MXL999"]),
-    ("[rules]\nMXL101 = 3\n", ["rules.MXL101"]),
-])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("colour = 1\n", ["colour"]),
+        ('select = ["MXL1O1"]\n', ["select", "MXL1O1"]),
+        ('ignore = ["E501"]\n', ["ignore", "E501"]),
+        ('ignore = ["MXL999"]\n', ["ignore", "MXL999"]),
+        ('select = "MXL101"\n', ["select"]),
+        ('mxnet-version = "3.0"\n', ["mxnet-version"]),
+        ("select = [\n", ["invalid TOML"]),
+        ("[per-file-ignores]\n'a.py' = ['X1']\n", ["per-file-ignores", "X1"]),
+        ("[rules.MXL999]\nx = 1\n", ["rules.MXL999"]),
+        ("[rules]\nMXL101 = 3\n", ["rules.MXL101"]),
+    ],
+)
 def test_bad_configuration_names_file_and_key(tmp_path: Path, capsys, monkeypatch, body, words):
     config = tmp_path / "mxlint.toml"
     config.write_text(body)
@@ -149,8 +153,15 @@ def test_bad_configuration_names_file_and_key(tmp_path: Path, capsys, monkeypatc
     assert str(config) in err and words[0] in err
 
 
-@pytest.mark.parametrize("args", [["--select", "MXL99X"], ["--ignore", "MXL998"],
-                                  ["--mxnet-version", "0.12"], ["--config", "nope.toml"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--select", "MXL99X"],
+        ["--ignore", "MXL998"],
+        ["--mxnet-version", "0.12"],
+        ["--config", "nope.toml"],
+    ],
+)
 def test_bad_cli_options_exit_2(tmp_path: Path, capsys, monkeypatch, args):
     (tmp_path / "a.py").write_text("import mxnet\n")
     monkeypatch.chdir(tmp_path)

@@ -16,8 +16,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "contexts"
 
 
 def _check(source: str, mxnet: str = "1", select: str = "MXL2"):
-    return check_source(textwrap.dedent(source), "script.py",
-                        Settings(select=(select,), mxnet_version=mxnet))
+    return check_source(
+        textwrap.dedent(source), "script.py", Settings(select=(select,), mxnet_version=mxnet)
+    )
 
 
 def _rows(source: str, code: str, mxnet: str = "1") -> list[int]:
@@ -71,14 +72,17 @@ def test_multi_gpu_message_recommends_split_and_load_without_fix() -> None:
     assert findings[0].fix is None
 
 
-@pytest.mark.parametrize("ctx_expr", [
-    "mx.gpu()",
-    "mx.Context('gpu', 0)",
-    "mx.gpu(0) if mx.context.num_gpus() else mx.cpu()",
-    "[mx.gpu(i) for i in range(2)]",
-    "d2l.try_gpu()",
-    "try_gpu()",
-])
+@pytest.mark.parametrize(
+    "ctx_expr",
+    [
+        "mx.gpu()",
+        "mx.Context('gpu', 0)",
+        "mx.gpu(0) if mx.context.num_gpus() else mx.cpu()",
+        "[mx.gpu(i) for i in range(2)]",
+        "d2l.try_gpu()",
+        "try_gpu()",
+    ],
+)
 def test_possibly_gpu_contexts(ctx_expr: str) -> None:
     source = f"""\
         import mxnet as mx
@@ -96,14 +100,17 @@ def test_possibly_gpu_contexts(ctx_expr: str) -> None:
     assert _rows(source, "MXL201") == [11]
 
 
-@pytest.mark.parametrize("ctx_expr", [
-    "mx.cpu()",
-    "mx.Context('cpu', 0)",
-    "[mx.cpu(0), mx.cpu(1)]",
-    "[mx.cpu(0), mx.gpu(0)]",  # a copy lives on cpu(0)
-    "args.ctx",
-    "mx.context.current_context()",
-])
+@pytest.mark.parametrize(
+    "ctx_expr",
+    [
+        "mx.cpu()",
+        "mx.Context('cpu', 0)",
+        "[mx.cpu(0), mx.cpu(1)]",
+        "[mx.cpu(0), mx.gpu(0)]",  # a copy lives on cpu(0)
+        "args.ctx",
+        "mx.context.current_context()",
+    ],
+)
 def test_cpu_or_unknown_contexts_are_silent(ctx_expr: str) -> None:
     source = f"""\
         import mxnet as mx
@@ -185,10 +192,13 @@ def test_forward_creator_fix_and_requirement() -> None:
 
 def test_forward_creator_in_project_subclass() -> None:
     base = "from mxnet import gluon\n\nclass Base(gluon.Block):\n    pass\n"
-    source = ("from mxnet import nd\nfrom base import Base\n\n"
-              "class Net(Base):\n    def forward(self, x):\n        return x * nd.ones((1,))\n")
-    findings = check_source(source, "script.py", Settings(select=("MXL202",)),
-                            project=[("base", base)])
+    source = (
+        "from mxnet import nd\nfrom base import Base\n\n"
+        "class Net(Base):\n    def forward(self, x):\n        return x * nd.ones((1,))\n"
+    )
+    findings = check_source(
+        source, "script.py", Settings(select=("MXL202",)), project=[("base", base)]
+    )
     assert [f.location.row for f in findings] == [6]
 
 
@@ -269,8 +279,9 @@ def test_ignore_is_respected() -> None:
         net(nd.ones((1, 2)))
         """
     assert _rows(source, "MXL201") == [6]
-    findings = check_source(textwrap.dedent(source), "script.py",
-                            Settings(select=("MXL2",), ignore=("MXL201",)))
+    findings = check_source(
+        textwrap.dedent(source), "script.py", Settings(select=("MXL2",), ignore=("MXL201",))
+    )
     assert findings == []
 
 

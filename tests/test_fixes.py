@@ -25,7 +25,8 @@ def _write_case(tmp_path: Path, rule, ex) -> Path:
     path = tmp_path / ex.filename
     path.write_text(ex.code, encoding="utf-8")
     (tmp_path / "mxlint.toml").write_text(
-        f'select = ["{rule.code}"]\nmxnet-version = "{ex.mxnet}.0"\n')
+        f'select = ["{rule.code}"]\nmxnet-version = "{ex.mxnet}.0"\n'
+    )
     return path
 
 
@@ -58,7 +59,9 @@ def test_fix_parses_is_atomic_and_idempotent(rule, ex, case_id, tmp_path, monkey
     # Atomic: the file was replaced (new inode), with its permissions, and no temp file left.
     assert path.stat().st_ino != inode
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".mxlint_cache") == sorted([ex.filename, "mxlint.toml"])
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".mxlint_cache") == sorted(
+        [ex.filename, "mxlint.toml"]
+    )
     # With one fixable finding, --fix gives exactly the documented result.
     s = Settings(select=(rule.code,), mxnet_version=ex.mxnet)
     offered = [f for f in check_source(ex.code, ex.filename, s) if f.fix is not None]
@@ -104,8 +107,14 @@ def _fix_for(path: Path, row: int, old: str, new: str) -> Finding:
     line = fixes.SourceFile.read(path).text.splitlines()[row - 1]
     col = line.index(old) + 1
     edit = Edit(new, Location(row, col), Location(row, col + len(old)))
-    return Finding("MXL004", "m", str(path), Location(row, col), Location(row, col),
-                   fix=Fix("safe", "f", (edit,)))
+    return Finding(
+        "MXL004",
+        "m",
+        str(path),
+        Location(row, col),
+        Location(row, col),
+        fix=Fix("safe", "f", (edit,)),
+    )
 
 
 def test_line_endings_encoding_and_bom_are_kept(tmp_path):
@@ -121,8 +130,9 @@ def test_line_endings_encoding_and_bom_are_kept(tmp_path):
     latin = tmp_path / "l.py"
     latin.write_bytes("# -*- coding: latin-1 -*-\nx = 'é'  # noqa: MXL999\n".encode("latin-1"))
     src = fixes.SourceFile.read(latin)
-    text, _ = fixes.apply_findings(src.text, [_fix_for(latin, 2, "  # noqa: MXL999", "")],
-                                   unsafe=False, python=True)
+    text, _ = fixes.apply_findings(
+        src.text, [_fix_for(latin, 2, "  # noqa: MXL999", "")], unsafe=False, python=True
+    )
     fixes.atomic_write(src, text)
     assert latin.read_bytes() == "# -*- coding: latin-1 -*-\nx = 'é'\n".encode("latin-1")
 

@@ -25,9 +25,14 @@ def _env() -> dict[str, str]:
 
 
 def flake8(root: Path, *args: str) -> set[tuple[str, int, int, str]]:
-    proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", f"--format={FORMAT}",
-                           *args, "."], cwd=root, capture_output=True, text=True, timeout=600,
-                          env=_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", f"--format={FORMAT}", *args, "."],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(),
+    )
     assert proc.returncode in (0, 1), proc.stderr
     out = set()
     for line in proc.stdout.splitlines():
@@ -38,12 +43,19 @@ def flake8(root: Path, *args: str) -> set[tuple[str, int, int, str]]:
 
 
 def mxlint(root: Path, *args: str) -> set[tuple[str, int, int, str]]:
-    proc = subprocess.run([sys.executable, "-m", "mxlint", "check", "--output-format", "json",
-                           *args, "."], cwd=root, capture_output=True, text=True, timeout=600,
-                          env=_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", "--output-format", "json", *args, "."],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(),
+    )
     assert proc.returncode in (0, 1), proc.stderr
-    return {(Path(f["filename"]).as_posix(), f["location"]["row"], f["location"]["column"],
-             f["code"]) for f in json.loads(proc.stdout)}
+    return {
+        (Path(f["filename"]).as_posix(), f["location"]["row"], f["location"]["column"], f["code"])
+        for f in json.loads(proc.stdout)
+    }
 
 
 def _commented(code: str, row: int, comment: str) -> str | None:
@@ -51,7 +63,7 @@ def _commented(code: str, row: int, comment: str) -> str | None:
         return None
     lines = code.splitlines(keepends=True)
     body = lines[row - 1].rstrip("\r\n")
-    lines[row - 1] = f"{body}  {comment}" + lines[row - 1][len(body):]
+    lines[row - 1] = f"{body}  {comment}" + lines[row - 1][len(body) :]
     return "".join(lines)
 
 
@@ -65,8 +77,7 @@ def projects(tmp_path_factory) -> list[Path]:
         if root is None:
             root = roots[ex.mxnet] = base / f"mx{ex.mxnet}"
             root.mkdir()
-            (root / "pyproject.toml").write_text(
-                f'[tool.mxlint]\nmxnet-version = "{ex.mxnet}.0"\n')
+            (root / "pyproject.toml").write_text(f'[tool.mxlint]\nmxnet-version = "{ex.mxnet}.0"\n')
         d = root / case_id.replace("-", "_").lower()
         d.mkdir()
         # A package per example: module names stay unique across the project (two top-level
@@ -136,8 +147,13 @@ def test_off_by_default_rules_are_in_extend_default_ignore():
 
 
 def test_flake8_registers_the_plugin():
-    proc = subprocess.run([sys.executable, "-m", "flake8", "--version"], capture_output=True,
-                          text=True, timeout=120, env=_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "flake8", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+    )
     assert "mxlint" in proc.stdout
 
 

@@ -48,8 +48,7 @@ from mxlint.rule import Edit, Example, Finding, Location, Valid
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Generated code is full of `1()` and `"\d"`: the interpreter's warnings about it are noise.
-pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning",
-                                        "ignore::DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::DeprecationWarning")
 #: Examples per test; a release run sets MXLINT_FUZZ_EXAMPLES (and is not derandomized).
 LONG_RUN = int(os.environ.get("MXLINT_FUZZ_EXAMPLES", "0") or 0)
 
@@ -60,8 +59,12 @@ def budget(ci_examples: int) -> Callable:
         derandomize=not LONG_RUN,
         deadline=None,
         print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                               HealthCheck.filter_too_much, HealthCheck.large_base_example],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+            HealthCheck.large_base_example,
+        ],
     )
 
 
@@ -78,8 +81,7 @@ def lint(source: str, filename: str, mxnet: str | None) -> list[Finding]:
             assert 1 <= loc.row <= len(lines) + 1, (f, len(lines))
             line = lines[loc.row - 1] if loc.row <= len(lines) else ""
             assert 1 <= loc.column <= len(line) + 1, (f, line)
-        assert (f.location.row, f.location.column) <= (f.end_location.row,
-                                                        f.end_location.column), f
+        assert (f.location.row, f.location.column) <= (f.end_location.row, f.end_location.column), f
     return found
 
 
@@ -90,8 +92,10 @@ def moved(point: Location, edits: Sequence[Edit]) -> Location:
     """Where `point` is once `edits` are applied (the start of an edit that replaced it)."""
     row, col = point.row, point.column
     for e in sorted(edits, key=lambda e: (e.location.row, e.location.column), reverse=True):
-        start, end = (e.location.row, e.location.column), (e.end_location.row,
-                                                           e.end_location.column)
+        start, end = (
+            (e.location.row, e.location.column),
+            (e.end_location.row, e.end_location.column),
+        )
         if start >= (row, col):
             continue
         if end > (row, col):
@@ -136,8 +140,7 @@ def check_program(source: str, filename: str = "example.py", mxnet: str | None =
         assert fixes.parses(alone), f"the fix breaks the file: {f}\n{alone}"
         # The fixed finding is gone (a different one may show up once this one is fixed).
         where = moved(f.location, edits)
-        again = [g for g in lint(alone, filename, mxnet)
-                 if (g.code, g.location) == (f.code, where)]
+        again = [g for g in lint(alone, filename, mxnet) if (g.code, g.location) == (f.code, where)]
         assert not again, f"the fixed finding is still there: {f}\n{alone}"
     text = source
     for _ in range(fixes.MAX_PASSES):
@@ -172,8 +175,12 @@ HEADER = "import mxnet as mx\nfrom mxnet import nd, autograd, gluon\nfrom mxnet.
 
 def _in_hybrid_forward(code: str) -> str:
     body = textwrap.indent(code, " " * 8) or "        pass\n"
-    return (HEADER + "\n\nclass Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n"
-            + body + "\n        return x\n")
+    return (
+        HEADER
+        + "\n\nclass Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n"
+        + body
+        + "\n        return x\n"
+    )
 
 
 def _after_imports(code: str) -> str:
@@ -216,33 +223,110 @@ CORPUS = _corpus()
 
 #: Statements an MXNet training script is made of, and things that break them.
 SNIPPETS = [
-    "if x.sum() > 0:\n    x = x * 2", "x = x.asnumpy()", "y = x.asscalar()", "print(x)",
-    "for i in range(x.shape[0]):\n    x = x + i", "with autograd.record():\n    loss = net(x)",
-    "loss.backward()", "ctx = mx.gpu(0)", "net.initialize(ctx=ctx)", "x = nd.zeros((2, 3))",
-    "np.random.seed(0)", "random.shuffle(data)", "mx.random.seed(42)", "net.hybridize()",
-    "net.export('model')", "return F.relu(x)", "x[0] = 1", "x += 1", "autograd.is_training()",
-    "mx.nd.waitall()", "x = F.relu(x)  # noqa: MXL105", "# mxlint: noqa: MXL1",
-    "loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)", "trainer.step(8)",
-    "total += loss", "losses.append(loss)", "w = net.weight.data()", "amp.init()",
-    "t0 = time.time()", "while x.sum() > 0:\n    x = x - 1", "assert x.shape[0] > 0",
-    "x = len(x)", "for row in x:\n    pass", "x = x if x.sum() > 0 else -x", "yield x",
-    "global x", "del x", "lambda: x", "async def g():\n    await x", "return",
-    "class Block(nn.HybridBlock):\n    def forward(self, x):\n        return x", "pass",
-    "try:\n    pass\nexcept Exception as e:\n    raise", "import numpy as np", "import random",
-    "def hybrid_forward(self, F, x):\n    return x", "@property\ndef f(self):\n    return 1",
-    "out = net(data)", "h = nd.ones((1, 4))", "state = self.lstm.begin_state(batch_size=4)",
-    "np.random.shuffle(idx)", "pos = np.arange(x.shape[1])", "return nd.relu(self.dense(x))",
-    "for data, label in loader:\n    out = net(data)", "net.output.initialize(init.Xavier())",
+    "if x.sum() > 0:\n    x = x * 2",
+    "x = x.asnumpy()",
+    "y = x.asscalar()",
+    "print(x)",
+    "for i in range(x.shape[0]):\n    x = x + i",
+    "with autograd.record():\n    loss = net(x)",
+    "loss.backward()",
+    "ctx = mx.gpu(0)",
+    "net.initialize(ctx=ctx)",
+    "x = nd.zeros((2, 3))",
+    "np.random.seed(0)",
+    "random.shuffle(data)",
+    "mx.random.seed(42)",
+    "net.hybridize()",
+    "net.export('model')",
+    "return F.relu(x)",
+    "x[0] = 1",
+    "x += 1",
+    "autograd.is_training()",
+    "mx.nd.waitall()",
+    "x = F.relu(x)  # noqa: MXL105",
+    "# mxlint: noqa: MXL1",
+    "loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)",
+    "trainer.step(8)",
+    "total += loss",
+    "losses.append(loss)",
+    "w = net.weight.data()",
+    "amp.init()",
+    "t0 = time.time()",
+    "while x.sum() > 0:\n    x = x - 1",
+    "assert x.shape[0] > 0",
+    "x = len(x)",
+    "for row in x:\n    pass",
+    "x = x if x.sum() > 0 else -x",
+    "yield x",
+    "global x",
+    "del x",
+    "lambda: x",
+    "async def g():\n    await x",
+    "return",
+    "class Block(nn.HybridBlock):\n    def forward(self, x):\n        return x",
+    "pass",
+    "try:\n    pass\nexcept Exception as e:\n    raise",
+    "import numpy as np",
+    "import random",
+    "def hybrid_forward(self, F, x):\n    return x",
+    "@property\ndef f(self):\n    return 1",
+    "out = net(data)",
+    "h = nd.ones((1, 4))",
+    "state = self.lstm.begin_state(batch_size=4)",
+    "np.random.shuffle(idx)",
+    "pos = np.arange(x.shape[1])",
+    "return nd.relu(self.dense(x))",
+    "for data, label in loader:\n    out = net(data)",
+    "net.output.initialize(init.Xavier())",
 ]
-NAMES = ["x", "F", "nd", "mx", "np", "self", "net", "ctx", "data", "loss", "autograd",
-         "random", "gluon", "trainer", "hybrid_forward", "forward", "label", "_"]
-STRAY = ["(", ")", "[", "]", ":", ",", "\\", '"', "'", "#", "\t", "\x0c", "\u00e9", "\u2028",
-         "\n", " ", "\r", "\x00", ";", "=", "."]
+NAMES = [
+    "x",
+    "F",
+    "nd",
+    "mx",
+    "np",
+    "self",
+    "net",
+    "ctx",
+    "data",
+    "loss",
+    "autograd",
+    "random",
+    "gluon",
+    "trainer",
+    "hybrid_forward",
+    "forward",
+    "label",
+    "_",
+]
+STRAY = [
+    "(",
+    ")",
+    "[",
+    "]",
+    ":",
+    ",",
+    "\\",
+    '"',
+    "'",
+    "#",
+    "\t",
+    "\x0c",
+    "\u00e9",
+    "\u2028",
+    "\n",
+    " ",
+    "\r",
+    "\x00",
+    ";",
+    "=",
+    ".",
+]
 IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def _indent_of(line: str) -> str:
-    return line[:len(line) - len(line.lstrip(" \t"))]
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 @st.composite
@@ -252,9 +336,26 @@ def mutated(draw: st.DrawFn) -> tuple[str, str]:
     for _ in range(draw(st.integers(1, 4))):
         lines = lines or [""]
         # Mostly edits that keep the file parsing, so that rules and fixes get exercised.
-        op = draw(st.sampled_from(["delete", "duplicate", "rename", "rename", "insert",
-                                   "insert", "insert", "insert", "noqa", "number", "swap",
-                                   "indent", "stray", "truncate"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "delete",
+                    "duplicate",
+                    "rename",
+                    "rename",
+                    "insert",
+                    "insert",
+                    "insert",
+                    "insert",
+                    "noqa",
+                    "number",
+                    "swap",
+                    "indent",
+                    "stray",
+                    "truncate",
+                ]
+            )
+        )
         i = draw(st.integers(0, max(len(lines) - 1, 0)))
         line = lines[i] if lines else ""
         if op == "delete" and lines:
@@ -265,14 +366,18 @@ def mutated(draw: st.DrawFn) -> tuple[str, str]:
             j = draw(st.integers(0, len(lines) - 1))
             lines[i], lines[j] = lines[j], lines[i]
         elif op == "rename":
-            names = sorted(n for n in set(IDENT.findall("\n".join(lines)))
-                           if not keyword.iskeyword(n))
+            names = sorted(
+                n for n in set(IDENT.findall("\n".join(lines))) if not keyword.iskeyword(n)
+            )
             if names:
                 old, new = draw(st.sampled_from(names)), draw(st.sampled_from(NAMES))
                 lines = [re.sub(rf"\b{re.escape(old)}\b", new, ln) for ln in lines]
         elif op == "indent" and lines:
-            lines[i] = draw(st.sampled_from(["    ", "\t", ""])) + line.lstrip(" \t") \
-                if draw(st.booleans()) else "    " + line
+            lines[i] = (
+                draw(st.sampled_from(["    ", "\t", ""])) + line.lstrip(" \t")
+                if draw(st.booleans())
+                else "    " + line
+            )
         elif op == "insert":
             snippet = draw(st.sampled_from(SNIPPETS))
             indent = next((_indent_of(ln) for ln in lines[i:] if ln.strip()), "")
@@ -285,7 +390,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, str]:
             lines[i] = line[:col] + draw(st.sampled_from(STRAY)) + line[col:]
         elif op == "truncate":
             text = "\n".join(lines)
-            lines = text[:draw(st.integers(0, len(text)))].split("\n")
+            lines = text[: draw(st.integers(0, len(text)))].split("\n")
         elif op == "number":
             lines[i] = re.sub(r"\b\d+\b", str(draw(st.sampled_from([0, 1, 2, 10**30]))), line)
     text = "\n".join(lines)
@@ -355,8 +460,9 @@ TEXT_CORPUS = _text_corpus()
 
 @st.composite
 def mutated_text(draw: st.DrawFn) -> list[tuple[str, str]]:
-    files = draw(st.lists(st.sampled_from(TEXT_CORPUS), min_size=1, max_size=3,
-                          unique_by=lambda f: f[0]))
+    files = draw(
+        st.lists(st.sampled_from(TEXT_CORPUS), min_size=1, max_size=3, unique_by=lambda f: f[0])
+    )
     out = []
     for name, text in files:
         lines = text.split("\n")
@@ -371,15 +477,26 @@ def mutated_text(draw: st.DrawFn) -> list[tuple[str, str]]:
                 lines.insert(i, line)
             elif op == "stray":
                 col = draw(st.integers(0, len(line)))
-                stray = draw(st.sampled_from(STRAY + ["==", ">=", "<", "~=", "[", "${X}", "cu",
-                                                     "mxnet", "-r ", "FROM ", "- "]))
+                stray = draw(
+                    st.sampled_from(
+                        STRAY
+                        + ["==", ">=", "<", "~=", "[", "${X}", "cu", "mxnet", "-r ", "FROM ", "- "]
+                    )
+                )
                 lines[i] = line[:col] + stray + line[col:]
             elif op == "truncate":
                 joined = "\n".join(lines)
-                lines = joined[:draw(st.integers(0, len(joined)))].split("\n")
+                lines = joined[: draw(st.integers(0, len(joined)))].split("\n")
             elif op == "version":
-                lines[i] = re.sub(r"\d+(\.\d+)*", draw(st.sampled_from(
-                    ["1.9.1", "2.0.0", "1.24", "0", "99.99", "1.9.1.post0", "1.9.*", ""])), line)
+                lines[i] = re.sub(
+                    r"\d+(\.\d+)*",
+                    draw(
+                        st.sampled_from(
+                            ["1.9.1", "2.0.0", "1.24", "0", "99.99", "1.9.1.post0", "1.9.*", ""]
+                        )
+                    ),
+                    line,
+                )
         out.append((name, "\n".join(lines)))
     return out
 
@@ -389,15 +506,25 @@ TEXT_REGRESSIONS = [
     # IndexError in conda_to_pep440: a conda spec with an operator and no version.
     [("environment.yml", "name: env\ndependencies:\n  - python=\n  - python==\n  - numpy\n")],
     # ValueError in cuda_of_variant: `mxnet-cu0` names no CUDA version.
-    [("Dockerfile", "FROM nvidia/cuda:10.1-cudnn7-runtime-ubuntu18.04\n"
-                    "RUN pip install mxnet-cu0==0 'numpy<0'\n")],
+    [
+        (
+            "Dockerfile",
+            "FROM nvidia/cuda:10.1-cudnn7-runtime-ubuntu18.04\n"
+            "RUN pip install mxnet-cu0==0 'numpy<0'\n",
+        )
+    ],
     # Rows counted by str.splitlines, which also breaks at form feeds: reported on row 4 of 2.
     [("requirements.txt", "\x0cmxnet\n\x0cmxnet\n")],
     # ValueError from open(): an included file name with a NUL byte.
     [("requirements.txt", "-c\x00 constraints.txt\nmxnet==1.9.1\n")],
     # IndexError in the option reader: `-c` and a tab, its value only whitespace.
-    [("requirements.txt", "-c\t constraints.txt\nmxnet-cu112==1.9.1 \\\n"
-                          "    --hash=sha256:0123456789abcdef0123456789abcdef\nnumpy\n")],
+    [
+        (
+            "requirements.txt",
+            "-c\t constraints.txt\nmxnet-cu112==1.9.1 \\\n"
+            "    --hash=sha256:0123456789abcdef0123456789abcdef\nnumpy\n",
+        )
+    ],
 ]
 
 
@@ -428,7 +555,7 @@ def check_dependency_files(files: list[tuple[str, str]]) -> None:
             assert 1 <= f.location.column <= len(line) + 1, (f, line)
 
 
-NOTEBOOK = (ROOT / "fixtures" / "notebooks" / "gluon_cnn.ipynb")
+NOTEBOOK = ROOT / "fixtures" / "notebooks" / "gluon_cnn.ipynb"
 
 
 @pytest.mark.slow
@@ -439,7 +566,7 @@ def test_mutated_notebooks(data: st.DataObject) -> None:
     raw = NOTEBOOK.read_text(encoding="utf-8")
     op = data.draw(st.sampled_from(["truncate", "stray", "code"]))
     if op == "truncate":
-        raw = raw[:data.draw(st.integers(0, len(raw)))]
+        raw = raw[: data.draw(st.integers(0, len(raw)))]
     elif op == "stray":
         at = data.draw(st.integers(0, len(raw)))
         raw = raw[:at] + data.draw(st.sampled_from(STRAY + ["{", "}", "null", "[]"])) + raw[at:]

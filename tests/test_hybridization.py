@@ -16,10 +16,15 @@ from mxlint.taint import Hooks, Interpreter, Kind, join
 HEADER = "from mxnet import nd, autograd\nfrom mxnet.gluon import nn\n"
 
 
-def _check(source: str, project: tuple[tuple[str, str], ...] = (), mxnet: str = "1",
-           filename: str = "model.py") -> list[tuple[int, str]]:
-    findings = check_source(textwrap.dedent(source), filename,
-                            Settings(select=("MXL1",), mxnet_version=mxnet), project)
+def _check(
+    source: str,
+    project: tuple[tuple[str, str], ...] = (),
+    mxnet: str = "1",
+    filename: str = "model.py",
+) -> list[tuple[int, str]]:
+    findings = check_source(
+        textwrap.dedent(source), filename, Settings(select=("MXL1",), mxnet_version=mxnet), project
+    )
     return sorted((f.location.row, f.code) for f in findings)
 
 
@@ -64,7 +69,8 @@ def _tests_of(body: str, env: dict[str, Kind]) -> list[tuple[str, Kind]]:
 
 
 def test_reassignment_to_a_python_value_clears_taint():
-    tests = _tests_of("""
+    tests = _tests_of(
+        """
         def f(x):
             y = x * 2
             if y > 0:
@@ -72,23 +78,29 @@ def test_reassignment_to_a_python_value_clears_taint():
             y = 3
             if y > 0:
                 pass
-    """, {"x": Kind.TENSOR})
+    """,
+        {"x": Kind.TENSOR},
+    )
     assert tests == [("y > 0", Kind.TENSOR), ("y > 0", Kind.PYTHON)]
 
 
 def test_none_checks_narrow_optional_tensors():
-    tests = _tests_of("""
+    tests = _tests_of(
+        """
         def f(x, mask):
             if mask is None:
                 return x
             if mask.sum() > 0:
                 pass
-    """, {"x": Kind.TENSOR, "mask": Kind.OPTIONAL})
+    """,
+        {"x": Kind.TENSOR, "mask": Kind.OPTIONAL},
+    )
     assert tests == [("mask is None", Kind.PYTHON), ("mask.sum() > 0", Kind.TENSOR)]
 
 
 def test_branches_join_and_loops_reach_a_fixpoint():
-    tests = _tests_of("""
+    tests = _tests_of(
+        """
         def f(x, n):
             h = None
             for i in range(n):
@@ -97,18 +109,23 @@ def test_branches_join_and_loops_reach_a_fixpoint():
                 pass
             if i:
                 pass
-    """, {"x": Kind.TENSOR, "n": Kind.PYTHON})
+    """,
+        {"x": Kind.TENSOR, "n": Kind.PYTHON},
+    )
     assert tests == [("h", Kind.OPTIONAL), ("i", Kind.UNKNOWN)]
     assert join(Kind.TENSOR, Kind.PYTHON) is Kind.UNKNOWN
     assert join(Kind.TENSOR, Kind.MAYBE_GROUP) is Kind.MAYBE_GROUP
 
 
 def test_identity_isinstance_and_len_are_python_values():
-    tests = _tests_of("""
+    tests = _tests_of(
+        """
         def f(x):
             if x is not None and isinstance(x, list) and len(x) > 1:
                 pass
-    """, {"x": Kind.TENSOR})
+    """,
+        {"x": Kind.TENSOR},
+    )
     assert all(kind is Kind.PYTHON for _, kind in tests)
 
 
@@ -151,13 +168,18 @@ def test_messages_suggest_the_rewrite_and_never_cond():
     assert "F.slice_axis" in by_code["MXL104"] and "selects an output" in by_code["MXL104"]
     assert "constructor argument" in by_code["MXL103"]
     assert not any("contrib.cond" in m or "while_loop" in m for m in by_code.values())
-    assert all(f.data == {"class": "model.Net", "method": "hybrid_forward",
-                          "file": "model.py"} for f in findings)
+    assert all(
+        f.data == {"class": "model.Net", "method": "hybrid_forward", "file": "model.py"}
+        for f in findings
+    )
     assert all(f.symbol == "Net.hybrid_forward" for f in findings)
 
 
 def test_imperative_guards_silence_their_branch_only():
-    src = HEADER + "import mxnet as mx\n" + _dedent("""
+    src = (
+        HEADER
+        + "import mxnet as mx\n"
+        + _dedent("""
         class Net(nn.HybridBlock):
             def hybrid_forward(self, F, x):
                 if F is nd:
@@ -174,6 +196,7 @@ def test_imperative_guards_silence_their_branch_only():
                     print(len(x))
                 return x.asnumpy()
         """)
+    )
     assert _check(src) == [(10, "MXL106"), (19, "MXL102")]
 
 
@@ -224,11 +247,14 @@ SUB = HEADER + _dedent("""
     """)
 
 
-@pytest.mark.parametrize(("base", "expected_codes"), [
-    ("Mid", [(8, "MXL102")]),
-    ("HybridBase", [(8, "MXL102")]),
-    ("PlainBase", []),
-])
+@pytest.mark.parametrize(
+    ("base", "expected_codes"),
+    [
+        ("Mid", [(8, "MXL102")]),
+        ("HybridBase", [(8, "MXL102")]),
+        ("PlainBase", []),
+    ],
+)
 def test_ancestry_is_followed_across_files(base, expected_codes):
     src = SUB.format(base=base)
     assert _check(src, project=(("bases", BASES),)) == expected_codes
@@ -260,8 +286,9 @@ def test_transitive_cross_file_helper_names_the_helper_and_location():
         """)
     utils = "from .ops import peak\n\ndef scale(F, v, k):\n    return F.relu(v) * k / peak(v)\n"
     ops = "def peak(t):\n    m = t.max()\n    return m.asscalar()\n"
-    findings = check_source(src, "model.py", Settings(select=("MXL1",)),
-                            (("utils", utils), ("ops", ops)))
+    findings = check_source(
+        src, "model.py", Settings(select=("MXL1",)), (("utils", utils), ("ops", ops))
+    )
     hits = [f for f in findings if f.code == "MXL102"]
     assert [f.location.row for f in hits] == [9, 10]
     assert "`scale()`" not in hits[0].message or "ops.py:3" in hits[0].message

@@ -22,15 +22,22 @@ def _rows(source: str, settings: Settings = RECORD) -> list[tuple[str, int]]:
 
 
 def _memory(root):
-    return {row for row in actual(root, Settings(select=CODES, root=root))
-            if row[2].startswith(CODES)}
+    return {
+        row for row in actual(root, Settings(select=CODES, root=root)) if row[2].startswith(CODES)
+    }
 
 
 def test_bad_fixtures_report_exactly_the_marked_findings(fixtures_dir):
     root = fixtures_dir / "memory" / "bad"
     marked = expected(root)
-    assert {code for _, _, code in marked} >= {"MXL401", "MXL402", "MXL403", "MXL404",
-                                               "MXL405", "MXL601"}
+    assert {code for _, _, code in marked} >= {
+        "MXL401",
+        "MXL402",
+        "MXL403",
+        "MXL404",
+        "MXL405",
+        "MXL601",
+    }
     assert _memory(root) == marked
 
 
@@ -75,11 +82,14 @@ def test_multi_gpu_idiom_is_silent_only_when_the_list_is_new_every_step():
     assert _rows(cleared) == []
 
 
-@pytest.mark.parametrize("spelling", [
-    "import mxnet as mx\nrecord = mx.autograd.record",
-    "from mxnet import autograd\nrecord = autograd.record",
-    "from mxnet import autograd as ag\nrecord = ag.record",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "import mxnet as mx\nrecord = mx.autograd.record",
+        "from mxnet import autograd\nrecord = autograd.record",
+        "from mxnet import autograd as ag\nrecord = ag.record",
+    ],
+)
 def test_every_import_spelling_of_record(spelling):
     imports, alias = spelling.split("\n")
     call = alias.split(" = ")[1]
@@ -137,9 +147,10 @@ def test_attribute_and_global_containers():
             out.backward()
     """
     assert _rows(source) == [("MXL402", 14), ("MXL402", 15)]
-    reset = source.replace("            out.backward()\n",
-                           "            out.backward()\n\n        def flush(self):\n"
-                           "            self.outputs = []\n")
+    reset = source.replace(
+        "            out.backward()\n",
+        "            out.backward()\n\n        def flush(self):\n            self.outputs = []\n",
+    )
     assert _rows(reset) == [("MXL402", 15)]
 
 
@@ -505,23 +516,29 @@ def test_a_recorded_output_kept_in_a_list_is_one_finding_the_more_precise_one():
     # A noqa written for either rule (before they were merged) stays a used directive.
     for code in ("MXL401", "MXL402"):
         marked = source.replace("outputs.append(out)", f"outputs.append(out)  # noqa: {code}")
-        assert _rows(marked, Settings(select=("MXL",))) == ([("MXL402", row)]
-                                                            if code == "MXL401" else [])
+        assert _rows(marked, Settings(select=("MXL",))) == (
+            [("MXL402", row)] if code == "MXL401" else []
+        )
 
 
-@pytest.mark.parametrize("statement, hint", [
-    ("total += loss.mean()", "total += loss.mean().asscalar()"),
-    ("total += loss", "total += loss.asnumpy()"),
-    ("total *= loss", "total *= loss.asnumpy()"),
-    ("total = total - loss.sum() * 2", "total = total - (loss.sum() * 2).asnumpy()"),
-    ("outs.append(loss)", "outs.append(loss.asnumpy())"),
-    ("outs.append(loss.sum())", "outs.append(loss.sum().asscalar())"),
-    ("total += mx.nd.sum(loss)", "total += mx.nd.sum(loss).asscalar()"),
-    ("total += mx.nd.sum(loss, axis=0)", "total += mx.nd.sum(loss, axis=0).asnumpy()"),
-    ("total += loss.mean(0)", "total += loss.mean(0).asnumpy()"),
-    ("outs.append(loss_fn(net(data), label, sample_weight=weights_of(data)))",
-     "outs.append((...).asnumpy())"),
-])
+@pytest.mark.parametrize(
+    "statement, hint",
+    [
+        ("total += loss.mean()", "total += loss.mean().asscalar()"),
+        ("total += loss", "total += loss.asnumpy()"),
+        ("total *= loss", "total *= loss.asnumpy()"),
+        ("total = total - loss.sum() * 2", "total = total - (loss.sum() * 2).asnumpy()"),
+        ("outs.append(loss)", "outs.append(loss.asnumpy())"),
+        ("outs.append(loss.sum())", "outs.append(loss.sum().asscalar())"),
+        ("total += mx.nd.sum(loss)", "total += mx.nd.sum(loss).asscalar()"),
+        ("total += mx.nd.sum(loss, axis=0)", "total += mx.nd.sum(loss, axis=0).asnumpy()"),
+        ("total += loss.mean(0)", "total += loss.mean(0).asnumpy()"),
+        (
+            "outs.append(loss_fn(net(data), label, sample_weight=weights_of(data)))",
+            "outs.append((...).asnumpy())",
+        ),
+    ],
+)
 def test_accumulation_hint_keeps_the_statement_and_its_values(statement: str, hint: str):
     source = textwrap.dedent(f"""
         import mxnet as mx

@@ -8,8 +8,9 @@ from pathlib import Path
 from mxlint.cli import main
 from mxlint.names import ProjectNames
 
-NAMES = ProjectNames(["pkg.models.Net", "pkg.layers.Block", "pkg.other.Block", "top",
-                      "pkg.x.y.Deep"])
+NAMES = ProjectNames(
+    ["pkg.models.Net", "pkg.layers.Block", "pkg.other.Block", "top", "pkg.x.y.Deep"]
+)
 
 
 def test_exact_names_resolve_to_themselves():
@@ -53,9 +54,12 @@ def test_a_base_class_reexported_by_its_package_is_found(tmp_path: Path, monkeyp
         (tmp_path / name).write_text(text)
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--isolated", "--no-cache", "-j", "1", "."]) == 0
-    (tmp_path / "pkg" / "models.py").write_text(files["pkg/models.py"].replace("nn.Block",
-                                                                                "nn.HybridBlock"))
+    (tmp_path / "pkg" / "models.py").write_text(
+        files["pkg/models.py"].replace("nn.Block", "nn.HybridBlock")
+    )
     capsys.readouterr()
-    assert main(["check", "--isolated", "--no-cache", "-j", "1", "--output-format", "concise",
-                 "."]) == 1
+    assert (
+        main(["check", "--isolated", "--no-cache", "-j", "1", "--output-format", "concise", "."])
+        == 1
+    )
     assert "train.py:6:12: MXL101" in capsys.readouterr().out

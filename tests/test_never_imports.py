@@ -60,8 +60,11 @@ FILES = {
 }
 #: What must be reported, so that a run that reads nothing cannot pass.
 EXPECTED = {
-    ("victim/model.py", "MXL101"), ("train.py", "MXL301"), ("requirements.txt", "MXL501"),
-    ("setup.py", "MXL501"), ("notebook.ipynb", "MXL101"),
+    ("victim/model.py", "MXL101"),
+    ("train.py", "MXL301"),
+    ("requirements.txt", "MXL501"),
+    ("setup.py", "MXL501"),
+    ("notebook.ipynb", "MXL101"),
 }
 
 
@@ -73,13 +76,31 @@ def victim(tmp_path: Path) -> tuple[Path, Path]:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).format(marker=str(markers / name.replace("/", "_"))))
-    cell = ["import mxnet as mx\n", "from mxnet.gluon import nn\n",
-            f"open({str(markers / 'notebook')!r}, 'w')\n", "\n", "class Net(nn.HybridBlock):\n",
-            "    def hybrid_forward(self, F, x):\n", "        if x.sum() > 0:\n",
-            "            return x\n", "        return x * 2\n"]
-    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
-                           "outputs": [], "source": cell}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    cell = [
+        "import mxnet as mx\n",
+        "from mxnet.gluon import nn\n",
+        f"open({str(markers / 'notebook')!r}, 'w')\n",
+        "\n",
+        "class Net(nn.HybridBlock):\n",
+        "    def hybrid_forward(self, F, x):\n",
+        "        if x.sum() > 0:\n",
+        "            return x\n",
+        "        return x * 2\n",
+    ]
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": cell,
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (root / "notebook.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     return root, markers
 
@@ -92,14 +113,25 @@ def _env() -> dict[str, str]:
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600,
-                          env=_env())
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600, env=_env())
 
 
 def test_mxlint_check_reads_but_never_runs(victim):
     root, markers = victim
-    proc = _run([sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
-                 "--output-format", "json", "."], root)
+    proc = _run(
+        [
+            sys.executable,
+            "-m",
+            "mxlint",
+            "check",
+            "--isolated",
+            "--no-cache",
+            "--output-format",
+            "json",
+            ".",
+        ],
+        root,
+    )
     assert proc.returncode == 1, proc.stderr
     found = {(Path(f["filename"]).as_posix(), f["code"]) for f in json.loads(proc.stdout)}
     assert found >= EXPECTED
@@ -109,8 +141,9 @@ def test_mxlint_check_reads_but_never_runs(victim):
 def test_fixes_never_run_the_code(victim):
     root, markers = victim
     for flags in (["--diff"], ["--fix", "--unsafe-fixes"], ["--add-noqa"]):
-        proc = _run([sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
-                     *flags, "."], root)
+        proc = _run(
+            [sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache", *flags, "."], root
+        )
         assert proc.returncode in (0, 1), proc.stderr
         assert list(markers.iterdir()) == []
     assert "np.random.seed(0)" in (root / "train.py").read_text()  # --fix did run
@@ -118,11 +151,25 @@ def test_fixes_never_run_the_code(victim):
 
 def test_flake8_plugin_reads_but_never_runs(victim):
     root, markers = victim
-    proc = _run([sys.executable, "-m", "flake8", "--isolated", "--select", "MXL",
-                 "--format", "%(path)s:%(row)d:%(col)d:%(code)s", "."], root)
+    proc = _run(
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--isolated",
+            "--select",
+            "MXL",
+            "--format",
+            "%(path)s:%(row)d:%(col)d:%(code)s",
+            ".",
+        ],
+        root,
+    )
     assert proc.returncode == 1, proc.stderr
-    found = {(Path(line.split(":")[0]).as_posix().removeprefix("./"), line.rsplit(":", 1)[1])
-             for line in proc.stdout.splitlines()}
+    found = {
+        (Path(line.split(":")[0]).as_posix().removeprefix("./"), line.rsplit(":", 1)[1])
+        for line in proc.stdout.splitlines()
+    }
     assert ("victim/model.py", "MXL101") in found
     assert ("train.py", "MXL301") in found
     assert list(markers.iterdir()) == []
@@ -150,14 +197,18 @@ def test_the_project_is_armed(victim, tmp_path):
     fake = tmp_path / "fake"
     (fake / "mxnet" / "gluon").mkdir(parents=True)
     (fake / "mxnet" / "__init__.py").write_text("")
-    (fake / "mxnet" / "gluon" / "__init__.py").write_text(
-        "class nn:\n    HybridBlock = object\n")
+    (fake / "mxnet" / "gluon" / "__init__.py").write_text("class nn:\n    HybridBlock = object\n")
     env = {**_env(), "PYTHONPATH": str(fake)}
     for args in (["-c", "import victim.model"], ["train.py"], ["setup.py", "--name"]):
-        subprocess.run([sys.executable, "-S", *args], cwd=root, capture_output=True, env=env,
-                       timeout=60)
-    assert {p.name for p in markers.iterdir()} == {"victim___init__.py", "victim_model.py",
-                                                   "train.py", "setup.py"}
+        subprocess.run(
+            [sys.executable, "-S", *args], cwd=root, capture_output=True, env=env, timeout=60
+        )
+    assert {p.name for p in markers.iterdir()} == {
+        "victim___init__.py",
+        "victim_model.py",
+        "train.py",
+        "setup.py",
+    }
 
 
 def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
@@ -166,7 +217,8 @@ def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
     there are enough files to share out."""
     (tmp_path / "train.py").write_text(
         "from mxnet.gluon import nn\n\n\nclass Net(nn.HybridBlock):\n"
-        "    def hybrid_forward(self, F, x):\n        return x * x.asscalar()\n")
+        "    def hybrid_forward(self, F, x):\n        return x * x.asscalar()\n"
+    )
     (tmp_path / "requirements.txt").write_text("mxnet\n")
     code = textwrap.dedent("""\
         import sys
@@ -182,13 +234,16 @@ def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
     assert "requirements.txt:1:1: MXL501" in both.stdout
 
 
-@pytest.mark.parametrize(("source", "parsed"), [
-    ('"""The gradient :math:`F` of the loss."""\nx = (\n', False),
-    ('DESCRIPTOR = b"\\x12\\t\\"F\\n\\x0ePowerParameter"\nx = (\n', False),
-    ("def act(F, x):\n    return F.relu(x)\nx = (\n", True),
-    ("def act(F):\n    pass\nx = (\n", True),
-    ("import numpy as np\nx = (\n", True),
-])
+@pytest.mark.parametrize(
+    ("source", "parsed"),
+    [
+        ('"""The gradient :math:`F` of the loss."""\nx = (\n', False),
+        ('DESCRIPTOR = b"\\x12\\t\\"F\\n\\x0ePowerParameter"\nx = (\n', False),
+        ("def act(F, x):\n    return F.relu(x)\nx = (\n", True),
+        ("def act(F):\n    pass\nx = (\n", True),
+        ("import numpy as np\nx = (\n", True),
+    ],
+)
 def test_files_with_no_sign_of_mxnet_are_not_parsed(source, parsed):
     """The text screen before parsing: a capital F counts only where code uses it (helpers
     that take `F` are read for cross-file analysis); in prose or generated byte strings it

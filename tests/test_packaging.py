@@ -15,27 +15,72 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_wheel_contains_and_runs_the_rules(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                    str(tmp_path / "dist"), str(ROOT)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(ROOT),
+        ],
+        check=True,
+    )
     (wheel,) = (tmp_path / "dist").glob("mxlint-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for required in ("mxlint/rules/hybridization.py", "mxlint/rules/versions.py",
-                     "mxlint/rules/memory.py", "mxlint/data/mxnet_releases.json",
-                     "mxlint/verify/__init__.py"):
+    for required in (
+        "mxlint/rules/hybridization.py",
+        "mxlint/rules/versions.py",
+        "mxlint/rules/memory.py",
+        "mxlint/data/mxnet_releases.json",
+        "mxlint/verify/__init__.py",
+    ):
         assert required in names, required
     assert not any(n.startswith("rules/") for n in names), "rules must install as mxlint.rules"
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
-                    str(target), str(wheel)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+    )
     env = {**os.environ, "PYTHONPATH": str(target)}
-    proc = subprocess.run([sys.executable, "-m", "mxlint", "check", "--output-format", "json",
-                           str(ROOT / "fixtures" / "sample_project")],
-                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mxlint",
+            "check",
+            "--output-format",
+            "json",
+            str(ROOT / "fixtures" / "sample_project"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stderr
     import json
 
     codes = {f["code"] for f in json.loads(proc.stdout)}
     assert {"MXL101", "MXL201", "MXL301", "MXL401", "MXL501"} <= codes
-    mod = subprocess.run([sys.executable, "-c", "import mxlint.rules, sys; print(mxlint.rules.__file__)"],
-                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    mod = subprocess.run(
+        [sys.executable, "-c", "import mxlint.rules, sys; print(mxlint.rules.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert str(target) in mod.stdout

@@ -14,11 +14,14 @@ from mxlint.walker import TreeIndex, iter_nodes, use_index
 def indexed(request):
     """Every position test also runs with the file's tree index in use, as the engine runs:
     then nodes are placed by generating only their innermost statement."""
+
     def use(module: cst.Module) -> None:
         if request.param == "indexed":
             use_index(TreeIndex(module))
+
     yield use
     use_index(None)
+
 
 SOURCES = [
     "import mxnet as mx\n\nclass Net(mx.gluon.HybridBlock):\n    @staticmethod\n"
@@ -48,9 +51,10 @@ def test_positions_match_position_provider(source):
     ours = node_ranges(module, nodes)
     for node in nodes:
         rng = expected[node]
-        assert ours[node] == ((rng.start.line, rng.start.column),
-                              (rng.end.line, rng.end.column)), (type(node).__name__,
-                                                                module.code_for_node(node))
+        assert ours[node] == ((rng.start.line, rng.start.column), (rng.end.line, rng.end.column)), (
+            type(node).__name__,
+            module.code_for_node(node),
+        )
 
 
 def _sources_with_fixtures() -> list[str]:
@@ -60,7 +64,8 @@ def _sources_with_fixtures() -> list[str]:
     files = sorted(root.rglob("*.py"))
     return SOURCES + [
         "@dec\n# between\n@other(1)\ndef f():\n    pass\nx = 1; y = 2\nclass A: pass\n# tail\n",
-        *(p.read_text(encoding="utf-8") for p in files)]
+        *(p.read_text(encoding="utf-8") for p in files),
+    ]
 
 
 @pytest.mark.parametrize("source", _sources_with_fixtures())
@@ -72,15 +77,20 @@ def test_statement_by_statement_positions_equal_the_whole_module_pass(source, in
     fast = node_ranges(module, nodes, source)
     assert fast == whole
     # and for a handful of nodes, as findings ask for them
-    few = nodes[len(nodes) // 2::max(1, len(nodes) // 5)]
+    few = nodes[len(nodes) // 2 :: max(1, len(nodes) // 5)]
     assert node_ranges(module, few, source) == {n: whole[n] for n in few}
 
 
-@pytest.mark.parametrize("source", SOURCES + [
-    "def main():\n    for _ in range(5):\n        with record():\n            loss = f(x)\n"
-    "        loss.backward()\n    else:\n        pass\n    try:\n        a = 1\n"
-    "    except E:\n        b = 2\n    finally:\n        c = 3\n\n\nif __name__ == '__main__':\n"
-    "    main()\n"])
+@pytest.mark.parametrize(
+    "source",
+    SOURCES
+    + [
+        "def main():\n    for _ in range(5):\n        with record():\n            loss = f(x)\n"
+        "        loss.backward()\n    else:\n        pass\n    try:\n        a = 1\n"
+        "    except E:\n        b = 2\n    finally:\n        c = 3\n\n\nif __name__ == '__main__':\n"
+        "    main()\n"
+    ],
+)
 def test_a_node_asked_alone_gets_the_range_it_gets_among_all(source, indexed):
     """A compound statement ends where its last inner statement ends, asked alone or not."""
     module = cst.parse_module(source)

@@ -22,27 +22,39 @@ from mxlint import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
-PACKAGE_PARTS = ("pyproject.toml", ".pre-commit-hooks.yaml", "mxlint", "rules", "README.md",
-                 "LICENSE")
+PACKAGE_PARTS = (
+    "pyproject.toml",
+    ".pre-commit-hooks.yaml",
+    "mxlint",
+    "rules",
+    "README.md",
+    "LICENSE",
+)
 
 pytestmark = pytest.mark.slow
 
 
 def _git(*args: str, cwd: Path, env: dict[str, str]) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                   timeout=120)
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=120)
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GIT_", "PRE_COMMIT", "MXLINT_", "VIRTUAL_ENV"))}
-    env.update({
-        "HOME": str(home),
-        "PRE_COMMIT_HOME": str(home / "pre-commit"),
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    })
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GIT_", "PRE_COMMIT", "MXLINT_", "VIRTUAL_ENV"))
+    }
+    env.update(
+        {
+            "HOME": str(home),
+            "PRE_COMMIT_HOME": str(home / "pre-commit"),
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        }
+    )
     return env
 
 
@@ -52,8 +64,7 @@ def _snapshot(dest: Path, env: dict[str, str]) -> Path:
     for part in PACKAGE_PARTS:
         src = ROOT / part
         if src.is_dir():
-            shutil.copytree(src, dest / part,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         elif src.is_file():
             shutil.copy2(src, dest / part)
     if not (dest / "README.md").exists():
@@ -64,13 +75,13 @@ def _snapshot(dest: Path, env: dict[str, str]) -> Path:
     return dest
 
 
-def _try_repo(repo: Path, hook: str, cwd: Path, env: dict[str, str],
-              *files: str) -> subprocess.CompletedProcess:
+def _try_repo(
+    repo: Path, hook: str, cwd: Path, env: dict[str, str], *files: str
+) -> subprocess.CompletedProcess:
     args = ["pre-commit", "try-repo", str(repo), hook, "--verbose"]
     if files:
         args += ["--files", *files]
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=900)
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +103,19 @@ def test_hook_manifest_declares_the_three_hooks():
     assert set(hooks) == {"mxlint", "mxlint-fix", "mxlint-requirements"}
     assert "--fix" in hooks["mxlint-fix"]["entry"]
     pattern = re.compile(hooks["mxlint-requirements"]["files"])
-    for name in ("requirements.txt", "requirements-dev.txt", "ci/gpu_requirements.txt",
-                 "constraints.txt", "pyproject.toml", "setup.cfg", "setup.py",
-                 "environment.yml", "Dockerfile", "docker/Dockerfile.gpu", "conda-env.yaml"):
+    for name in (
+        "requirements.txt",
+        "requirements-dev.txt",
+        "ci/gpu_requirements.txt",
+        "constraints.txt",
+        "pyproject.toml",
+        "setup.cfg",
+        "setup.py",
+        "environment.yml",
+        "Dockerfile",
+        "docker/Dockerfile.gpu",
+        "conda-env.yaml",
+    ):
         assert pattern.search(name), name
     for name in ("train.py", "docs/setup.rst", "requirements.md", "Dockerfile/x.py"):
         assert not pattern.search(name), name
@@ -133,8 +154,13 @@ def test_mxlint_fix_hook_rewrites_then_passes(setup):
 
 def test_requirements_hook(setup):
     repo, project, env = setup
-    cases = [(r, ex) for r in registry.all_rules().values() if r.kind != "python"
-             for ex in r.invalid if getattr(ex, "filename", "") == "requirements.txt"]
+    cases = [
+        (r, ex)
+        for r in registry.all_rules().values()
+        if r.kind != "python"
+        for ex in r.invalid
+        if getattr(ex, "filename", "") == "requirements.txt"
+    ]
     if not cases:
         pytest.skip("no requirements rule yet")
     rule, ex = cases[0]

@@ -19,8 +19,13 @@ def test_codes_are_unique_and_well_formed():
 def test_every_rule_is_documented():
     for rule in registry.all_rules().values():
         doc = rule.documentation()
-        for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead",
-                        "## Fix safety"):
+        for heading in (
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Use instead",
+            "## Fix safety",
+        ):
             assert heading in doc, (rule.code, heading)
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name), rule.name
         assert rule.message.strip()

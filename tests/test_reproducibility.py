@@ -32,8 +32,7 @@ if __name__ == "__main__":
 
 
 def _codes(project: list[tuple[str, str]]) -> list[tuple[str, int]]:
-    return [(f.code, f.location.row)
-            for f in check_source(ENTRY, "train.py", SETTINGS, project)]
+    return [(f.code, f.location.row) for f in check_source(ENTRY, "train.py", SETTINGS, project)]
 
 
 def test_cross_file_seed_helper_is_followed_transitively():
@@ -51,19 +50,25 @@ def test_cross_file_helper_that_seeds_only_mxnet_does_not_count():
 
 
 def test_cross_file_seed_after_the_draw_is_reported_at_the_helper_call():
-    source = ("import numpy as np\nfrom tools.seeding import setup\n\n"
-              "if __name__ == '__main__':\n    x = np.random.rand(3)\n    setup(0)\n"
-              "    train(x)\n")
+    source = (
+        "import numpy as np\nfrom tools.seeding import setup\n\n"
+        "if __name__ == '__main__':\n    x = np.random.rand(3)\n    setup(0)\n"
+        "    train(x)\n"
+    )
     seeding = "import numpy as np\n\n\ndef setup(s):\n    np.random.seed(s)\n"
     findings = check_source(source, "train.py", SETTINGS, [("tools.seeding", seeding)])
     assert [(f.code, f.location.row) for f in findings] == [("MXL304", 6)]
 
 
 def test_loader_factory_in_another_file_is_reported_at_the_call():
-    source = ("from loaders import make\n\nif __name__ == '__main__':\n"
-              "    train_data = make(ds, shuffle=True)\n    val_data = make(ds, shuffle=False)\n")
-    loaders = ("from mxnet import gluon\n\n\ndef make(ds, shuffle=False):\n"
-               "    return gluon.data.DataLoader(ds, 8, shuffle=shuffle)\n")
+    source = (
+        "from loaders import make\n\nif __name__ == '__main__':\n"
+        "    train_data = make(ds, shuffle=True)\n    val_data = make(ds, shuffle=False)\n"
+    )
+    loaders = (
+        "from mxnet import gluon\n\n\ndef make(ds, shuffle=False):\n"
+        "    return gluon.data.DataLoader(ds, 8, shuffle=shuffle)\n"
+    )
     findings = check_source(source, "train.py", SETTINGS, [("loaders", loaders)])
     assert [(f.code, f.location.row) for f in findings] == [("MXL301", 4)]
     no_shuffle = source.replace("shuffle=True", "shuffle=False")
@@ -72,31 +77,39 @@ def test_loader_factory_in_another_file_is_reported_at_the_call():
 
 def test_configured_entry_point_without_main_guard(tmp_path):
     script = tmp_path / "run.py"
-    script.write_text("import mxnet as mx\nimport numpy as np\n\n\ndef train():\n"
-                      "    return mx.nd.array(np.random.rand(3))\n")
+    script.write_text(
+        "import mxnet as mx\nimport numpy as np\n\n\ndef train():\n"
+        "    return mx.nd.array(np.random.rand(3))\n"
+    )
     from mxlint.api import check_paths
 
     plain = check_paths([script], Settings(select=("MXL3",), root=tmp_path))
     assert plain.findings == []
-    configured = check_paths([script], Settings(select=("MXL3",), root=tmp_path,
-                                                entry_points=("run.py",)))
+    configured = check_paths(
+        [script], Settings(select=("MXL3",), root=tmp_path, entry_points=("run.py",))
+    )
     assert [(f.code, f.location.row) for f in configured.findings] == [("MXL302", 6)]
 
 
 def test_fix_adds_the_numpy_import_when_missing():
-    source = ("import mxnet as mx\nfrom mxnet import gluon\n\nif __name__ == '__main__':\n"
-              "    loader = gluon.data.DataLoader(ds, 4, shuffle=True)\n")
+    source = (
+        "import mxnet as mx\nfrom mxnet import gluon\n\nif __name__ == '__main__':\n"
+        "    loader = gluon.data.DataLoader(ds, 4, shuffle=True)\n"
+    )
     (finding,) = check_source(source, "train.py", SETTINGS)
     assert finding.fix is not None and finding.fix.applicability == "unsafe"
     fixed = apply_edits(source, finding.fix.edits)
-    assert fixed.startswith("import mxnet as mx\nfrom mxnet import gluon\n"
-                            "import numpy as np\nnp.random.seed(0)\n\n")
+    assert fixed.startswith(
+        "import mxnet as mx\nfrom mxnet import gluon\nimport numpy as np\nnp.random.seed(0)\n\n"
+    )
     assert check_source(fixed, "train.py", SETTINGS) == []
 
 
 def test_no_fix_when_imports_are_not_a_clean_leading_block():
-    source = ("import sys\nsys.path.insert(0, '.')\nimport numpy as np\n\n"
-              "if __name__ == '__main__':\n    train(np.random.rand(4))\n")
+    source = (
+        "import sys\nsys.path.insert(0, '.')\nimport numpy as np\n\n"
+        "if __name__ == '__main__':\n    train(np.random.rand(4))\n"
+    )
     (finding,) = check_source(source, "train.py", SETTINGS)
     assert finding.code == "MXL302"
     assert finding.fix is None  # numpy is imported after other code: no clean place
@@ -110,5 +123,6 @@ def test_a_seeding_decorator_seeds_the_draws_of_its_function():
     valid = [v for v in all_rules()["MXL302"].valid if v.filename == "test_training.py"]
     assert len(valid) == 1
     undecorated = valid[0].code.replace("@with_seed()\n", "")
-    assert [(f.code, f.location.row) for f in check_source(
-        undecorated, "test_training.py", Settings())] == [("MXL302", 11)]
+    assert [
+        (f.code, f.location.row) for f in check_source(undecorated, "test_training.py", Settings())
+    ] == [("MXL302", 11)]

@@ -70,11 +70,23 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[Row], list[dict]]:
     """`mxlint check` in this process: (exit code, sorted findings, the JSON records)."""
     capsys.readouterr()
-    rc = main(["check", "--isolated", "--no-cache", "-j", "1", "--output-format", "json",
-               *(args or (".",))])
+    rc = main(
+        [
+            "check",
+            "--isolated",
+            "--no-cache",
+            "-j",
+            "1",
+            "--output-format",
+            "json",
+            *(args or (".",)),
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
-    rows = sorted((Path(d["filename"]).as_posix(), d["code"], d["location"]["row"],
-                   d["location"]["column"]) for d in data)
+    rows = sorted(
+        (Path(d["filename"]).as_posix(), d["code"], d["location"]["row"], d["location"]["column"])
+        for d in data
+    )
     return rc, rows, data
 
 
@@ -103,8 +115,7 @@ def test_syntax_error_is_reported_at_the_parsers_position(project, capsys):
     (project / "unclosed.py").write_text(unclosed)
     rc, rows, data = check(capsys)
     assert rc == 1
-    assert rows == [("comma.py", "MXL001", 2, 25), GOOD_FINDING,
-                    ("unclosed.py", "MXL001", 3, 5)]
+    assert rows == [("comma.py", "MXL001", 2, 25), GOOD_FINDING, ("unclosed.py", "MXL001", 3, 5)]
     # The position and the message are the interpreter's own.
     assert cpython_position(comma) == (2, 25)
     assert cpython_position(unclosed) == (3, 5)
@@ -114,26 +125,31 @@ def test_syntax_error_is_reported_at_the_parsers_position(project, capsys):
 
 def test_python2_files_get_one_finding_each(project, capsys):
     (project / "old_train.py").write_text(
-        'import mxnet as mx\n\nprint "epoch", 1\ntry:\n    pass\nexcept Exception, e:\n    pass\n')
+        'import mxnet as mx\n\nprint "epoch", 1\ntry:\n    pass\nexcept Exception, e:\n    pass\n'
+    )
     (project / "old_import.py").write_text(
-        "try:\n    import mxnet as mx\nexcept ImportError, e:\n    mx = None\n")
+        "try:\n    import mxnet as mx\nexcept ImportError, e:\n    mx = None\n"
+    )
     (project / "old_octal.py").write_text("import mxnet as mx\nos.chmod(path, 0755)\n")
-    (project / "old_tabs.py").write_text(
-        "import mxnet as mx\nif True:\n        x = 1\n\ty = 2\n")
+    (project / "old_tabs.py").write_text("import mxnet as mx\nif True:\n        x = 1\n\ty = 2\n")
     rc, rows, data = check(capsys)
     assert rc == 1
-    assert rows == [GOOD_FINDING,
-                    ("old_import.py", "MXL001", 3, 8),
-                    ("old_octal.py", "MXL001", 2, 16),
-                    ("old_tabs.py", "MXL001", 4, 1),
-                    ("old_train.py", "MXL001", 3, 1)]
+    assert rows == [
+        GOOD_FINDING,
+        ("old_import.py", "MXL001", 3, 8),
+        ("old_octal.py", "MXL001", 2, 16),
+        ("old_tabs.py", "MXL001", 4, 1),
+        ("old_train.py", "MXL001", 3, 1),
+    ]
     assert message(data, "old_train.py") == (
         "Syntax error: Missing parentheses in call to 'print'. Did you mean print(...)? "
-        "(Python 2 syntax; mxlint reads Python 3)")
+        "(Python 2 syntax; mxlint reads Python 3)"
+    )
     # libcst alone would read `except E, e:` as Python 3: the interpreter's verdict wins.
     assert message(data, "old_import.py") == (
         "Syntax error: multiple exception types must be parenthesized "
-        "(Python 2 syntax; mxlint reads Python 3)")
+        "(Python 2 syntax; mxlint reads Python 3)"
+    )
     for name in ("old_octal.py", "old_tabs.py"):
         assert message(data, name).endswith("(Python 2 syntax; mxlint reads Python 3)")
 
@@ -141,9 +157,14 @@ def test_python2_files_get_one_finding_each(project, capsys):
 def test_syntax_error_through_python_m_mxlint(project):
     (project / "old.py").write_text('import mxnet as mx\nprint "loss", loss\n')
     env = {k: v for k, v in os.environ.items() if k != "MXLINT_OUTPUT_FORMAT"}
-    proc = subprocess.run([sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
-                           "."], cwd=project, capture_output=True, text=True, timeout=300,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache", "."],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.splitlines() == [
         "good.py:7:12: MXL101 " + GOOD_FINDING_MESSAGE,
@@ -156,7 +177,8 @@ def test_syntax_error_through_python_m_mxlint(project):
 GOOD_FINDING_MESSAGE = (
     "Python control flow on the tensor value `x.sum() > 0`: under hybridize() it is a Symbol "
     "with no value, so the branch fails or is frozen; compute both sides and select with "
-    "`F.where(cond, a, b)`")
+    "`F.where(cond, a, b)`"
+)
 
 
 def test_nul_bytes(project, capsys):
@@ -176,17 +198,24 @@ def test_latin1_with_and_without_a_coding_cookie(project, capsys):
     (project / "no_cookie_cr.py").write_bytes("import mxnet as mx\r# caf\u00e9\r".encode("latin-1"))
     rc, rows, data = check(capsys)
     assert rc == 1
-    assert rows == [("cookie.py", "MXL101", 9, 12), GOOD_FINDING,
-                    ("no_cookie.py", "MXL003", 2, 6), ("no_cookie_cr.py", "MXL003", 2, 6)]
+    assert rows == [
+        ("cookie.py", "MXL101", 9, 12),
+        GOOD_FINDING,
+        ("no_cookie.py", "MXL003", 2, 6),
+        ("no_cookie_cr.py", "MXL003", 2, 6),
+    ]
     assert message(data, "no_cookie.py") == (
         "Cannot read file: byte 0xe9 is not valid utf-8 (invalid continuation byte); declare "
         "the file's encoding in a coding comment (`# -*- coding: latin-1 -*-`) or save it as "
-        "UTF-8")
+        "UTF-8"
+    )
 
 
 def test_columns_count_characters_not_bytes(project, capsys):
-    source = GOOD.replace("        if x.sum() > 0:",
-                          '        s = "\u00e9\u00e9"; y = x.asnumpy()\n        if x.sum() > 0:')
+    source = GOOD.replace(
+        "        if x.sum() > 0:",
+        '        s = "\u00e9\u00e9"; y = x.asnumpy()\n        if x.sum() > 0:',
+    )
     (project / "good.py").write_text(source, encoding="utf-8")
     rc, rows, _ = check(capsys)
     assert (rc, rows) == (1, [("good.py", "MXL101", 8, 12), ("good.py", "MXL102", 7, 23)])
@@ -196,8 +225,10 @@ def test_utf8_bom(project, capsys):
     (project / "bom.py").write_bytes(codecs.BOM_UTF8 + GOOD.encode())
     (project / "bom_cookie.py").write_bytes(codecs.BOM_UTF8 + b"# coding: utf-8\n" + GOOD.encode())
     rc, rows, _ = check(capsys)
-    assert (rc, rows) == (1, [("bom.py", "MXL101", 7, 12), ("bom_cookie.py", "MXL101", 8, 12),
-                              GOOD_FINDING])
+    assert (rc, rows) == (
+        1,
+        [("bom.py", "MXL101", 7, 12), ("bom_cookie.py", "MXL101", 8, 12), GOOD_FINDING],
+    )
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
@@ -233,14 +264,18 @@ def test_tabs(project, capsys):
 def test_form_feeds_and_unicode_line_separators_do_not_shift_rows(project, capsys):
     """`str.splitlines` breaks at `\\f`, `\\x85` and `\\u2028`; Python does not. Before the
     fix, the MXL004 fix below deleted `y.zz` and left `x = y` (still valid Python)."""
-    source = ("import mxnet as mx\n\x0c\n# caf\x85 \u2028 ok\na = 1" + " " * 20 +
-              "\nx = yy.zz  # noqa: MXL999\n")
+    source = (
+        "import mxnet as mx\n\x0c\n# caf\x85 \u2028 ok\na = 1"
+        + " " * 20
+        + "\nx = yy.zz  # noqa: MXL999\n"
+    )
     (project / "pages.py").write_text(source, encoding="utf-8")
     rc, rows, _ = check(capsys)
     assert (rc, rows) == (1, [GOOD_FINDING, ("pages.py", "MXL004", 5, 12)])
     check(capsys, "--fix", ".")
     assert (project / "pages.py").read_text(encoding="utf-8") == source.replace(
-        "  # noqa: MXL999", "")
+        "  # noqa: MXL999", ""
+    )
 
 
 # -- empty, huge, deeply nested -------------------------------------------------------------
@@ -296,8 +331,9 @@ DEEP = {
 }
 #: Valid Python deeper than the default recursion limit allows the rules to walk: checked again
 #: on a large stack, so its findings are reported (and no MXL002).
-DEEP_VALID = GOOD.replace("            return x\n", "            return x\n        y = " +
-                          " + ".join(["x"] * 1500) + "\n")
+DEEP_VALID = GOOD.replace(
+    "            return x\n", "            return x\n        y = " + " + ".join(["x"] * 1500) + "\n"
+)
 
 
 def test_deeply_nested_files(project):
@@ -306,18 +342,39 @@ def test_deeply_nested_files(project):
     (project / "deep_valid.py").write_text(DEEP_VALID)
     # A subprocess: a crash of the parser would kill the test runner itself.
     env = {k: v for k, v in os.environ.items() if k != "MXLINT_OUTPUT_FORMAT"}
-    proc = subprocess.run([sys.executable, "-m", "mxlint", "check", "--isolated", "--no-cache",
-                           "--output-format", "json", "."], cwd=project, capture_output=True,
-                          text=True, timeout=600, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mxlint",
+            "check",
+            "--isolated",
+            "--no-cache",
+            "--output-format",
+            "json",
+            ".",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
     data = json.loads(proc.stdout)
-    rows = sorted((d["filename"], d["code"], d["location"]["row"], d["location"]["column"])
-                  for d in data)
-    assert rows == [("brackets.py", "MXL001", 2, 205), ("deep_valid.py", "MXL101", 7, 12),
-                    ("good.py", "MXL101", 7, 12), ("sum5000.py", "MXL001", 1, 1)]
+    rows = sorted(
+        (d["filename"], d["code"], d["location"]["row"], d["location"]["column"]) for d in data
+    )
+    assert rows == [
+        ("brackets.py", "MXL001", 2, 205),
+        ("deep_valid.py", "MXL101", 7, 12),
+        ("good.py", "MXL101", 7, 12),
+        ("sum5000.py", "MXL001", 1, 1),
+    ]
     assert message(data, "brackets.py") == "Syntax error: too many nested parentheses"
     assert message(data, "sum5000.py").startswith(
-        "Syntax error: too deeply nested for Python's parser")
+        "Syntax error: too deeply nested for Python's parser"
+    )
 
 
 # -- files that cannot be read --------------------------------------------------------------
@@ -363,8 +420,8 @@ def test_unreadable_directory(project, capsys):
         (project / "locked").chmod(0o755)
     assert (rc, rows) == (1, [GOOD_FINDING, ("locked", "MXL003", 1, 1)])
     assert message(data, "locked") == (
-        "Cannot read file: cannot list the directory (Permission denied); nothing in it is "
-        "checked")
+        "Cannot read file: cannot list the directory (Permission denied); nothing in it is checked"
+    )
 
 
 def test_unreadable_directory_whoever_runs_the_tests(project, capsys, monkeypatch):
@@ -382,8 +439,8 @@ def test_unreadable_directory_whoever_runs_the_tests(project, capsys, monkeypatc
     rc, rows, data = check(capsys)
     assert (rc, rows) == (1, [GOOD_FINDING, ("locked", "MXL003", 1, 1)])
     assert message(data, "locked") == (
-        "Cannot read file: cannot list the directory (Permission denied); nothing in it is "
-        "checked")
+        "Cannot read file: cannot list the directory (Permission denied); nothing in it is checked"
+    )
     rc, rows, _ = check(capsys, "--ignore", "MXL003", ".")
     assert (rc, rows) == (1, [GOOD_FINDING])
 
@@ -435,8 +492,9 @@ def test_directory_named_like_a_python_file(project, capsys):
     assert (rc, rows) == (1, [("model.py/layers.py", "MXL101", 7, 12)])
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(),
-                    reason="no FIFOs or /dev/zero here")
+@pytest.mark.skipif(
+    not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(), reason="no FIFOs or /dev/zero here"
+)
 def test_fifos_and_devices_are_not_read(project):
     """Reading a FIFO named `x.py` or `-r /dev/zero` never ends: both used to hang the run.
     A subprocess with a timeout, so that a regression fails instead of hanging the tests."""
@@ -445,16 +503,37 @@ def test_fifos_and_devices_are_not_read(project):
     (project / "requirements.txt").write_text("-r /dev/zero\nmxnet\n")
     env = {k: v for k, v in os.environ.items() if k != "MXLINT_OUTPUT_FORMAT"}
     for cache in (["--no-cache"], []):
-        proc = subprocess.run([sys.executable, "-m", "mxlint", "check", "--isolated", *cache,
-                               "--output-format", "json", "."], cwd=project,
-                              capture_output=True, text=True, timeout=120, env=env)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mxlint",
+                "check",
+                "--isolated",
+                *cache,
+                "--output-format",
+                "json",
+                ".",
+            ],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
         assert proc.returncode == 1, proc.stderr
-        rows = sorted((d["filename"], d["code"], d["location"]["row"], d["location"]["column"])
-                      for d in json.loads(proc.stdout))
-        assert rows == [GOOD_FINDING, ("pipe.py", "MXL003", 1, 1),
-                        ("requirements.txt", "MXL501", 2, 1)]
+        rows = sorted(
+            (d["filename"], d["code"], d["location"]["row"], d["location"]["column"])
+            for d in json.loads(proc.stdout)
+        )
+        assert rows == [
+            GOOD_FINDING,
+            ("pipe.py", "MXL003", 1, 1),
+            ("requirements.txt", "MXL501", 2, 1),
+        ]
         assert message(json.loads(proc.stdout), "pipe.py") == (
-            "Cannot read file: not a regular file")
+            "Cannot read file: not a regular file"
+        )
 
 
 def test_file_vanishing_between_discovery_and_reading(project):
@@ -465,7 +544,8 @@ def test_file_vanishing_between_discovery_and_reading(project):
     (project / "gone.py").unlink()
     results = {r.path: r for r in (runner.lint_file(p, settings) for p in python)}
     assert [(f.code, f.location.row, f.message) for f in results["gone.py"].findings] == [
-        ("MXL003", 1, "Cannot read file: No such file or directory")]
+        ("MXL003", 1, "Cannot read file: No such file or directory")
+    ]
     assert not results["gone.py"].error
     assert [f.code for f in runner.resolve_project(results.values(), settings)] == ["MXL101"]
 
@@ -522,8 +602,10 @@ def _boom(*args: object) -> None:
     raise RuntimeError("injected fault")
 
 
-REPRO = ('import random\nimport numpy as np\n\nif __name__ == "__main__":\n'
-         "    np.random.seed(0)\n    random.shuffle(files)\n    train(files)\n")
+REPRO = (
+    'import random\nimport numpy as np\n\nif __name__ == "__main__":\n'
+    "    np.random.seed(0)\n    random.shuffle(files)\n    train(files)\n"
+)
 
 
 def test_a_rule_that_raises_becomes_one_internal_error_per_file(project, capsys, monkeypatch):
@@ -532,11 +614,17 @@ def test_a_rule_that_raises_becomes_one_internal_error_per_file(project, capsys,
     monkeypatch.setattr(faulty, "visit_Call", _boom, raising=False)
     rc, rows, data = check(capsys)
     assert rc == 2
-    assert rows == [("good.py", "MXL002", 1, 1), GOOD_FINDING,
-                    ("train.py", "MXL002", 1, 1), ("train.py", "MXL303", 6, 5)]
+    assert rows == [
+        ("good.py", "MXL002", 1, 1),
+        GOOD_FINDING,
+        ("train.py", "MXL002", 1, 1),
+        ("train.py", "MXL303", 6, 5),
+    ]
     text = message([d for d in data if d["code"] == "MXL002"], "good.py")
-    assert text.startswith(f"Internal error in {faulty.__name__} while checking this file: "
-                           "RuntimeError: injected fault at test_robustness.py:")
+    assert text.startswith(
+        f"Internal error in {faulty.__name__} while checking this file: "
+        "RuntimeError: injected fault at test_robustness.py:"
+    )
 
 
 def test_begin_and_end_that_raise(project, capsys, monkeypatch):
@@ -575,8 +663,11 @@ def test_a_dependency_file_rule_that_raises(project, capsys, monkeypatch):
     monkeypatch.setattr(checker, "check_files", fail_on_bad)
     rc, rows, _ = check(capsys)
     assert rc == 2
-    assert rows == [GOOD_FINDING, ("requirements-bad.txt", "MXL002", 1, 1),
-                    ("requirements.txt", "MXL501", 1, 1)]
+    assert rows == [
+        GOOD_FINDING,
+        ("requirements-bad.txt", "MXL002", 1, 1),
+        ("requirements.txt", "MXL501", 1, 1),
+    ]
 
 
 # -- fixes never lose data ------------------------------------------------------------------

@@ -26,7 +26,7 @@ def _with_comment(code: str, row: int, comment: str) -> str | None:
         return None
     lines = code.splitlines(keepends=True)
     body = lines[row - 1].rstrip("\r\n")
-    lines[row - 1] = f"{body}  {comment}" + lines[row - 1][len(body):]
+    lines[row - 1] = f"{body}  {comment}" + lines[row - 1][len(body) :]
     return "".join(lines)
 
 
@@ -45,8 +45,15 @@ def test_there_are_rule_examples_to_suppress():
 
 
 @pytest.mark.parametrize(
-    "comment", ["# noqa: {code}", "# noqa", "# noqa:{code},E501", "# NOQA: {prefix}",
-                "# explained  # noqa: {code}"])
+    "comment",
+    [
+        "# noqa: {code}",
+        "# noqa",
+        "# noqa:{code},E501",
+        "# NOQA: {prefix}",
+        "# explained  # noqa: {code}",
+    ],
+)
 @pytest.mark.parametrize(("rule", "ex", "case_id"), CASES, ids=IDS)
 def test_directive_on_the_reported_line_suppresses(rule, ex, case_id, comment):
     assert (ex.line, rule.code) in _rows(rule, ex, ex.code)
@@ -66,8 +73,15 @@ def test_directive_for_other_codes_does_not_suppress(rule, ex, case_id):
     assert (ex.line, rule.code) in _rows(rule, ex, source)
 
 
-@pytest.mark.parametrize("header", ["# mxlint: noqa", "# mxlint: noqa: {code}",
-                                    "# mxlint: noqa: {family}", "#mxlint:noqa:E501,{code}"])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "# mxlint: noqa",
+        "# mxlint: noqa: {code}",
+        "# mxlint: noqa: {family}",
+        "#mxlint:noqa:E501,{code}",
+    ],
+)
 @pytest.mark.parametrize(("rule", "ex", "case_id"), CASES, ids=IDS)
 def test_file_level_directive(rule, ex, case_id, header):
     text = header.format(code=rule.code, family=rule.code[:4])
@@ -126,8 +140,11 @@ def _unused_cases():
 
 @pytest.mark.parametrize(("rule", "ex"), list(_unused_cases()))
 def test_unused_directive_is_reported_and_fixed(rule, ex):
-    rows = [r for r in range(1, ex.code.count("\n") + 2)
-            if ex.code.splitlines()[r - 1:r] and ex.code.splitlines()[r - 1].strip()]
+    rows = [
+        r
+        for r in range(1, ex.code.count("\n") + 2)
+        if ex.code.splitlines()[r - 1 : r] and ex.code.splitlines()[r - 1].strip()
+    ]
     row = rows[-1]
     source = _with_comment(ex.code, row, f"# noqa: {rule.code}")
     if source is None:
@@ -144,8 +161,11 @@ def test_unused_directive_is_reported_and_fixed(rule, ex):
     fixed = apply_edits(source, unused[0].fix.edits)
     assert [f for f in check_source(fixed, ex.filename, s) if f.code == "MXL004"] == []
     # Not judged when the rule is not enabled, nor for other tools' codes or a bare noqa.
-    assert [f for f in check_source(source, ex.filename, Settings(select=("MXL004",)))
-            if f.code == "MXL004"] == []
+    assert [
+        f
+        for f in check_source(source, ex.filename, Settings(select=("MXL004",)))
+        if f.code == "MXL004"
+    ] == []
 
 
 @pytest.mark.parametrize(("rule", "ex", "case_id"), CASES, ids=IDS)
@@ -180,7 +200,8 @@ def test_cli_add_noqa_then_clean(tmp_path: Path, monkeypatch, capsys):
     path = tmp_path / ex.filename
     path.write_text(ex.code)
     (tmp_path / "mxlint.toml").write_text(
-        f'select = ["{rule.code}"]\nmxnet-version = "{ex.mxnet}.0"\n')
+        f'select = ["{rule.code}"]\nmxnet-version = "{ex.mxnet}.0"\n'
+    )
     monkeypatch.chdir(tmp_path)
     assert main(["check", ex.filename]) == 1
     assert main(["check", "--add-noqa", ex.filename]) == 0

@@ -54,9 +54,24 @@ def _key(item: dict[str, Any]) -> tuple[str, int, str]:
 @pytest.fixture(scope="module")
 def verdicts() -> dict[tuple[str, int, str], dict[str, Any]]:
     proc = subprocess.run(
-        [sys.executable, "-m", "mxlint", "--verify", "--no-benchmark", "--output-format",
-         "json", "--verify-timeout", "120", "fixtures/verify"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+        [
+            sys.executable,
+            "-m",
+            "mxlint",
+            "--verify",
+            "--no-benchmark",
+            "--output-format",
+            "json",
+            "--verify-timeout",
+            "120",
+            "fixtures/verify",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     reported = json.loads(proc.stdout)
     found: dict[tuple[str, int, str], dict[str, Any]] = {}
@@ -65,10 +80,13 @@ def verdicts() -> dict[tuple[str, int, str], dict[str, Any]]:
         found.setdefault(_key(item), item["verify"])
     missing = [k for k in markers() if k not in found]
     if missing:
-        findings = [Finding(code, code, path, Location(row, 1), Location(row, 2))
-                    for path, row, code in missing]
-        options = VerifyOptions(bench=False, timeout=120,
-                                config={"blocks": {"LoopRNN": {"input-shapes": [[8, 4, 32]]}}})
+        findings = [
+            Finding(code, code, path, Location(row, 1), Location(row, 2))
+            for path, row, code in missing
+        ]
+        options = VerifyOptions(
+            bench=False, timeout=120, config={"blocks": {"LoopRNN": {"input-shapes": [[8, 4, 32]]}}}
+        )
         result = verify(findings, sorted(VERIFY.rglob("*.py")), options)
         for i, key in enumerate(missing):
             found[key] = result.verdicts[i].to_json()
@@ -77,12 +95,19 @@ def verdicts() -> dict[tuple[str, int, str], dict[str, Any]]:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_family_fixtures_get_the_expected_verdicts(
-        family: str, verdicts: dict[tuple[str, int, str], dict[str, Any]]) -> None:
+    family: str, verdicts: dict[tuple[str, int, str], dict[str, Any]]
+) -> None:
     expected = {k: v for k, v in markers().items() if f"/verify/{family}/" in k[0]}
     assert expected
-    wrong = {f"{Path(k[0]).relative_to(VERIFY)}:{k[1]} {k[2]}":
-             (v, verdicts[k]["verdict"], verdicts[k]["evidence"] or verdicts[k]["reason"])
-             for k, v in expected.items() if verdicts[k]["verdict"] != v}
+    wrong = {
+        f"{Path(k[0]).relative_to(VERIFY)}:{k[1]} {k[2]}": (
+            v,
+            verdicts[k]["verdict"],
+            verdicts[k]["evidence"] or verdicts[k]["reason"],
+        )
+        for k, v in expected.items()
+        if verdicts[k]["verdict"] != v
+    }
     assert not wrong
     for key in expected:
         v = verdicts[key]
@@ -90,7 +115,8 @@ def test_family_fixtures_get_the_expected_verdicts(
 
 
 def test_no_finding_on_a_clean_twin_is_confirmed(
-        verdicts: dict[tuple[str, int, str], dict[str, Any]]) -> None:
+    verdicts: dict[tuple[str, int, str], dict[str, Any]],
+) -> None:
     confirmed = [k for k, v in verdicts.items() if "/good/" in k[0] and v["verdict"] == "confirmed"]
     assert not confirmed
 
@@ -100,8 +126,14 @@ def _fix_finding(path: Path, code: str, old: str, new: str) -> Finding:
         col = line.find(old)
         if col >= 0:
             start, end = Location(row, col + 1), Location(row, col + 1 + len(old))
-            return Finding(code, code, str(path), start, end,
-                           fix=Fix("unsafe", "rewrite", (Edit(new, start, end),)))
+            return Finding(
+                code,
+                code,
+                str(path),
+                start,
+                end,
+                fix=Fix("unsafe", "rewrite", (Edit(new, start, end),)),
+            )
     raise AssertionError(f"{old!r} not in {path}")
 
 
@@ -109,11 +141,19 @@ def test_rewrites_are_verified_and_benchmarked() -> None:
     bad = VERIFY / "hybrid" / "bad"
     findings = [
         _fix_finding(bad / "blocks.py", "MXL105", "nd.relu(", "F.relu("),
-        _fix_finding(bad / "rnn.py", "MXL104", "for xt in x:",
-                     "for xt in F.split(x, num_outputs=self.steps, axis=0, squeeze_axis=True):"),
+        _fix_finding(
+            bad / "rnn.py",
+            "MXL104",
+            "for xt in x:",
+            "for xt in F.split(x, num_outputs=self.steps, axis=0, squeeze_axis=True):",
+        ),
     ]
-    options = VerifyOptions(bench=True, bench_pairs=6, timeout=120,
-                            config={"blocks": {"LoopRNN": {"input-shapes": [[8, 4, 32]]}}})
+    options = VerifyOptions(
+        bench=True,
+        bench_pairs=6,
+        timeout=120,
+        config={"blocks": {"LoopRNN": {"input-shapes": [[8, 4, 32]]}}},
+    )
     result = verify(findings, [bad / "blocks.py", bad / "rnn.py"], options)
     for i in range(2):
         v = result.verdicts[i]
@@ -133,7 +173,7 @@ def test_a_rewrite_that_changes_results_is_rejected_and_not_timed() -> None:
     assert "changes results" in rewrite.evidence and rewrite.ratio is None
 
 
-HANG = '''
+HANG = """
 from mxnet.gluon import nn
 
 
@@ -148,14 +188,16 @@ class Crash(nn.HybridBlock):
         import ctypes
         ctypes.string_at(0)
         return x
-'''
+"""
 
 
 def test_hanging_and_crashing_blocks_end_inconclusive(tmp_path: Path) -> None:
     path = tmp_path / "broken.py"
     path.write_text(HANG, encoding="utf-8")
-    findings = [Finding("MXL101", "x", str(path), Location(7, 9), Location(7, 10)),
-                Finding("MXL102", "x", str(path), Location(14, 9), Location(14, 10))]
+    findings = [
+        Finding("MXL101", "x", str(path), Location(7, 9), Location(7, 10)),
+        Finding("MXL102", "x", str(path), Location(14, 9), Location(14, 10)),
+    ]
     start = time.monotonic()
     result = verify(findings, [path], VerifyOptions(timeout=8, bench=False, jobs=2))
     elapsed = time.monotonic() - start
@@ -167,9 +209,12 @@ def test_hanging_and_crashing_blocks_end_inconclusive(tmp_path: Path) -> None:
 
 def test_memory_limit_ends_inconclusive(tmp_path: Path) -> None:
     path = tmp_path / "hog.py"
-    path.write_text("import numpy as np\nimport mxnet as mx\n"
-                    "block = [np.empty((1024, 1024, 64)) for _ in range(64)]\n"
-                    "x = np.random.rand(3)\nprint(x)\n", encoding="utf-8")
+    path.write_text(
+        "import numpy as np\nimport mxnet as mx\n"
+        "block = [np.empty((1024, 1024, 64)) for _ in range(64)]\n"
+        "x = np.random.rand(3)\nprint(x)\n",
+        encoding="utf-8",
+    )
     finding = Finding("MXL302", "x", str(path), Location(4, 5), Location(4, 6))
     options = VerifyOptions(timeout=60, bench=False, memory_mb=3072)
     verdict = verify([finding], [path], options).verdicts[0]
@@ -180,9 +225,24 @@ def test_memory_limit_ends_inconclusive(tmp_path: Path) -> None:
 def test_report_and_json_from_the_cli(tmp_path: Path) -> None:
     out = tmp_path / "report"
     proc = subprocess.run(
-        [sys.executable, "-m", "mxlint", "check", "--verify", "--report", str(out),
-         "--select", "MXL3", "fixtures/verify/seeds/bad/train_shuffle.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+        [
+            sys.executable,
+            "-m",
+            "mxlint",
+            "check",
+            "--verify",
+            "--report",
+            str(out),
+            "--select",
+            "MXL3",
+            "fixtures/verify/seeds/bad/train_shuffle.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "CONFIRMED" in proc.stdout and "Verify summary:" in proc.stdout
     page = (out / "index.html").read_text(encoding="utf-8")
@@ -190,8 +250,14 @@ def test_report_and_json_from_the_cli(tmp_path: Path) -> None:
 
 
 def test_doctor_reports_the_environment() -> None:
-    proc = subprocess.run([sys.executable, "-m", "mxlint", "doctor", "--output-format", "json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mxlint", "doctor", "--output-format", "json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     checks = {c["name"]: c for c in json.loads(proc.stdout)}
     assert checks["mxnet"]["status"] == "ok" and "1.9.1" in checks["mxnet"]["detail"]
     assert proc.returncode == 0
@@ -208,15 +274,24 @@ def test_context_bug_confirmed_on_a_real_gpu() -> None:
 
 
 def test_static_lint_never_imports_mxnet() -> None:
-    code = ("import sys, mxlint.api, mxlint.verify, mxlint.cli\n"
-            "mxlint.api.check_paths(['fixtures/verify'])\n"
-            "assert 'mxnet' not in sys.modules, 'mxnet imported'\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=False, env=dict(os.environ))
+    code = (
+        "import sys, mxlint.api, mxlint.verify, mxlint.cli\n"
+        "mxlint.api.check_paths(['fixtures/verify'])\n"
+        "assert 'mxnet' not in sys.modules, 'mxnet imported'\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=dict(os.environ),
+    )
     assert proc.returncode == 0, proc.stderr
 
 
-TWO_BREAKS = '''
+TWO_BREAKS = """
 from mxnet import nd
 from mxnet.gluon import nn
 
@@ -229,7 +304,7 @@ class TwoBreaks(nn.HybridBlock):
     def hybrid_forward(self, F, x):
         y = nd.relu(self.dense(x))
         return y[0]
-'''
+"""
 
 
 def test_a_fixed_break_unmasks_a_silent_finding(tmp_path: Path) -> None:
@@ -245,7 +320,7 @@ def test_a_fixed_break_unmasks_a_silent_finding(tmp_path: Path) -> None:
     assert "after applying the fixes at lines 12" in later.evidence
 
 
-MANY_BREAKS = '''
+MANY_BREAKS = """
 from mxnet.gluon import nn
 
 
@@ -260,14 +335,16 @@ class ManyBreaks(nn.HybridBlock):
         if y.sum() > 0:
             y = y * 2
         return y
-'''
+"""
 
 
 def test_breaks_behind_a_loud_break_are_attributed(tmp_path: Path) -> None:
     path = tmp_path / "many.py"
     path.write_text(MANY_BREAKS, encoding="utf-8")
-    findings = [Finding(code, "x", str(path), Location(row, 9), Location(row, 10))
-                for code, row in (("MXL103", 11), ("MXL106", 12), ("MXL101", 13))]
+    findings = [
+        Finding(code, "x", str(path), Location(row, 9), Location(row, 10))
+        for code, row in (("MXL103", 11), ("MXL106", 12), ("MXL101", 13))
+    ]
     result = verify(findings, [path], VerifyOptions(bench=False, timeout=120))
     shape, printed, branch = (result.verdicts[i] for i in range(3))
     assert shape.verdict == "confirmed" and "'shape'" in shape.evidence

@@ -30,13 +30,15 @@ def test_module_of_walks_packages(tmp_path: Path) -> None:
 
 
 def test_enclosing_class_and_runnable() -> None:
-    tree = ast.parse("class A:\n    class B:\n        def f(self):\n            pass\n"
-                     "def g():\n    pass\n")
+    tree = ast.parse(
+        "class A:\n    class B:\n        def f(self):\n            pass\ndef g():\n    pass\n"
+    )
     assert plan.enclosing_class(tree, 4) == "A.B"
     assert plan.enclosing_class(tree, 6) is None
     assert not plan.is_runnable(tree)
-    assert plan.is_runnable(ast.parse("def main():\n    pass\nif __name__ == '__main__':\n"
-                                      "    main()\n"))
+    assert plan.is_runnable(
+        ast.parse("def main():\n    pass\nif __name__ == '__main__':\n    main()\n")
+    )
     assert plan.is_runnable(ast.parse("import os\nprint(os.sep)\n"))
     assert not plan.is_runnable(ast.parse('"""doc"""\nimport os\n'))
 
@@ -45,30 +47,40 @@ def test_constructor_args_from_project(tmp_path: Path) -> None:
     src = tmp_path / "train.py"
     src.write_text("net = Net(classes=10, dims=(2, 3))\nother = Net(size)\n")
     cache: dict[Path, ast.Module | None] = {}
-    assert plan.constructor_args("Net", [src], cache) == {"args": [],
-                                                          "kwargs": {"classes": 10,
-                                                                     "dims": (2, 3)}}
+    assert plan.constructor_args("Net", [src], cache) == {
+        "args": [],
+        "kwargs": {"classes": 10, "dims": (2, 3)},
+    }
     assert plan.constructor_args("Missing", [src], cache) is None
 
 
-@pytest.mark.parametrize("line,code,rng", [
-    ("loader = DataLoader(ds, shuffle=True)", "MXL301", "numpy"),
-    ("x = np.random.rand(3)", "MXL302", "numpy"),
-    ("scale = random.uniform(0, 1)", "MXL303", "random"),
-    ("w = mx.nd.random.normal(shape=(2,))", "MXL304", "mxnet"),
-])
+@pytest.mark.parametrize(
+    "line,code,rng",
+    [
+        ("loader = DataLoader(ds, shuffle=True)", "MXL301", "numpy"),
+        ("x = np.random.rand(3)", "MXL302", "numpy"),
+        ("scale = random.uniform(0, 1)", "MXL303", "random"),
+        ("w = mx.nd.random.normal(shape=(2,))", "MXL304", "mxnet"),
+    ],
+)
 def test_rng_of(line: str, code: str, rng: str) -> None:
     assert plan.rng_of(line, code) == rng
 
 
 def test_build_groups_by_class_and_script(tmp_path: Path) -> None:
     mod = tmp_path / "blocks.py"
-    mod.write_text("class Net:\n    def hybrid_forward(self, F, x):\n        return x.shape\n"
-                   "    def other(self, F, x):\n        return x.asnumpy()\n")
+    mod.write_text(
+        "class Net:\n    def hybrid_forward(self, F, x):\n        return x.shape\n"
+        "    def other(self, F, x):\n        return x.asnumpy()\n"
+    )
     script = tmp_path / "train.py"
     script.write_text("import numpy as np\nx = np.random.rand(2)\nprint(x)\n")
-    findings = [_finding(mod, 3, "MXL103"), _finding(mod, 5, "MXL102"),
-                _finding(script, 2, "MXL302"), _finding(script, 1, "MXL501")]
+    findings = [
+        _finding(mod, 3, "MXL103"),
+        _finding(mod, 5, "MXL102"),
+        _finding(script, 2, "MXL302"),
+        _finding(script, 1, "MXL501"),
+    ]
     tasks, skipped = plan.build(findings, [mod, script], {})
     kinds = sorted((t.kind, len(t.items)) for t in tasks)
     assert kinds == [("block", 2), ("script", 1)]
@@ -80,8 +92,11 @@ def test_build_groups_by_class_and_script(tmp_path: Path) -> None:
 def test_module_finding_runs_through_an_importing_script(tmp_path: Path) -> None:
     (tmp_path / "helpers.py").write_text("def step(net, x):\n    net(x).backward()\n")
     (tmp_path / "main.py").write_text("from helpers import step\nstep(None, None)\n")
-    tasks, skipped = plan.build([_finding(tmp_path / "helpers.py", 2, "MXL403")],
-                                [tmp_path / "helpers.py", tmp_path / "main.py"], {})
+    tasks, skipped = plan.build(
+        [_finding(tmp_path / "helpers.py", 2, "MXL403")],
+        [tmp_path / "helpers.py", tmp_path / "main.py"],
+        {},
+    )
     assert not skipped
     assert tasks[0].job["file"] == str((tmp_path / "main.py").resolve())
     assert tasks[0].job["watch"] == [[str((tmp_path / "helpers.py").resolve()), 2]]

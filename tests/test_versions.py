@@ -65,13 +65,24 @@ def test_valid_example_is_silent(tmp_path, rule, example):
 
 
 def test_every_requirements_rule_has_examples_and_docs():
-    assert {r.code for r in REQ_RULES} >= {"MXL501", "MXL502", "MXL503", "MXL504", "MXL505",
-                                           "MXL506"}
+    assert {r.code for r in REQ_RULES} >= {
+        "MXL501",
+        "MXL502",
+        "MXL503",
+        "MXL504",
+        "MXL505",
+        "MXL506",
+    }
     for rule in REQ_RULES:
         assert rule.invalid and rule.valid, rule.code
         doc = rule.documentation()
-        for heading in ("## What it does", "## Why is this bad?", "## Example",
-                        "## Use instead", "## Fix safety"):
+        for heading in (
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Use instead",
+            "## Fix safety",
+        ):
             assert heading in doc, (rule.code, heading)
         assert "flake8" in doc, rule.code
 
@@ -82,8 +93,14 @@ def test_every_requirements_rule_has_examples_and_docs():
 def test_bad_project_findings_are_exactly_the_marked_ones(fixtures_dir):
     root = fixtures_dir / "versions" / "bad"
     marked = expected(root)
-    assert {code for _, _, code in marked} >= {"MXL501", "MXL502", "MXL503", "MXL504",
-                                                 "MXL505", "MXL506"}
+    assert {code for _, _, code in marked} >= {
+        "MXL501",
+        "MXL502",
+        "MXL503",
+        "MXL504",
+        "MXL505",
+        "MXL506",
+    }
     assert actual(root, prefix="MXL5") == marked
 
 
@@ -99,7 +116,7 @@ def test_findings_point_at_the_requirement(fixtures_dir):
     by_place = {(Path(f.filename).name, f.location.row, f.code): f for f in result.findings}
     dock = by_place[("Dockerfile", 12, "MXL505")]
     line = (root / "Dockerfile").read_text().splitlines()[11]
-    assert line[dock.location.column - 1:].startswith("onnx==1.19.0")
+    assert line[dock.location.column - 1 :].startswith("onnx==1.19.0")
     assert "onnx<1.19" in dock.message
     pin = by_place[("requirements.txt", 4, "MXL501")]
     assert pin.location.column == 1 and "mxnet-cu112==1.9.1" in pin.message
@@ -115,7 +132,7 @@ def test_requirements_txt_reader():
         "--constraint=constraints.txt\n"
         "mxnet-cu112[extra]==1.9.1 \\\n"
         "    --hash=sha256:abc\n"
-        "numpy<1.24; python_version >= \"3.8\"  # cap\n"
+        'numpy<1.24; python_version >= "3.8"  # cap\n'
         "  onnx>=1.10 --hash=sha256:def\n"
         "https://host/x/mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl\n"
         "git+https://github.com/org/repo.git#egg=gluoncv\n"
@@ -134,19 +151,26 @@ def test_requirements_txt_reader():
     ]
     assert parsed.requirements[1].marker == 'python_version >= "3.8"'
     assert [(i.kind, i.target, i.line) for i in parsed.includes] == [
-        ("r", "base.txt", 2), ("c", "constraints.txt", 3)]
+        ("r", "base.txt", 2),
+        ("c", "constraints.txt", 3),
+    ]
     assert not parsed.custom_index
     assert parse_requirements_txt("-i https://pypi.org/simple\nmxnet\n").custom_index is False
     assert parse_requirements_txt("-f ./wheels\nmxnet\n").custom_index is True
 
 
 def test_requirements_options_take_their_value_after_any_whitespace():
-    text = ("-c\t constraints.txt\n--requirement\tbase.txt\n-rextra.txt\n"
-            "--constraint=pins.txt more\n-c\t\n--index-url\thttps://mirror.example/simple\n")
+    text = (
+        "-c\t constraints.txt\n--requirement\tbase.txt\n-rextra.txt\n"
+        "--constraint=pins.txt more\n-c\t\n--index-url\thttps://mirror.example/simple\n"
+    )
     parsed = parse_requirements_txt(text)
     assert [(i.kind, i.target, i.line) for i in parsed.includes] == [
-        ("c", "constraints.txt", 1), ("r", "base.txt", 2), ("r", "extra.txt", 3),
-        ("c", "pins.txt", 4)]
+        ("c", "constraints.txt", 1),
+        ("r", "base.txt", 2),
+        ("r", "extra.txt", 3),
+        ("c", "pins.txt", 4),
+    ]
     assert parsed.custom_index
 
 
@@ -156,8 +180,10 @@ def test_pyproject_reader_pep621_and_groups():
         '[project.optional-dependencies]\ngpu = ["mxnet-cu112==1.9.1"]\n'
     )
     parsed = parse_pyproject(text)
-    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [("mxnet", 4, 4),
-                                                                      ("numpy", 5, 4)]
+    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [
+        ("mxnet", 4, 4),
+        ("numpy", 5, 4),
+    ]
     assert [(r.name, r.line) for r in parsed.groups["extra:gpu"]] == [("mxnet-cu112", 8)]
     assert parse_pyproject("[project\nbroken").requirements == []
 
@@ -170,7 +196,10 @@ def test_poetry_reader_and_specs():
     )
     parsed = parse_pyproject(text)
     assert [(r.name, r.specifier, r.line) for r in parsed.requirements] == [
-        ("mxnet", ">=1.9.1,<2", 3), ("numpy", ">=1.23,<1.24", 4), ("onnx", "==1.14.1", 5)]
+        ("mxnet", ">=1.9.1,<2", 3),
+        ("numpy", ">=1.23,<1.24", 4),
+        ("onnx", "==1.14.1", 5),
+    ]
     assert [(r.name, r.line) for r in parsed.groups["poetry:gpu"]] == [("mxnet-cu112", 7)]
     assert poetry_to_pep440("^0.2.3") == ">=0.2.3,<0.3"
     assert poetry_to_pep440("~1.2.3") == ">=1.2.3,<1.3"
@@ -187,28 +216,36 @@ def test_setup_py_reader_never_executes():
         "setup(install_requires=REQ, extras_require={'gpu': ['mxnet-cu112==1.9.1']})\n"
     )
     parsed = parse_setup_py(text)
-    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [("numpy", 4, 9),
-                                                                      ("mxnet", 6, 5)]
+    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [
+        ("numpy", 4, 9),
+        ("mxnet", 6, 5),
+    ]
     assert [r.name for r in parsed.groups["extra:gpu"]] == ["mxnet-cu112"]
-    assert parse_setup_py("setup(install_requires=open('r.txt').read().split())\n") \
-        .requirements == []
+    assert (
+        parse_setup_py("setup(install_requires=open('r.txt').read().split())\n").requirements == []
+    )
     assert parse_setup_py("def (:\n").requirements == []
 
 
 def test_setup_cfg_reader():
-    text = ("[options]\ninstall_requires =\n    mxnet>=1.5\n    # note\n    numpy<1.24\n"
-            "python_requires = >=3.8\n[options.extras_require]\ngpu = mxnet-cu112==1.9.1\n")
+    text = (
+        "[options]\ninstall_requires =\n    mxnet>=1.5\n    # note\n    numpy<1.24\n"
+        "python_requires = >=3.8\n[options.extras_require]\ngpu = mxnet-cu112==1.9.1\n"
+    )
     parsed = parse_setup_cfg(text)
-    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [("mxnet", 3, 5),
-                                                                      ("numpy", 5, 5)]
-    assert [(r.name, r.line, r.col) for r in parsed.groups["extra:gpu"]] == [
-        ("mxnet-cu112", 8, 7)]
+    assert [(r.name, r.line, r.col) for r in parsed.requirements] == [
+        ("mxnet", 3, 5),
+        ("numpy", 5, 5),
+    ]
+    assert [(r.name, r.line, r.col) for r in parsed.groups["extra:gpu"]] == [("mxnet-cu112", 8, 7)]
 
 
 def test_environment_yml_reader():
-    text = ("name: x\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.9\n"
-            "  - conda-forge::numpy>=1.21  # c\n  - \"mxnet 1.9.1 py39_0\"\n  - pip\n"
-            "  - pip:\n      - -r requirements.txt\n      - onnx==1.14.1\nprefix: /opt\n")
+    text = (
+        "name: x\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.9\n"
+        '  - conda-forge::numpy>=1.21  # c\n  - "mxnet 1.9.1 py39_0"\n  - pip\n'
+        "  - pip:\n      - -r requirements.txt\n      - onnx==1.14.1\nprefix: /opt\n"
+    )
     parsed = parse_environment_yml(text)
     got = [(r.name, r.specifier, r.line, r.col, r.conda) for r in parsed.requirements]
     assert got == [
@@ -238,10 +275,16 @@ def test_dockerfile_reader():
         "RUN conda install -y -c conda-forge mxnet=1.9\n"
     )
     stages = parse_dockerfile(text)
-    assert [(s.name, s.cuda, s.line) for s in stages] == [("build", "11.2", 3), ("final", "11.2", 12)]
+    assert [(s.name, s.cuda, s.line) for s in stages] == [
+        ("build", "11.2", 3),
+        ("final", "11.2", 12),
+    ]
     got = [(r.name, r.specifier, r.line, r.col) for r in stages[0].requirements]
-    assert got == [("mxnet-cu112", "==1.9.1", 10, 47), ("numpy", "<1.24", 10, 67),
-                   ("onnx", "", 11, 52)]
+    assert got == [
+        ("mxnet-cu112", "==1.9.1", 10, 47),
+        ("numpy", "<1.24", 10, 67),
+        ("onnx", "", 11, 52),
+    ]
     assert [i.target for i in stages[0].includes] == ["requirements.txt"]
     assert stages[0].copies == {"/src/requirements.txt": "reqs/gpu.txt"}
     assert [r.name for r in stages[1].requirements][-2:] == ["gluoncv", "mxnet"]
@@ -277,8 +320,16 @@ def test_release_tables():
     assert "1.24.0" in table.numpy and "1.19.0" in table.onnx
 
 
-_PIECES = [*"mxnetcu12=<>.-[]{}\"'#\\\n :;|&$()^~*,", "FROM ", "RUN pip install ", "-r ",
-           "dependencies:", "- pip:", "[project]", "setup(install_requires=["]
+_PIECES = [
+    *"mxnetcu12=<>.-[]{}\"'#\\\n :;|&$()^~*,",
+    "FROM ",
+    "RUN pip install ",
+    "-r ",
+    "dependencies:",
+    "- pip:",
+    "[project]",
+    "setup(install_requires=[",
+]
 _ANY_TEXT = st.lists(st.sampled_from(_PIECES), max_size=80).map("".join)
 
 

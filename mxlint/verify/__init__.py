@@ -9,8 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 #: Imported on first use: `mxlint check` without --verify never pays for this package.
-_LAZY = {"Rewrite": "model", "Verdict": "model", "VerifyOptions": "runner",
-         "VerifyResult": "runner", "verify": "runner"}
+_LAZY = {
+    "Rewrite": "model",
+    "Verdict": "model",
+    "VerifyOptions": "runner",
+    "VerifyResult": "runner",
+    "verify": "runner",
+}
 
 
 def __getattr__(name: str) -> Any:

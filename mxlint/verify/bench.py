@@ -77,15 +77,25 @@ def summarize(results: Sequence[dict[str, Any]], rewrite: Rewrite) -> Rewrite:
     rewrite.ratio = round(statistics.median(pooled), 3)
     rewrite.spread = (round(min(per_process + [q[0]]), 3), round(max(per_process + [q[2]]), 3))
     rewrite.wall_ratio = round(statistics.median(wall), 3) if wall else None
-    rewrite.within_noise = rewrite.spread[0] <= 1.0 <= rewrite.spread[1] or abs(
-        rewrite.ratio - 1) < 0.03
-    rewrite.samples = {name: [x for r in ok for x in r[key][name]]
-                       for name in ("original", "rewrite")}
+    rewrite.within_noise = (
+        rewrite.spread[0] <= 1.0 <= rewrite.spread[1] or abs(rewrite.ratio - 1) < 0.03
+    )
+    rewrite.samples = {
+        name: [x for r in ok for x in r[key][name]] for name in ("original", "rewrite")
+    }
     measure = "wall time with waitall" if gpu else "process CPU time"
-    verdict = "within noise" if rewrite.within_noise else (
-        f"rewrite {rewrite.ratio:.2f}x faster" if rewrite.ratio > 1 else
-        f"rewrite {1 / rewrite.ratio:.2f}x slower")
-    rewrite.evidence += (f"; benchmark ({measure}, {len(pooled)} paired steps from {len(ok)} "
-                         f"processes): median ratio {rewrite.ratio} "
-                         f"[{rewrite.spread[0]}, {rewrite.spread[1]}], {verdict}")
+    verdict = (
+        "within noise"
+        if rewrite.within_noise
+        else (
+            f"rewrite {rewrite.ratio:.2f}x faster"
+            if rewrite.ratio > 1
+            else f"rewrite {1 / rewrite.ratio:.2f}x slower"
+        )
+    )
+    rewrite.evidence += (
+        f"; benchmark ({measure}, {len(pooled)} paired steps from {len(ok)} "
+        f"processes): median ratio {rewrite.ratio} "
+        f"[{rewrite.spread[0]}, {rewrite.spread[1]}], {verdict}"
+    )
     return rewrite

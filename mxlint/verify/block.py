@@ -27,8 +27,19 @@ from mxlint.verify.child import exception_info, load_module, trace_lines
 RTOL, ATOL = 1e-4, 1e-5
 #: Input shapes tried (in order) when neither config nor the first layer declares one.
 LADDER: tuple[tuple[int, ...], ...] = (
-    (2, 8), (2, 3, 16, 16), (2, 16), (2, 1, 28, 28), (2, 3, 32, 32), (2, 4, 8), (2, 10),
-    (5, 2, 8), (2, 32), (2, 3, 8, 8), (2, 64), (2, 8, 16), (2, 784),
+    (2, 8),
+    (2, 3, 16, 16),
+    (2, 16),
+    (2, 1, 28, 28),
+    (2, 3, 32, 32),
+    (2, 4, 8),
+    (2, 10),
+    (5, 2, 8),
+    (2, 32),
+    (2, 3, 8, 8),
+    (2, 64),
+    (2, 8, 16),
+    (2, 784),
 )
 
 
@@ -69,8 +80,13 @@ class Spec:
         self.cls = getattr(mod, job["class"])
         self.rewrite_cls: Any = None
         if job.get("rewrite_source"):
-            rmod = load_module(job["file"], job["module"], job["roots"],
-                               source=job["rewrite_source"], alias=job["module"] + "__rewrite")
+            rmod = load_module(
+                job["file"],
+                job["module"],
+                job["roots"],
+                source=job["rewrite_source"],
+                alias=job["module"] + "__rewrite",
+            )
             self.rewrite_cls = getattr(rmod, job["class"])
         ctor = job.get("ctor") or {}
         self.args = list(ctor.get("args", []))
@@ -94,7 +110,6 @@ class Spec:
             self.job["guessed_ctor"] = filled
             return block
 
-
     def inputs(self, ctx: mx.Context) -> list[mx.nd.NDArray]:
         assert self.shapes is not None
         rng = np.random.RandomState(0)
@@ -115,8 +130,16 @@ def n_inputs(block: gluon.Block) -> int:
         method, skip = type(block).forward, 1
     params = list(inspect.signature(method).parameters.values())[skip:]
     own = set(getattr(block, "_reg_params", {}))
-    return max(1, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                      and p.default is p.empty and p.name not in own))
+    return max(
+        1,
+        sum(
+            1
+            for p in params
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and p.default is p.empty
+            and p.name not in own
+        ),
+    )
 
 
 def _first_leaf(block: gluon.Block) -> gluon.Block | None:
@@ -211,8 +234,9 @@ class Runner:
             outs = flat(self.block(*xs))
             loss = sum(o.astype("float32").sum() for o in outs)
         loss.backward()
-        grads = {k: p.grad(self.ctx).asnumpy() for k, p in self.params.items()
-                 if p.grad_req != "null"}
+        grads = {
+            k: p.grad(self.ctx).asnumpy() for k, p in self.params.items() if p.grad_req != "null"
+        }
         for i, x in enumerate(xs):
             grads[f"input{i}"] = x.grad.asnumpy()
         return [o.asnumpy() for o in outs], grads
@@ -238,8 +262,9 @@ def compare(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> str | None:
     return None
 
 
-def compare_grads(a: dict[str, np.ndarray], b: dict[str, np.ndarray],
-                  rename: Callable[[str], str] = str) -> str | None:
+def compare_grads(
+    a: dict[str, np.ndarray], b: dict[str, np.ndarray], rename: Callable[[str], str] = str
+) -> str | None:
     for key, x in a.items():
         y = b.get(rename(key))
         if y is None:
@@ -274,9 +299,12 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     if not context_mode and not isinstance(probe, gluon.HybridBlock):
         return {"status": "not-hybrid", "reason": f"{job['class']} is not a HybridBlock"}
     if not context_mode and type(probe).hybrid_forward is gluon.HybridBlock.hybrid_forward:
-        return {"status": "not-hybrid", "reason": f"{job['class']} overrides forward(), which "
-                f"MXNet {mx.__version__} never hybridizes: the MXNet 2 behaviour the finding "
-                "is about cannot be reproduced here"}
+        return {
+            "status": "not-hybrid",
+            "reason": f"{job['class']} overrides forward(), which "
+            f"MXNet {mx.__version__} never hybridizes: the MXNet 2 behaviour the finding "
+            "is about cannot be reproduced here",
+        }
     error = find_input(spec, mx.cpu())
     if error is not None:
         return {"status": "no-input", "reason": f"no input shape ran imperatively ({error})"}
@@ -306,9 +334,14 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _hybrid_stages(job: dict[str, Any], result: dict[str, Any], block: gluon.HybridBlock,
-                   runner: Runner, imp_pred: list[np.ndarray],
-                   imp_train: tuple[list[np.ndarray], dict[str, np.ndarray]] | None) -> None:
+def _hybrid_stages(
+    job: dict[str, Any],
+    result: dict[str, Any],
+    block: gluon.HybridBlock,
+    runner: Runner,
+    imp_pred: list[np.ndarray],
+    imp_train: tuple[list[np.ndarray], dict[str, np.ndarray]] | None,
+) -> None:
     """Hybridized (plain, training mode, static) and export, stopping at the first break."""
     stdout = io.StringIO()
     trace_files = set(job.get("trace_files", [job["file"]]))
@@ -323,8 +356,9 @@ def _hybrid_stages(job: dict[str, Any], result: dict[str, Any], block: gluon.Hyb
     if imp_train is not None:
         hyb_train = _stage(result, "hybridize-train", runner.train)
         if hyb_train is not None:
-            result["compare"]["hybridize-train"] = (compare(imp_train[0], hyb_train[0])
-                                                    or compare_grads(imp_train[1], hyb_train[1]))
+            result["compare"]["hybridize-train"] = compare(
+                imp_train[0], hyb_train[0]
+            ) or compare_grads(imp_train[1], hyb_train[1])
     block.hybridize(static_alloc=True, static_shape=True)
     st_pred = _stage(result, "static", runner.predict)
     if st_pred is not None:
@@ -340,21 +374,30 @@ def build_rewrite(spec: Spec, original: Runner, ctx: mx.Context) -> Runner:
     block(*original.xs)
     params = block._collect_params_with_prefix()
     if set(params) != set(original.params):
-        raise ValueError("the rewrite changes the block's parameters: "
-                         f"{sorted(set(params) ^ set(original.params))[:4]}")
+        raise ValueError(
+            "the rewrite changes the block's parameters: "
+            f"{sorted(set(params) ^ set(original.params))[:4]}"
+        )
     for k, p in params.items():
         p.set_data(original.snapshot[k])
     return Runner(block, original.xs, ctx)
 
 
-def verify_rewrite(spec: Spec, original: Runner, imp_pred: list[np.ndarray] | None,
-                   imp_train: tuple[list[np.ndarray], dict[str, np.ndarray]] | None,
-                   ctx: mx.Context) -> dict[str, Any]:
+def verify_rewrite(
+    spec: Spec,
+    original: Runner,
+    imp_pred: list[np.ndarray] | None,
+    imp_train: tuple[list[np.ndarray], dict[str, np.ndarray]] | None,
+    ctx: mx.Context,
+) -> dict[str, Any]:
     try:
         rewrite = build_rewrite(spec, original, ctx)
     except Exception as exc:  # noqa: BLE001
-        return {"verified": False, "evidence": "the rewrite does not run: "
-                f"{exception_info(exc)['type']}: {exception_info(exc)['message'][:300]}"}
+        return {
+            "verified": False,
+            "evidence": "the rewrite does not run: "
+            f"{exception_info(exc)['type']}: {exception_info(exc)['message'][:300]}",
+        }
     if imp_pred is None or imp_train is None:
         return {"verified": None, "evidence": "the original has no imperative result to match"}
     steps: list[str] = []
@@ -366,10 +409,16 @@ def verify_rewrite(spec: Spec, original: Runner, imp_pred: list[np.ndarray] | No
             outs, grads = rewrite.train()
         except Exception as exc:  # noqa: BLE001
             info = exception_info(exc)
-            return {"verified": False, "evidence": f"the rewrite fails {label}: {info['type']}: "
-                    f"{info['message'][:300]}", "frames": info["frames"]}
-        diff = compare(imp_pred, pred) or compare(imp_train[0], outs) or compare_grads(
-            imp_train[1], grads)
+            return {
+                "verified": False,
+                "evidence": f"the rewrite fails {label}: {info['type']}: {info['message'][:300]}",
+                "frames": info["frames"],
+            }
+        diff = (
+            compare(imp_pred, pred)
+            or compare(imp_train[0], outs)
+            or compare_grads(imp_train[1], grads)
+        )
         if diff:
             return {"verified": False, "evidence": f"the rewrite changes results {label}: {diff}"}
         steps.append(label)
@@ -378,5 +427,8 @@ def verify_rewrite(spec: Spec, original: Runner, imp_pred: list[np.ndarray] | No
             rewrite.block.export(os.path.join(tmp, "net"))
         except Exception as exc:  # noqa: BLE001
             return {"verified": False, "evidence": f"the rewrite does not export: {exc}"}
-    return {"verified": True, "evidence": "outputs and gradients equal to the original's "
-            f"imperative run; {' and '.join(steps)}; exports"}
+    return {
+        "verified": True,
+        "evidence": "outputs and gradients equal to the original's "
+        f"imperative run; {' and '.join(steps)}; exports",
+    }

@@ -34,15 +34,19 @@ def exception_info(exc: BaseException) -> dict[str, Any]:
     lines = [ln for ln in message.splitlines() if ln.strip()]
     starts = [i for i, ln in enumerate(lines) if ln.startswith("MXNetError:")]
     if starts:
-        message = " ".join(lines[starts[-1]:])[len("MXNetError: "):]
+        message = " ".join(lines[starts[-1] :])[len("MXNetError: ") :]
     elif len(lines) > 3 or (lines and lines[0].startswith("Traceback")):
         message = lines[-1]
-    return {"type": type(exc).__name__, "message": ctxmap.translate(message)[:1000],
-            "frames": frames}
+    return {
+        "type": type(exc).__name__,
+        "message": ctxmap.translate(message)[:1000],
+        "frames": frames,
+    }
 
 
-def load_module(path: str, module: str, roots: list[str], source: str | None = None,
-                alias: str | None = None) -> types.ModuleType:
+def load_module(
+    path: str, module: str, roots: list[str], source: str | None = None, alias: str | None = None
+) -> types.ModuleType:
     """Import a project file by its dotted name (so relative imports work), optionally from a
     rewritten source under another name in the same package."""
     for root in reversed(roots):
@@ -75,9 +79,16 @@ class Watch:
         self.exceptions: dict[tuple[str, int], dict[str, Any]] = {}
 
     def to_json(self) -> list[dict[str, Any]]:
-        return [{"file": f, "line": n, "runs": self.runs.get((f, n), 0),
-                 "recording": self.recording.get((f, n), 0),
-                 "exception": self.exceptions.get((f, n))} for f, n in sorted(self.lines)]
+        return [
+            {
+                "file": f,
+                "line": n,
+                "runs": self.runs.get((f, n), 0),
+                "recording": self.recording.get((f, n), 0),
+                "exception": self.exceptions.get((f, n)),
+            }
+            for f, n in sorted(self.lines)
+        ]
 
 
 @contextmanager
@@ -96,9 +107,13 @@ def trace_lines(files: set[str], watch: Watch | None = None) -> Iterator[set[tup
                 watch.runs[key] = watch.runs.get(key, 0) + 1
                 if autograd.is_recording():
                     watch.recording[key] = watch.recording.get(key, 0) + 1
-        elif (event == "exception" and watch is not None and key in watch.lines
-              and key not in watch.exceptions
-              and not isinstance(arg[1], (StopRun, StopIteration, GeneratorExit))):
+        elif (
+            event == "exception"
+            and watch is not None
+            and key in watch.lines
+            and key not in watch.exceptions
+            and not isinstance(arg[1], (StopRun, StopIteration, GeneratorExit))
+        ):
             watch.exceptions[key] = exception_info(arg[1])
         return local
 
@@ -157,8 +172,7 @@ def main(argv: list[str]) -> int:
     limit_memory()
     job_path, out_path = argv[1], argv[2]
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    sys.unraisablehook = lambda u: UNRAISABLE.append(
-        f"{type(u.exc_value).__name__}: {u.exc_value}")
+    sys.unraisablehook = lambda u: UNRAISABLE.append(f"{type(u.exc_value).__name__}: {u.exc_value}")
     result: dict[str, Any]
     try:
         info = _setup(job)
@@ -178,8 +192,11 @@ def main(argv: list[str]) -> int:
             raise ValueError(f"unknown job kind {job['kind']!r}")
         result["env"] = info
     except BaseException as exc:  # noqa: BLE001 - every failure becomes a reason
-        result = {"status": "harness-error", "exception": exception_info(exc),
-                  "trace": traceback.format_exc()[-2000:]}
+        result = {
+            "status": "harness-error",
+            "exception": exception_info(exc),
+            "trace": traceback.format_exc()[-2000:],
+        }
     if UNRAISABLE:
         from mxlint.verify import ctxmap
 

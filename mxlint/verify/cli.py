@@ -26,18 +26,42 @@ def _shard(value: str) -> tuple[int, int]:
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("verify (run each finding on real MXNet)")
-    group.add_argument("--verify", action="store_true",
-                       help="prove each finding in an isolated MXNet subprocess")
-    group.add_argument("--report", type=Path, default=None, metavar="DIR",
-                       help="with --verify, write an HTML report to DIR")
-    group.add_argument("--shard", type=_shard, default=(1, 1), metavar="I/N",
-                       help="with --verify, run only the I-th of N parts (CI matrices)")
-    group.add_argument("--verify-timeout", type=float, default=None, metavar="SECONDS",
-                       help="per-job timeout (default 60)")
-    group.add_argument("--verify-jobs", type=int, default=None, metavar="N",
-                       help="parallel jobs (default: one per GPU, else one per core)")
-    group.add_argument("--no-benchmark", action="store_true",
-                       help="with --verify, verify rewrites but do not time them")
+    group.add_argument(
+        "--verify", action="store_true", help="prove each finding in an isolated MXNet subprocess"
+    )
+    group.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="with --verify, write an HTML report to DIR",
+    )
+    group.add_argument(
+        "--shard",
+        type=_shard,
+        default=(1, 1),
+        metavar="I/N",
+        help="with --verify, run only the I-th of N parts (CI matrices)",
+    )
+    group.add_argument(
+        "--verify-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="per-job timeout (default 60)",
+    )
+    group.add_argument(
+        "--verify-jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="parallel jobs (default: one per GPU, else one per core)",
+    )
+    group.add_argument(
+        "--no-benchmark",
+        action="store_true",
+        help="with --verify, verify rewrites but do not time them",
+    )
 
 
 def add_doctor_parser(sub: Any) -> None:
@@ -49,8 +73,9 @@ def options_from(args: argparse.Namespace, settings: Settings) -> Any:
     from mxlint.verify.runner import VerifyOptions
 
     table = dict(settings.verify or {})
-    options = VerifyOptions(config=table, shard=args.shard, bench=not args.no_benchmark,
-                            progress=sys.stderr.isatty())
+    options = VerifyOptions(
+        config=table, shard=args.shard, bench=not args.no_benchmark, progress=sys.stderr.isatty()
+    )
     timeout = args.verify_timeout or table.get("timeout")
     if timeout:
         options.timeout = float(timeout)
@@ -65,8 +90,9 @@ def options_from(args: argparse.Namespace, settings: Settings) -> Any:
     return options
 
 
-def run_verify(args: argparse.Namespace, findings: Sequence[Finding], paths: Sequence[Path],
-               settings: Settings) -> str:
+def run_verify(
+    args: argparse.Namespace, findings: Sequence[Finding], paths: Sequence[Path], settings: Settings
+) -> str:
     """Attach a `verify` object to each finding of this shard; return the verdict table."""
     from mxlint.runner import discover
     from mxlint.verify.runner import progress_bar, verify
@@ -101,16 +127,18 @@ def table(findings: Sequence[Finding], verdicts: dict[int, Any]) -> str:
             state = {True: "verified", False: "REJECTED", None: "not run"}[v.rewrite.verified]
             rewrite = f"\n      rewrite {state}"
             if v.rewrite.ratio is not None:
-                rewrite += (f", step-time ratio {v.rewrite.ratio:.2f}x "
-                            f"[{v.rewrite.spread[0]:.2f}, {v.rewrite.spread[1]:.2f}]"
-                            + (" (within noise)" if v.rewrite.within_noise else ""))
+                rewrite += (
+                    f", step-time ratio {v.rewrite.ratio:.2f}x "
+                    f"[{v.rewrite.spread[0]:.2f}, {v.rewrite.spread[1]:.2f}]"
+                    + (" (within noise)" if v.rewrite.within_noise else "")
+                )
             elif v.rewrite.evidence and not v.rewrite.verified:
                 rewrite += f": {v.rewrite.evidence}"
-        rows.append(f"{f.filename}:{where(f)}: {f.code} "
-                    f"{v.verdict.upper()}\n      {detail}{rewrite}")
+        rows.append(
+            f"{f.filename}:{where(f)}: {f.code} {v.verdict.upper()}\n      {detail}{rewrite}"
+        )
     if not rows:
         return ""
     counts = Counter(v.verdict for v in verdicts.values())
-    summary = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("confirmed", "refuted",
-                                                               "inconclusive"))
+    summary = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("confirmed", "refuted", "inconclusive"))
     return "\nVerify:\n" + "\n".join(rows) + f"\nVerify summary: {summary}.\n"

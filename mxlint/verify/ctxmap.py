@@ -26,10 +26,12 @@ def translate(text: str) -> str:
     """`cpu(k)` (k >= 1) back to `gpu(k-1)` in messages, when the mapping is active."""
     if not active:
         return text
-    text = _CPU_N.sub(lambda m: f"gpu({int(m.group(1)) - 1})" if int(m.group(1)) else m.group(0),
-                      text)
-    return _CPU_SLASH.sub(lambda m: f"gpu/{int(m.group(1)) - 1}" if int(m.group(1))
-                          else m.group(0), text)
+    text = _CPU_N.sub(
+        lambda m: f"gpu({int(m.group(1)) - 1})" if int(m.group(1)) else m.group(0), text
+    )
+    return _CPU_SLASH.sub(
+        lambda m: f"gpu/{int(m.group(1)) - 1}" if int(m.group(1)) else m.group(0), text
+    )
 
 
 def _ctx_name(typeid: int, dev: int) -> str:
@@ -70,8 +72,7 @@ def install(num_gpus: int = 2) -> None:
 
     original_invoke = register._imperative_invoke
 
-    def strict_invoke(handle: Any, ndargs: Any, keys: Any, vals: Any, out: Any,
-                      *rest: Any) -> Any:
+    def strict_invoke(handle: Any, ndargs: Any, keys: Any, vals: Any, out: Any, *rest: Any) -> Any:
         arrays = list(ndargs)
         name = sys._getframe(1).f_code.co_name
         if name not in _COPY_OPS:
@@ -89,7 +90,8 @@ def install(num_gpus: int = 2) -> None:
                         f"Check failed: inputs[i]->ctx().dev_mask() == ctx.dev_mask(): Operator "
                         f"{name} require all inputs live on the same context. But the first "
                         f"argument is on {_ctx_name(first[0], first[1])} while the {i + 1}-th "
-                        f"argument is on {_ctx_name(key[0], key[1])}")
+                        f"argument is on {_ctx_name(key[0], key[1])}"
+                    )
                 seen.append(key)
         return original_invoke(handle, ndargs, keys, vals, out, *rest)
 

@@ -15,8 +15,16 @@ from typing import Any
 
 from mxlint.verify.gpu import CUDA_LIBS, nvidia_smi_gpus
 
-MXNET_DISTS = ("mxnet", "mxnet-native", "mxnet-mkl", "mxnet-cu112", "mxnet-cu110", "mxnet-cu102",
-               "mxnet-cu101", "mxnet-cu100")
+MXNET_DISTS = (
+    "mxnet",
+    "mxnet-native",
+    "mxnet-mkl",
+    "mxnet-cu112",
+    "mxnet-cu110",
+    "mxnet-cu102",
+    "mxnet-cu101",
+    "mxnet-cu100",
+)
 
 _PROBE = r"""
 import json, sys
@@ -81,25 +89,34 @@ def _probe(gpu: bool, timeout: float = 120) -> dict[str, Any]:
     if gpu:
         code = "from mxlint.verify.gpu import preload_cuda; preload_cuda()\n" + code
     try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {"mxnet_error": f"importing mxnet did not finish within {timeout:g}s"}
     for line in proc.stdout.splitlines():
         if line.startswith("MXLINT-DOCTOR "):
-            return dict(json.loads(line[len("MXLINT-DOCTOR "):]))
-    return {"mxnet_error": f"the probe crashed (status {proc.returncode}): "
-            f"{proc.stderr.strip()[-300:]}"}
+            return dict(json.loads(line[len("MXLINT-DOCTOR ") :]))
+    return {
+        "mxnet_error": f"the probe crashed (status {proc.returncode}): {proc.stderr.strip()[-300:]}"
+    }
 
 
 def _cuda_libs() -> list[tuple[str, str, str]]:
-    code = ("import json\nfrom mxlint.verify.gpu import preload_cuda\n"
-            "print('MXLINT-CUDA ' + json.dumps(preload_cuda()))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, check=False)
+    code = (
+        "import json\nfrom mxlint.verify.gpu import preload_cuda\n"
+        "print('MXLINT-CUDA ' + json.dumps(preload_cuda()))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     for line in proc.stdout.splitlines():
         if line.startswith("MXLINT-CUDA "):
-            return [tuple(x) for x in json.loads(line[len("MXLINT-CUDA "):])]  # type: ignore[misc]
+            return [tuple(x) for x in json.loads(line[len("MXLINT-CUDA ") :])]  # type: ignore[misc]
     return [(soname, "could not be checked", package) for _s, soname, package in CUDA_LIBS]
 
 
@@ -108,23 +125,49 @@ def checks() -> list[Check]:
     py = sys.version_info
     out.append(Check("info", "python", sys.version.split()[0]))
     if py >= (3, 12) and _version("setuptools") is None:
-        out.append(Check("fail", "distutils", "Python >= 3.12 has no distutils; MXNet 1.9 "
-                         "imports it through setuptools, which is not installed",
-                         "pip install setuptools"))
+        out.append(
+            Check(
+                "fail",
+                "distutils",
+                "Python >= 3.12 has no distutils; MXNet 1.9 "
+                "imports it through setuptools, which is not installed",
+                "pip install setuptools",
+            )
+        )
     installed = {d: v for d in MXNET_DISTS if (v := _version(d))}
     if not installed:
-        out.append(Check("fail", "mxnet", "no MXNet distribution is installed",
-                         "pip install 'mxlint[verify]'  (or 'mxlint[gpu]' on a CUDA host)"))
+        out.append(
+            Check(
+                "fail",
+                "mxnet",
+                "no MXNet distribution is installed",
+                "pip install 'mxlint[verify]'  (or 'mxlint[gpu]' on a CUDA host)",
+            )
+        )
     elif len(installed) > 1:
-        out.append(Check("fail", "mxnet", f"several MXNet distributions share the `mxnet` "
-                         f"package: {installed}", "uninstall all but one"))
+        out.append(
+            Check(
+                "fail",
+                "mxnet",
+                f"several MXNet distributions share the `mxnet` package: {installed}",
+                "uninstall all but one",
+            )
+        )
     np_version = _version("numpy")
-    if np_version and any(v.startswith("1.") for v in installed.values()) and \
-            _vtuple(np_version) >= (1, 24):
-        out.append(Check("warn", "numpy", f"numpy {np_version} removed `np.bool`, which "
-                         "MXNet 1.9.x uses: `import mxnet` fails",
-                         "pip install 'numpy<1.24', or run `numpy.bool = bool` before "
-                         "importing mxnet"))
+    if (
+        np_version
+        and any(v.startswith("1.") for v in installed.values())
+        and _vtuple(np_version) >= (1, 24)
+    ):
+        out.append(
+            Check(
+                "warn",
+                "numpy",
+                f"numpy {np_version} removed `np.bool`, which "
+                "MXNet 1.9.x uses: `import mxnet` fails",
+                "pip install 'numpy<1.24', or run `numpy.bool = bool` before importing mxnet",
+            )
+        )
     elif np_version:
         out.append(Check("ok", "numpy", np_version))
     gpus = nvidia_smi_gpus()
@@ -133,36 +176,75 @@ def checks() -> list[Check]:
     if cuda_build:
         missing = [(s, st, p) for s, st, p in _cuda_libs() if st.startswith("missing")]
         if missing:
-            out.append(Check("fail", "cuda libraries", "the CUDA build cannot load: "
-                             + ", ".join(s for s, _, _ in missing),
-                             "pip install " + " ".join(sorted({f"'{p}'" for _, _, p in missing}))))
+            out.append(
+                Check(
+                    "fail",
+                    "cuda libraries",
+                    "the CUDA build cannot load: " + ", ".join(s for s, _, _ in missing),
+                    "pip install " + " ".join(sorted({f"'{p}'" for _, _, p in missing})),
+                )
+            )
         else:
             out.append(Check("ok", "cuda libraries", "all CUDA 11 libraries load"))
     elif gpus:
-        out.append(Check("warn", "mxnet build", "this host has a GPU but the installed MXNet "
-                         "is the CPU build", "pip install 'mxlint[gpu]'"))
+        out.append(
+            Check(
+                "warn",
+                "mxnet build",
+                "this host has a GPU but the installed MXNet is the CPU build",
+                "pip install 'mxlint[gpu]'",
+            )
+        )
     probe = _probe(cuda_build) if installed else {}
     if installed:
         if "mxnet_error" in probe:
             out.append(Check("fail", "import mxnet", probe["mxnet_error"]))
         else:
-            out.append(Check("ok", "mxnet", f"{probe.get('mxnet')}; features: "
-                             + ", ".join(probe.get("features", []))))
-            out.append(Check("ok" if not cuda_build or probe.get("num_gpus") else "warn",
-                             "gpus (mxnet)", str(probe.get("num_gpus"))))
+            out.append(
+                Check(
+                    "ok",
+                    "mxnet",
+                    f"{probe.get('mxnet')}; features: " + ", ".join(probe.get("features", [])),
+                )
+            )
+            out.append(
+                Check(
+                    "ok" if not cuda_build or probe.get("num_gpus") else "warn",
+                    "gpus (mxnet)",
+                    str(probe.get("num_gpus")),
+                )
+            )
             if probe.get("numpy_bool_missing"):
-                out.append(Check("warn", "numpy shim", "mxnet imported only with the "
-                                 "`numpy.bool = bool` shim"))
+                out.append(
+                    Check(
+                        "warn",
+                        "numpy shim",
+                        "mxnet imported only with the `numpy.bool = bool` shim",
+                    )
+                )
     if probe.get("onnx") or _version("onnx"):
         onnx_v = probe.get("onnx") or _version("onnx") or "?"
         if probe.get("onnx_mapping"):
-            out.append(Check("ok", "onnx", f"onnx {onnx_v} has onnx.mapping (MXNet's exporter "
-                             "works)" + (f"; onnxruntime {probe['onnxruntime']}"
-                                         if probe.get("onnxruntime") else "")))
+            out.append(
+                Check(
+                    "ok",
+                    "onnx",
+                    f"onnx {onnx_v} has onnx.mapping (MXNet's exporter "
+                    "works)"
+                    + (f"; onnxruntime {probe['onnxruntime']}" if probe.get("onnxruntime") else ""),
+                )
+            )
         else:
-            out.append(Check("fail", "onnx", f"onnx {onnx_v}: "
-                             f"{probe.get('onnx_error', 'onnx.mapping is missing')}; "
-                             "mx.onnx.export_model fails", "pip install 'onnx<1.19'"))
+            out.append(
+                Check(
+                    "fail",
+                    "onnx",
+                    f"onnx {onnx_v}: "
+                    f"{probe.get('onnx_error', 'onnx.mapping is missing')}; "
+                    "mx.onnx.export_model fails",
+                    "pip install 'onnx<1.19'",
+                )
+            )
     return out
 
 

@@ -12,8 +12,12 @@ from mxlint.verify.model import Rewrite, Verdict, inconclusive
 from mxlint.verify.plan import Item
 
 HYBRID_STAGES = ("hybridize", "hybridize-train", "static", "export")
-STAGE_TEXT = {"hybridize": "hybridize()", "hybridize-train": "hybridize() in training mode",
-              "static": "hybridize(static_alloc=True, static_shape=True)", "export": "export()"}
+STAGE_TEXT = {
+    "hybridize": "hybridize()",
+    "hybridize-train": "hybridize() in training mode",
+    "static": "hybridize(static_alloc=True, static_shape=True)",
+    "export": "export()",
+}
 CTX_ERROR = re.compile(r"context|not initialized on|same device|ctx", re.I)
 #: The error each loud code predicts; another error at the line means something else broke.
 EXPECTED_ERROR = {
@@ -26,6 +30,8 @@ EXPECTED_ERROR = {
 def _expected(code: str, exc: dict[str, Any]) -> bool:
     pattern = CTX_ERROR if code.startswith("MXL2") else EXPECTED_ERROR.get(code)
     return pattern is None or bool(pattern.search(f"{exc.get('type')}: {exc.get('message')}"))
+
+
 SYMBOL_REPR = re.compile(r"<Symbol\b")
 
 
@@ -41,8 +47,9 @@ def _exc_text(exc: dict[str, Any]) -> str:
 
 
 def _frames_hit(exc: dict[str, Any], item: Item) -> bool:
-    return any(os.path.realpath(f) == item.path and ln == item.line
-               for f, ln in exc.get("frames", []))
+    return any(
+        os.path.realpath(f) == item.path and ln == item.line for f, ln in exc.get("frames", [])
+    )
 
 
 def _failure(payload: dict[str, Any]) -> str | None:
@@ -72,12 +79,15 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[int, 
         return _ctx_block(items, stages, where)
     if not imperative.get("ok", False):
         exc = imperative.get("exception", {})
-        return {it.index: inconclusive(f"the block fails imperatively: {_exc_text(exc)}")
-                for it in items}
+        return {
+            it.index: inconclusive(f"the block fails imperatively: {_exc_text(exc)}")
+            for it in items
+        }
     out: dict[int, Verdict] = {}
     executed = {(os.path.realpath(f), ln) for f, ln in payload.get("lines_hybrid", [])}
-    broken = next(((s, stages[s]) for s in HYBRID_STAGES
-                   if s in stages and not stages[s].get("ok")), None)
+    broken = next(
+        ((s, stages[s]) for s in HYBRID_STAGES if s in stages and not stages[s].get("ok")), None
+    )
     mismatch = next(((s, d) for s, d in payload.get("compare", {}).items() if d), None)
     printed = SYMBOL_REPR.search(payload.get("stdout_hybrid", "") or "")
     for it in items:
@@ -86,49 +96,81 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[int, 
             stage, info = broken
             exc = info.get("exception", {})
             if _frames_hit(exc, it):
-                out[it.index] = Verdict("confirmed", f"{STAGE_TEXT[stage]} raised "
-                                        f"{_exc_text(exc)} at line {it.line} ({where})")
+                out[it.index] = Verdict(
+                    "confirmed",
+                    f"{STAGE_TEXT[stage]} raised {_exc_text(exc)} at line {it.line} ({where})",
+                )
                 continue
             lines = [ln for f, ln in exc.get("frames", []) if os.path.realpath(f) == it.path]
             at = f" at line {lines[-1]}" if lines else ""
             kind = "print" if it.finding.code == "MXL106" else "raise"
-            later = next((e for e in payload.get("tolerant", []) if e["file"] == it.path
-                          and e["line"] == it.line and e.get("kind", "raise") == kind), None)
+            later = next(
+                (
+                    e
+                    for e in payload.get("tolerant", [])
+                    if e["file"] == it.path
+                    and e["line"] == it.line
+                    and e.get("kind", "raise") == kind
+                ),
+                None,
+            )
             if later is not None:
-                out[it.index] = Verdict("confirmed", f"masked by the break{at}; with that "
-                                        f"break answered, line {it.line} {'fails' if kind == 'raise' else 'misbehaves'} too under "
-                                        f"{STAGE_TEXT[stage]}: {later['what']}")
+                out[it.index] = Verdict(
+                    "confirmed",
+                    f"masked by the break{at}; with that "
+                    f"break answered, line {it.line} {'fails' if kind == 'raise' else 'misbehaves'} too under "
+                    f"{STAGE_TEXT[stage]}: {later['what']}",
+                )
                 continue
-            out[it.index] = inconclusive(f"{STAGE_TEXT[stage]} fails{at} for another reason "
-                                         f"first ({_exc_text(exc)}); this line is masked")
+            out[it.index] = inconclusive(
+                f"{STAGE_TEXT[stage]} fails{at} for another reason "
+                f"first ({_exc_text(exc)}); this line is masked"
+            )
             continue
         if it.finding.code == "MXL106" and ran and printed:
             shown = next(ln for ln in payload["stdout_hybrid"].splitlines() if "<Symbol" in ln)
-            out[it.index] = Verdict("confirmed", "under hybridize() print() showed "
-                                    f"{shown.strip()[:80]!r} (a graph node), not values")
+            out[it.index] = Verdict(
+                "confirmed",
+                "under hybridize() print() showed "
+                f"{shown.strip()[:80]!r} (a graph node), not values",
+            )
             continue
         if mismatch is not None and ran:
             stage, detail = mismatch
-            out[it.index] = Verdict("confirmed", f"silent graph break: imperative and "
-                                    f"{STAGE_TEXT[stage]} results differ: {detail} ({where})")
+            out[it.index] = Verdict(
+                "confirmed",
+                f"silent graph break: imperative and "
+                f"{STAGE_TEXT[stage]} results differ: {detail} ({where})",
+            )
             continue
         if not ran:
-            out[it.index] = Verdict("refuted", "the line never runs under hybridize() "
-                                    f"({where}); hybridized results equal imperative ones")
+            out[it.index] = Verdict(
+                "refuted",
+                "the line never runs under hybridize() "
+                f"({where}); hybridized results equal imperative ones",
+            )
             continue
-        out[it.index] = Verdict("refuted", "ran hybridized (plain and static_alloc) and "
-                                f"exported; outputs and gradients equal the imperative run "
-                                f"({where})")
+        out[it.index] = Verdict(
+            "refuted",
+            "ran hybridized (plain and static_alloc) and "
+            f"exported; outputs and gradients equal the imperative run "
+            f"({where})",
+        )
     rewrite = payload.get("rewrite")
     if rewrite:
         verified, evidence = rewrite.get("verified"), str(rewrite.get("evidence", ""))
         unfixed = {it.line for it in items if it.finding.fix is None}
-        blocked = [ln for f, ln in rewrite.get("frames", [])
-                   if os.path.realpath(f) == items[0].path and ln in unfixed]
+        blocked = [
+            ln
+            for f, ln in rewrite.get("frames", [])
+            if os.path.realpath(f) == items[0].path and ln in unfixed
+        ]
         if verified is False and blocked:
             verified = None
-            evidence = (f"cannot be verified alone: the block still breaks at line {blocked[-1]}"
-                        f", a finding without a fix ({evidence})")
+            evidence = (
+                f"cannot be verified alone: the block still breaks at line {blocked[-1]}"
+                f", a finding without a fix ({evidence})"
+            )
         for it in items:
             if it.finding.fix is not None and it.index in out:
                 out[it.index].rewrite = Rewrite(verified, evidence)
@@ -140,8 +182,11 @@ def _ctx_block(items: Sequence[Item], stages: dict[str, Any], where: str) -> dic
     failed = next(((s, v) for s, v in stages.items() if not v.get("ok")), None)
     for it in items:
         if failed is None:
-            out[it.index] = Verdict("refuted", "forward and backward ran with parameters and "
-                                    f"input on gpu(0) ({where}) without a context error")
+            out[it.index] = Verdict(
+                "refuted",
+                "forward and backward ran with parameters and "
+                f"input on gpu(0) ({where}) without a context error",
+            )
             continue
         exc = failed[1].get("exception", {})
         in_file = [ln for f, ln in exc.get("frames", []) if os.path.realpath(f) == it.path]
@@ -149,8 +194,9 @@ def _ctx_block(items: Sequence[Item], stages: dict[str, Any], where: str) -> dic
         # block's forward comes from a tensor the forward created on the default context.
         if in_file and CTX_ERROR.search(str(exc.get("message", ""))):
             at = "" if in_file[-1] == it.line else f" (raised at line {in_file[-1]})"
-            out[it.index] = Verdict("confirmed", f"with parameters and input on gpu(0): "
-                                    f"{_exc_text(exc)}{at}")
+            out[it.index] = Verdict(
+                "confirmed", f"with parameters and input on gpu(0): {_exc_text(exc)}{at}"
+            )
         else:
             out[it.index] = inconclusive(f"the block fails on gpu(0) elsewhere: {_exc_text(exc)}")
     return out
@@ -185,20 +231,25 @@ def loud_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
         return Verdict("confirmed", f"line {item.line} raised {_exc_text(exc)}")
     for text in payload.get("unraisable", []):
         if code.startswith("MXL2") and CTX_ERROR.search(text):
-            return Verdict("confirmed", "the kvstore updater raised (swallowed by ctypes, "
-                           f"'Exception ignored on calling ctypes callback'): {text[:300]}")
+            return Verdict(
+                "confirmed",
+                "the kvstore updater raised (swallowed by ctypes, "
+                f"'Exception ignored on calling ctypes callback'): {text[:300]}",
+            )
     if exc and code.startswith("MXL2") and w["runs"] and _expected(code, exc):
-        return Verdict("confirmed", f"after line {item.line} ran, the script failed with "
-                       f"{_exc_text(exc)}")
+        return Verdict(
+            "confirmed", f"after line {item.line} ran, the script failed with {_exc_text(exc)}"
+        )
     if exc and not w["runs"]:
-        return inconclusive(f"the script failed before reaching line {item.line}: "
-                            f"{_exc_text(exc)}")
+        return inconclusive(f"the script failed before reaching line {item.line}: {_exc_text(exc)}")
     if not w["runs"]:
         return inconclusive(f"line {item.line} was not reached in {_bounded(payload)}")
     if exc:
         return inconclusive(f"the script failed for another reason first: {_exc_text(exc)}")
-    return Verdict("refuted", f"line {item.line} ran {w['runs']}x in {_bounded(payload)} "
-                   "without the predicted error")
+    return Verdict(
+        "refuted",
+        f"line {item.line} ran {w['runs']}x in {_bounded(payload)} without the predicted error",
+    )
 
 
 def growth(series: Sequence[float], warmup: int = 2) -> float | None:
@@ -214,8 +265,7 @@ def growth(series: Sequence[float], warmup: int = 2) -> float | None:
     return None
 
 
-def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] | None
-                   ) -> Verdict:
+def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] | None) -> Verdict:
     code = item.finding.code
     if code in ("MXL403", "MXL404"):
         return loud_verdict(item, naive)
@@ -229,9 +279,12 @@ def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] |
         return inconclusive(f"line {item.line} was not reached in {_bounded(naive)}{why}")
     if code == "MXL405":
         if w["recording"]:
-            return Verdict("confirmed", f"line {item.line} ran {w['recording']}x inside "
-                           "autograd.record(): its graph was recorded and layers ran in "
-                           "training mode (dropout, batch-norm statistics)")
+            return Verdict(
+                "confirmed",
+                f"line {item.line} ran {w['recording']}x inside "
+                "autograd.record(): its graph was recorded and layers ran in "
+                "training mode (dropout, batch-norm statistics)",
+            )
         return Verdict("refuted", f"line {item.line} ran {w['runs']}x, never while recording")
     mem = naive.get("memory", {})
     storage, live = mem.get("storage_kib", []), mem.get("live_ndarrays", [])
@@ -243,32 +296,43 @@ def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] |
             parts.append(f"+{g_storage:.1f} KiB of MXNet storage")
         if g_live:
             parts.append(f"+{g_live:.1f} live NDArrays")
-        verdict = Verdict("confirmed", f"memory grows every step under NaiveEngine: "
-                          f"{' and '.join(parts)} per step over {len(storage)} steps")
+        verdict = Verdict(
+            "confirmed",
+            f"memory grows every step under NaiveEngine: "
+            f"{' and '.join(parts)} per step over {len(storage)} steps",
+        )
         verdict.series = series
         return verdict
     if code == "MXL402" and not w["recording"]:
-        return Verdict("refuted", f"line {item.line} never ran inside autograd.record() and "
-                       "memory stays flat")
+        return Verdict(
+            "refuted", f"line {item.line} never ran inside autograd.record() and memory stays flat"
+        )
     if threaded is not None and not _failure(threaded):
         t_storage = threaded.get("memory", {}).get("storage_kib", [])
         series["storage_kib (ThreadedEngine)"] = t_storage
         g = growth(t_storage)
         if g:
-            verdict = Verdict("confirmed", f"engine run-ahead: MXNet storage grows +{g:.1f} KiB "
-                              "per step under the threaded engine and stays flat under "
-                              "NaiveEngine (no synchronisation in the loop)")
+            verdict = Verdict(
+                "confirmed",
+                f"engine run-ahead: MXNet storage grows +{g:.1f} KiB "
+                "per step under the threaded engine and stays flat under "
+                "NaiveEngine (no synchronisation in the loop)",
+            )
             verdict.series = series
             return verdict
     if len(storage) < 6:
         exc = naive.get("exception")
         why = f"; the script failed: {_exc_text(exc)}" if exc else ""
-        return inconclusive(f"only {len(storage)} training steps ran: too few to measure memory "
-                            f"growth{why}")
+        return inconclusive(
+            f"only {len(storage)} training steps ran: too few to measure memory growth{why}"
+        )
     flat = f"{storage[-1]:.0f} KiB" if storage else "no allocations"
-    verdict = Verdict("refuted", f"memory stays flat over {len(storage)} steps under "
-                      f"NaiveEngine{' and the threaded engine' if threaded else ''} ({flat}, "
-                      f"{live[-1] if live else 0} live NDArrays)")
+    verdict = Verdict(
+        "refuted",
+        f"memory stays flat over {len(storage)} steps under "
+        f"NaiveEngine{' and the threaded engine' if threaded else ''} ({flat}, "
+        f"{live[-1] if live else 0} live NDArrays)",
+    )
     verdict.series = series
     return verdict
 
@@ -280,8 +344,11 @@ def fingerprint_diff(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool | None,
     """(differ?, what) over the components both runs produced; None when nothing compares."""
     fa, fb = a.get("fingerprint", {}), b.get("fingerprint", {})
     compared = []
-    for key, label in (("first_batch", "first batch"), ("losses", "losses"),
-                       ("params", "parameters after the bounded run")):
+    for key, label in (
+        ("first_batch", "first batch"),
+        ("losses", "losses"),
+        ("params", "parameters after the bounded run"),
+    ):
         x, y = fa.get(key), fb.get(key)
         if not x or not y:
             continue
@@ -296,8 +363,13 @@ def fingerprint_diff(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool | None,
     return False, ", ".join(compared)
 
 
-def seed_verdict(item: Item, rng: str, unseeded: Sequence[dict[str, Any]],
-                 seeded: Sequence[dict[str, Any]], how: str) -> Verdict:
+def seed_verdict(
+    item: Item,
+    rng: str,
+    unseeded: Sequence[dict[str, Any]],
+    seeded: Sequence[dict[str, Any]],
+    how: str,
+) -> Verdict:
     for p in list(unseeded) + list(seeded):
         failure = _failure(p)
         if failure:
@@ -310,23 +382,36 @@ def seed_verdict(item: Item, rng: str, unseeded: Sequence[dict[str, Any]],
     differ, what = fingerprint_diff(u1, u2)
     if differ is None:
         exc = u1.get("exception")
-        return inconclusive("nothing to fingerprint (no batches, losses or trainer)"
-                            + (f"; the script failed: {_exc_text(exc)}" if exc else ""))
+        return inconclusive(
+            "nothing to fingerprint (no batches, losses or trainer)"
+            + (f"; the script failed: {_exc_text(exc)}" if exc else "")
+        )
     if not differ:
         exc = u1.get("exception") or u2.get("exception")
         if exc:
-            return inconclusive(f"the script failed ({_exc_text(exc)}) before runs without a "
-                                f"{rng} seed could differ (same {what} so far)")
+            return inconclusive(
+                f"the script failed ({_exc_text(exc)}) before runs without a "
+                f"{rng} seed could differ (same {what} so far)"
+            )
         if not (u1.get("steps") or u1.get("batches") or u1.get("fingerprint", {}).get("losses")):
-            return inconclusive("no training step, batch or loss to compare; only initial "
-                                f"parameters ({what}) were equal")
+            return inconclusive(
+                "no training step, batch or loss to compare; only initial "
+                f"parameters ({what}) were equal"
+            )
         return Verdict("refuted", f"two fresh runs without a {rng} seed give the same {what}")
     s_differ, s_what = fingerprint_diff(*seeded)
     if s_differ:
-        return inconclusive(f"two runs differ in their {what} without a {rng} seed, but also "
-                            f"with every RNG seeded ({s_what}): other nondeterminism")
-    verdict = Verdict("confirmed", f"two fresh runs (all other RNGs seeded, {rng} not) differ "
-                      f"in their {what}")
-    verdict.rewrite = Rewrite(s_differ is False, f"{how}: both runs give the same {s_what}"
-                              if s_differ is False else "the seeded runs had nothing to compare")
+        return inconclusive(
+            f"two runs differ in their {what} without a {rng} seed, but also "
+            f"with every RNG seeded ({s_what}): other nondeterminism"
+        )
+    verdict = Verdict(
+        "confirmed", f"two fresh runs (all other RNGs seeded, {rng} not) differ in their {what}"
+    )
+    verdict.rewrite = Rewrite(
+        s_differ is False,
+        f"{how}: both runs give the same {s_what}"
+        if s_differ is False
+        else "the seeded runs had nothing to compare",
+    )
     return verdict

@@ -24,8 +24,11 @@ class Rewrite:
     samples: dict[str, list[float]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"verified": self.verified, "ratio": self.ratio,
-                               "spread": list(self.spread) if self.spread else None}
+        out: dict[str, Any] = {
+            "verified": self.verified,
+            "ratio": self.ratio,
+            "spread": list(self.spread) if self.spread else None,
+        }
         if self.evidence:
             out["evidence"] = self.evidence
         if self.wall_ratio is not None:

@@ -99,7 +99,8 @@ def is_runnable(tree: ast.Module) -> bool:
         if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
             return True
         if isinstance(node, (ast.Expr, ast.For, ast.While, ast.With)) and not (
-                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
             return True
     return False
 
@@ -111,8 +112,9 @@ def _literal(node: ast.expr) -> tuple[bool, Any]:
         return False, None
 
 
-def constructor_args(cls: str, sources: list[Path], cache: dict[Path, ast.Module | None]
-                     ) -> dict[str, Any] | None:
+def constructor_args(
+    cls: str, sources: list[Path], cache: dict[Path, ast.Module | None]
+) -> dict[str, Any] | None:
     """Literal arguments from the first place the project itself instantiates `cls`."""
     name = cls.rsplit(".", 1)[-1]
     for path in sources:
@@ -123,8 +125,11 @@ def constructor_args(cls: str, sources: list[Path], cache: dict[Path, ast.Module
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            called = func.id if isinstance(func, ast.Name) else (
-                func.attr if isinstance(func, ast.Attribute) else None)
+            called = (
+                func.id
+                if isinstance(func, ast.Name)
+                else (func.attr if isinstance(func, ast.Attribute) else None)
+            )
             if called != name or not (node.args or node.keywords):
                 continue
             args, kwargs, ok = [], {}, True
@@ -146,8 +151,13 @@ def rng_of(source_line: str, code: str) -> str:
     text = source_line.replace(" ", "")
     if "mx.random" in text or "nd.random" in text or "mxnet.random" in text:
         return "mxnet"
-    if ("np.random" in text or "numpy" in text or "DataLoader" in text or "shuffle=" in text
-            or "Sampler" in text):
+    if (
+        "np.random" in text
+        or "numpy" in text
+        or "DataLoader" in text
+        or "shuffle=" in text
+        or "Sampler" in text
+    ):
         return "numpy"
     if code == "MXL303" or "random." in text:
         return "random"
@@ -160,8 +170,9 @@ def _config_for(cls: str, table: dict[str, Any]) -> dict[str, Any]:
     return entry if isinstance(entry, dict) else {}
 
 
-def build(findings: list[Finding], scripts: list[Path], options: dict[str, Any]
-          ) -> tuple[list[Task], list[Skipped]]:
+def build(
+    findings: list[Finding], scripts: list[Path], options: dict[str, Any]
+) -> tuple[list[Task], list[Skipped]]:
     """Group findings into tasks. `scripts` are the run's Python files (entry candidates)."""
     cache: dict[Path, ast.Module | None] = {}
     tasks: dict[str, Task] = {}
@@ -173,9 +184,17 @@ def build(findings: list[Finding], scripts: list[Path], options: dict[str, Any]
         item = Item(index, finding, str(path), finding.location.row)
         code = finding.code
         if code not in HYBRID_CODES and code not in SCRIPT_CODES:
-            skipped.append(Skipped(item, f"{code} has no runtime check; "
-                                   + ("see `mxlint doctor`" if code.startswith("MXL5") else
-                                      "the finding is static only")))
+            skipped.append(
+                Skipped(
+                    item,
+                    f"{code} has no runtime check; "
+                    + (
+                        "see `mxlint doctor`"
+                        if code.startswith("MXL5")
+                        else "the finding is static only"
+                    ),
+                )
+            )
             continue
         if finding.cell is not None:
             skipped.append(Skipped(item, "notebook cells are not run by --verify"))
@@ -198,14 +217,23 @@ def build(findings: list[Finding], scripts: list[Path], options: dict[str, Any]
             if task is None:
                 module, roots = module_of(path)
                 conf = _config_for(cls, config)
-                ctor = conf.get("args") and {"args": conf.get("args", []),
-                                             "kwargs": conf.get("kwargs", {})}
+                ctor = conf.get("args") and {
+                    "args": conf.get("args", []),
+                    "kwargs": conf.get("kwargs", {}),
+                }
                 if not ctor and conf.get("kwargs"):
                     ctor = {"args": [], "kwargs": conf["kwargs"]}
-                job = {"kind": "block", "file": str(path), "module": module, "roots": roots,
-                       "class": cls, "mode": mode, "ctx_map": mode == "context",
-                       "ctor": ctor or constructor_args(cls, sources, cache),
-                       "input_shapes": conf.get("input-shapes") or conf.get("input_shapes")}
+                job = {
+                    "kind": "block",
+                    "file": str(path),
+                    "module": module,
+                    "roots": roots,
+                    "class": cls,
+                    "mode": mode,
+                    "ctx_map": mode == "context",
+                    "ctor": ctor or constructor_args(cls, sources, cache),
+                    "input_shapes": conf.get("input-shapes") or conf.get("input_shapes"),
+                }
                 task = tasks[key] = Task("block", key, [], job)
             task.items.append(item)
             continue
@@ -217,9 +245,16 @@ def build(findings: list[Finding], scripts: list[Path], options: dict[str, Any]
         task = tasks.get(key)
         if task is None:
             _module, roots = module_of(script)
-            job = {"kind": "script", "file": str(script), "roots": roots,
-                   "steps": int(options.get("steps", 8)), "ctx_map": True,
-                   "argv": list(config.get("argv", [])), "watch": [], "trace_files": []}
+            job = {
+                "kind": "script",
+                "file": str(script),
+                "roots": roots,
+                "steps": int(options.get("steps", 8)),
+                "ctx_map": True,
+                "argv": list(config.get("argv", [])),
+                "watch": [],
+                "trace_files": [],
+            }
             task = tasks[key] = Task("script", key, [], job)
         task.items.append(item)
         task.job["watch"].append([str(path), item.line])
@@ -228,8 +263,9 @@ def build(findings: list[Finding], scripts: list[Path], options: dict[str, Any]
     return list(tasks.values()), skipped
 
 
-def _entry_for(path: Path, sources: list[Path], cache: dict[Path, ast.Module | None]
-               ) -> Path | None:
+def _entry_for(
+    path: Path, sources: list[Path], cache: dict[Path, ast.Module | None]
+) -> Path | None:
     """A runnable file of the run that imports the module defined in `path`."""
     module, _ = module_of(path)
     names = {module, module.rsplit(".", 1)[-1]}
@@ -241,8 +277,11 @@ def _entry_for(path: Path, sources: list[Path], cache: dict[Path, ast.Module | N
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
-                if node.module in names or node.module.rsplit(".", 1)[-1] in names or any(
-                        a.name in names for a in node.names):
+                if (
+                    node.module in names
+                    or node.module.rsplit(".", 1)[-1] in names
+                    or any(a.name in names for a in node.names)
+                ):
                     return candidate
             elif isinstance(node, ast.Import) and any(a.name in names for a in node.names):
                 return candidate
@@ -257,8 +296,8 @@ def shard(tasks: list[Task], index: int, total: int) -> list[Task]:
     def rel(key: str) -> str:
         kind, _, rest = key.partition(":")
         with contextlib.suppress(ValueError):
-            rest = os.path.relpath(rest.split(":", 1)[0]) + rest[len(rest.split(":", 1)[0]):]
+            rest = os.path.relpath(rest.split(":", 1)[0]) + rest[len(rest.split(":", 1)[0]) :]
         return f"{kind}:{rest}"
 
     ordered = sorted(tasks, key=lambda t: rel(t.key))
-    return ordered[index - 1::total]
+    return ordered[index - 1 :: total]

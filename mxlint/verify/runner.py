@@ -52,14 +52,16 @@ class _Slots:
         for i in range(jobs):
             self.free.put(i)
 
-    def run(self, job: dict[str, Any], options: VerifyOptions, engine: str = "NaiveEngine"
-            ) -> ChildResult:
+    def run(
+        self, job: dict[str, Any], options: VerifyOptions, engine: str = "NaiveEngine"
+    ) -> ChildResult:
         slot = self.free.get()
         try:
             env = {"CUDA_VISIBLE_DEVICES": str(slot)} if self.gpus else {}
             job = dict(job, gpu=bool(self.gpus))
-            return run_job(job, timeout=options.timeout, memory_mb=options.memory_mb,
-                           engine=engine, env=env)
+            return run_job(
+                job, timeout=options.timeout, memory_mb=options.memory_mb, engine=engine, env=env
+            )
         finally:
             self.free.put(slot)
 
@@ -67,9 +69,11 @@ class _Slots:
 def _payload(result: ChildResult) -> dict[str, Any]:
     if result.ok:
         return result.payload
-    return {"status": "harness-error", "exception": {"type": "Inconclusive",
-                                                     "message": result.reason, "frames": []},
-            "child_failed": result.reason}
+    return {
+        "status": "harness-error",
+        "exception": {"type": "Inconclusive", "message": result.reason, "frames": []},
+        "child_failed": result.reason,
+    }
 
 
 def _rewrite_source(items: Sequence[plan.Item]) -> str | None:
@@ -114,8 +118,11 @@ def run_block(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[in
             break
         found = interpret.block_verdicts(pending, result.payload)
         masked = [it for it in pending if "masked" in found[it.index].reason]
-        breakers = [it for it in pending if found[it.index].verdict == "confirmed"
-                    and it.finding.fix is not None]
+        breakers = [
+            it
+            for it in pending
+            if found[it.index].verdict == "confirmed" and it.finding.fix is not None
+        ]
         for it in pending:
             if applied and it not in masked:
                 lines = ", ".join(str(a.line) for a in applied)
@@ -184,17 +191,23 @@ def _line(item: plan.Item, script_lines: list[str]) -> str:
     return lines[item.line - 1] if 0 < item.line <= len(lines) else ""
 
 
-def verify(findings: Sequence[Finding], files: Sequence[Path], options: VerifyOptions,
-           on_progress: Callable[[int, int], None] | None = None) -> VerifyResult:
+def verify(
+    findings: Sequence[Finding],
+    files: Sequence[Path],
+    options: VerifyOptions,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> VerifyResult:
     """A verdict for every finding of this shard (others are left out)."""
     findings = list(findings)
-    tasks, skipped = plan.build(findings, list(files), {"config": options.config,
-                                                        "steps": options.steps})
+    tasks, skipped = plan.build(
+        findings, list(files), {"config": options.config, "steps": options.steps}
+    )
     index, total = options.shard
     if total > 1:
         tasks = plan.shard(tasks, index, total)
-        keep = {id(s.item.finding) for s in skipped if
-                zlib_shard(s.item.finding, total) == index - 1}
+        keep = {
+            id(s.item.finding) for s in skipped if zlib_shard(s.item.finding, total) == index - 1
+        }
         skipped = [s for s in skipped if id(s.item.finding) in keep]
     verdicts: dict[int, Verdict] = {s.item.index: inconclusive(s.reason) for s in skipped}
     gpus = nvidia_smi_gpus()
@@ -209,8 +222,10 @@ def verify(findings: Sequence[Finding], files: Sequence[Path], options: VerifyOp
                 return run_block(task, slots, options)
             return run_script(task, slots, options)
         except Exception as exc:  # noqa: BLE001 - a verify bug must not lose the lint result
-            return {it.index: inconclusive(f"verify failed: {type(exc).__name__}: {exc}")
-                    for it in task.items}
+            return {
+                it.index: inconclusive(f"verify failed: {type(exc).__name__}: {exc}")
+                for it in task.items
+            }
 
     if on_progress:
         on_progress(0, len(tasks))

@@ -47,9 +47,14 @@ def child_env(engine: str = "NaiveEngine", extra: dict[str, str] | None = None) 
     return env
 
 
-def run_job(job: dict[str, Any], *, timeout: float = DEFAULT_TIMEOUT,
-            memory_mb: int = DEFAULT_MEMORY_MB, engine: str = "NaiveEngine",
-            env: dict[str, str] | None = None) -> ChildResult:
+def run_job(
+    job: dict[str, Any],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    engine: str = "NaiveEngine",
+    env: dict[str, str] | None = None,
+) -> ChildResult:
     """Run `mxlint.verify.child` on `job`; the child writes its JSON result to a file."""
     import time
 
@@ -64,15 +69,25 @@ def run_job(job: dict[str, Any], *, timeout: float = DEFAULT_TIMEOUT,
         child = child_env(engine, env)
         child[MEMORY_ENV] = str(memory_mb)
         # A new session: a timeout kills the job's whole process group (DataLoader workers).
-        proc = subprocess.Popen(cmd, cwd=work, env=child, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=work,
+            env=child,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
             _out, err_b = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill(proc)
             proc.communicate()
-            return ChildResult(False, {}, f"timeout: the job did not finish within {timeout:g}s",
-                               elapsed=time.monotonic() - start)
+            return ChildResult(
+                False,
+                {},
+                f"timeout: the job did not finish within {timeout:g}s",
+                elapsed=time.monotonic() - start,
+            )
         elapsed = time.monotonic() - start
         err = err_b.decode("utf-8", "replace")
         payload: dict[str, Any] = {}
@@ -84,8 +99,9 @@ def run_job(job: dict[str, Any], *, timeout: float = DEFAULT_TIMEOUT,
         if payload:
             payload.setdefault("stderr_tail", _tail(err))
             return ChildResult(True, payload, stderr=err, elapsed=elapsed)
-        return ChildResult(False, {}, _crash_reason(proc.returncode, err), stderr=err,
-                           elapsed=elapsed)
+        return ChildResult(
+            False, {}, _crash_reason(proc.returncode, err), stderr=err, elapsed=elapsed
+        )
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -111,5 +127,6 @@ def _crash_reason(code: int | None, err: str) -> str:
         return "crash: the job died with SIGSEGV (segmentation fault)"
     if "memoryerror" in lowered or "bad_alloc" in lowered or "cannot allocate" in lowered:
         return "out of memory: the job exceeded its memory limit"
-    return f"crash: the job exited with status {code}" + (f"; stderr: {_tail(err, 3)}"
-                                                          if err else "")
+    return f"crash: the job exited with status {code}" + (
+        f"; stderr: {_tail(err, 3)}" if err else ""
+    )

@@ -61,10 +61,14 @@ class Probe:
         self.live: list[int] = []
         self.trainers: list[Any] = []
         if memory:
-            mx.profiler.set_config(profile_memory=True, profile_symbolic=False,
-                                   profile_imperative=False, profile_api=False,
-                                   aggregate_stats=True,
-                                   filename=os.path.join(tempfile.mkdtemp(prefix="mxlint-prof-"), "profile.json"))
+            mx.profiler.set_config(
+                profile_memory=True,
+                profile_symbolic=False,
+                profile_imperative=False,
+                profile_api=False,
+                aggregate_stats=True,
+                filename=os.path.join(tempfile.mkdtemp(prefix="mxlint-prof-"), "profile.json"),
+            )
             mx.profiler.set_state("run")
             self._storage = 0.0
 
@@ -227,6 +231,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
             return
         code = compile(source, path, "exec")
         exec(code, {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__})
+
     try:
         watch = Watch(job.get("watch", []))
         with trace_lines({path} | set(job.get("trace_files", [])), watch) as hits:
@@ -238,8 +243,11 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
             except SystemExit as exc:
                 if exc.code not in (None, 0):
                     result["status"] = "error"
-                    result["exception"] = {"type": "SystemExit", "message": str(exc.code),
-                                           "frames": []}
+                    result["exception"] = {
+                        "type": "SystemExit",
+                        "message": str(exc.code),
+                        "frames": [],
+                    }
             except Exception as exc:  # noqa: BLE001 - the exception is the evidence
                 result["status"] = "error"
                 result["exception"] = exception_info(exc)
@@ -251,13 +259,21 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
                 result["exception"] = exception_info(exc)
     finally:
         lines = sorted([os.path.realpath(f), ln] for f, ln in hits)
-    result.update({
-        "steps": probe.steps, "backwards": probe.backwards, "batches": probe.batches,
-        "lines": lines, "watch": watch.to_json(),
-        "fingerprint": {"first_batch": probe.first_batch, "losses": probe.losses,
-                        "params": _safe(probe.params_digest)},
-        "memory": {"storage_kib": probe.storage_kib, "live_ndarrays": probe.live},
-    })
+    result.update(
+        {
+            "steps": probe.steps,
+            "backwards": probe.backwards,
+            "batches": probe.batches,
+            "lines": lines,
+            "watch": watch.to_json(),
+            "fingerprint": {
+                "first_batch": probe.first_batch,
+                "losses": probe.losses,
+                "params": _safe(probe.params_digest),
+            },
+            "memory": {"storage_kib": probe.storage_kib, "live_ndarrays": probe.live},
+        }
+    )
     return result
 
 

@@ -33,8 +33,9 @@ class Tracer:
         while frame is not None:
             real = os.path.realpath(frame.f_code.co_filename)
             if real in self.files:
-                self.events.append({"file": real, "line": frame.f_lineno, "what": what,
-                                    "kind": kind})
+                self.events.append(
+                    {"file": real, "line": frame.f_lineno, "what": what, "kind": kind}
+                )
                 return
             frame = frame.f_back  # type: ignore[assignment]
 
@@ -62,16 +63,23 @@ def tolerant(tracer: Tracer) -> Iterator[None]:
         def get(self: Any) -> Any:
             tracer.record(f"'Symbol' object has no attribute '{name}'")
             shape = tracer.shape_of(self)
-            return {"shape": shape, "dtype": np.float32, "ndim": len(shape),
-                    "size": int(np.prod(shape)), "context": mx.cpu(), "ctx": mx.cpu()}[name]
+            return {
+                "shape": shape,
+                "dtype": np.float32,
+                "ndim": len(shape),
+                "size": int(np.prod(shape)),
+                "context": mx.cpu(),
+                "ctx": mx.cpu(),
+            }[name]
+
         return property(get)
 
     def method(name: str) -> Any:
         def call(self: Any, *a: Any, **k: Any) -> Any:
             tracer.record(f"Function {name} is not implemented for Symbol")
             value = np.zeros(tracer.shape_of(self), dtype="float32")
-            return value if name == "asnumpy" else (value.tolist() if name == "tolist"
-                                                    else 0.0)
+            return value if name == "asnumpy" else (value.tolist() if name == "tolist" else 0.0)
+
         return call
 
     def truth(self: Any) -> bool:
@@ -83,13 +91,20 @@ def tolerant(tracer: Tracer) -> Iterator[None]:
 
     def inplace(name: str, op: str) -> Any:
         def call(self: Any, other: Any) -> Any:
-            tracer.record(f'Function {name} (namely operator "{op}=") is not implemented for '
-                          "Symbol")
+            tracer.record(
+                f'Function {name} (namely operator "{op}=") is not implemented for Symbol'
+            )
             return getattr(self, name.replace("__i", "__", 1))(other)
+
         return call
 
-    for name, op in (("__iadd__", "+"), ("__isub__", "-"), ("__imul__", "*"),
-                     ("__itruediv__", "/"), ("__idiv__", "/")):
+    for name, op in (
+        ("__iadd__", "+"),
+        ("__isub__", "-"),
+        ("__imul__", "*"),
+        ("__itruediv__", "/"),
+        ("__idiv__", "/"),
+    ):
         saved[name] = Symbol.__dict__.get(name, None)
         setattr(Symbol, name, inplace(name, op))
     original_str = Symbol.__str__
@@ -115,8 +130,9 @@ def tolerant(tracer: Tracer) -> Iterator[None]:
             return
         verify(op_name, func_name, args, out)
 
-    def symbolic_invoke(handle: Any, ndargs: Any, keys: Any, vals: Any, out: Any,
-                        *rest: Any) -> Any:
+    def symbolic_invoke(
+        handle: Any, ndargs: Any, keys: Any, vals: Any, out: Any, *rest: Any
+    ) -> Any:
         if any(isinstance(a, Symbol) for a in ndargs):
             name = sys._getframe(1).f_code.co_name
             tracer.record(f"Argument data must have NDArray type (nd.{name} on a Symbol)")
@@ -168,10 +184,18 @@ def trace(block: Any, xs: list[Any], files: set[str]) -> list[dict[str, Any]]:
         except Exception as exc:  # noqa: BLE001 - a break we cannot answer ends the trace
             import traceback
 
-            frames = [f for f in traceback.extract_tb(exc.__traceback__)
-                      if os.path.realpath(f.filename) in tracer.files]
+            frames = [
+                f
+                for f in traceback.extract_tb(exc.__traceback__)
+                if os.path.realpath(f.filename) in tracer.files
+            ]
             if frames:
-                tracer.events.append({"file": os.path.realpath(frames[-1].filename),
-                                      "line": frames[-1].lineno, "end": True,
-                                      "what": f"{type(exc).__name__}: {exc}"[:200]})
+                tracer.events.append(
+                    {
+                        "file": os.path.realpath(frames[-1].filename),
+                        "line": frames[-1].lineno,
+                        "end": True,
+                        "what": f"{type(exc).__name__}: {exc}"[:200],
+                    }
+                )
     return tracer.events
