@@ -188,6 +188,9 @@ class Checker:
     rules: ClassVar[tuple[type[Rule], ...]] = ()
     #: Short stable name, used as the key of this checker's facts.
     name: ClassVar[str] = ""
+    #: Reports from `finalize` too, once every file's facts are known: whether such a finding
+    #: is needed is only known per run (an unused `# noqa` for its codes is not reported).
+    cross_file: ClassVar[bool] = False
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
@@ -200,7 +203,7 @@ class Checker:
 
     @classmethod
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
-        """Cross-file findings once every file's facts are known."""
+        """Cross-file findings once every file's facts are known (checkers with `cross_file`)."""
         return []
 
 

@@ -1,4 +1,5 @@
-"""The single source of truth for rules: every rule module under `mxlint.rules`, loaded once."""
+"""The single source of truth for rules: every rule module under `mxlint.rules` (one folder per
+family, one file per rule), loaded once."""
 
 from __future__ import annotations
 
@@ -23,10 +24,8 @@ def _load() -> tuple[
     rules: dict[str, type[Rule]] = {}
     checkers: list[type[Checker]] = []
     text_checkers: list[type[TextChecker]] = []
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
+    for name in _rule_modules(pkg.__path__, pkg.__name__):
+        module = importlib.import_module(name)
         for obj in vars(module).values():
             if not isinstance(obj, type) or obj.__module__ != module.__name__:
                 continue
@@ -50,6 +49,23 @@ def _load() -> tuple[
                     f"{checker.__name__} reports {rule.code}, which is not defined in a rule module"
                 )
     return dict(sorted(rules.items())), tuple(checkers), tuple(text_checkers)
+
+
+def _rule_modules(path: list[str], prefix: str) -> list[str]:
+    """Every public module of the rules package and of its family folders (`rules/memory/...`),
+    in name order. Names starting with `_` hold a family's shared analysis: rule modules import
+    what they use of it, and the registry does not (some of it loads only when needed)."""
+    names: list[str] = []
+    for info in sorted(pkgutil.iter_modules(path), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        name = f"{prefix}.{info.name}"
+        if info.ispkg:
+            package = importlib.import_module(name)
+            names.extend(_rule_modules(list(package.__path__), name))
+        else:
+            names.append(name)
+    return names
 
 
 def all_rules() -> dict[str, type[Rule]]:

@@ -142,6 +142,15 @@ class Rule:
         return cls.message.format(**kwargs) if kwargs else cls.message
 
     @classmethod
+    def source_file(cls) -> str:
+        """The file that defines the rule, as the repository lays it out (`rules/` installs as
+        `mxlint.rules`): where a reader of the rule's page goes to change it."""
+        parts = cls.__module__.split(".")
+        if parts[:2] == ["mxlint", "rules"]:
+            parts = parts[1:]
+        return "/".join(parts) + ".py"
+
+    @classmethod
     def documentation(cls) -> str:
         """The rule's page (Markdown), the source for `mxlint rule`, SARIF and docs/rules."""
         parts = [
@@ -150,6 +159,10 @@ class Rule:
             f"Family: {cls.family()} · Default: {'on' if cls.default_enabled else 'off'}"
             + (f" · MXNet {cls.mxnet}.x only" if cls.mxnet != "any" else "")
             + (f" · Fix: {cls.fixable}" if cls.fixable else ""),
+            "",
+            f"Defined in `{cls.source_file()}`, with its examples (run by "
+            "`tests/test_rule_examples.py`); its findings on the fixtures are pinned in "
+            f"`tests/snapshots/{cls.code}.txt`.",
             "",
             "## What it does",
             _dedent(cls.what),

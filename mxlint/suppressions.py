@@ -238,14 +238,10 @@ def filter_text(findings: Iterable[Finding], texts: dict[str, str]) -> list[Find
 def _cross_file_codes() -> frozenset[str]:
     """Codes a checker may also report from `finalize`: their use is only known per run."""
     from mxlint import registry
-    from mxlint.checker import Checker
 
-    codes: set[str] = set()
-    for checker in registry.python_checkers():
-        base = getattr(Checker.finalize, "__func__", None)
-        if getattr(checker.finalize, "__func__", None) is not base:
-            codes.update(r.code for r in checker.rules)
-    return frozenset(codes)
+    return frozenset(
+        r.code for checker in registry.python_checkers() if checker.cross_file for r in checker.rules
+    )
 
 
 def unused_directives(

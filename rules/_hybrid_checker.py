@@ -228,6 +228,7 @@ class HybridAnalysis(Checker):
     the rule module subclasses it with its rules."""
 
     name = NAME
+    cross_file = True
 
     def end(self) -> None:
         ctx = self.ctx

@@ -14,10 +14,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from mxlint.rules._flow import Flow
 
 from mxlint import knowledge
 from mxlint.checker import Checker
+from mxlint.flow import Flow
 from mxlint.rule import Example, Rule, Valid
 from mxlint.walker import children
 

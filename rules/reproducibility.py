@@ -17,7 +17,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import libcst as cst
-from mxlint.rules._flow import (
+
+from mxlint import knowledge
+from mxlint.checker import Checker
+from mxlint.flow import (
     Flow,
     Frame,
     Site,
@@ -26,9 +29,6 @@ from mxlint.rules._flow import (
     function_params,
     has_main_guard,
 )
-
-from mxlint import knowledge
-from mxlint.checker import Checker
 from mxlint.names import ImportMap, ProjectNames, last_name
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
@@ -515,6 +515,7 @@ class ReproducibilityChecker(Checker):
 
     rules = (UnseededShuffle, UnseededNumpyRandom, UnseededPythonRandom, SeedAfterRandomness)
     name = "reproducibility"
+    cross_file = True
 
     def _worth_tracing(self, flow: Flow) -> set[str]:
         """Functions (and classes) whose trace can meet a seed or a draw: a name that looks
