@@ -240,7 +240,10 @@ def _cross_file_codes() -> frozenset[str]:
     from mxlint import registry
 
     return frozenset(
-        r.code for checker in registry.python_checkers() if checker.cross_file for r in checker.rules
+        r.code
+        for checker in registry.python_checkers()
+        if checker.cross_file
+        for r in checker.rules
     )
 
 
