@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 from mxlint import __version__
 
 if TYPE_CHECKING:
-    from mxlint.config import Settings
     from mxlint.engine import FileResult
+    from mxlint.settings import Settings
 
 DIRNAME = ".mxlint_cache"
 ENV_VAR = "MXLINT_CACHE_DIR"
 #: Bumped when the layout of a cache file changes.
-FORMAT = 1
+FORMAT = 2
 
 _GITIGNORE = "# Automatically created by mxlint.\n*\n"
 _CACHEDIR_TAG = (

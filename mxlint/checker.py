@@ -12,9 +12,9 @@ from mxlint.names import ImportMap, dotted_name
 from mxlint.rule import Applicability, Rule
 
 if TYPE_CHECKING:
-    from mxlint.config import Settings
     from mxlint.project import ProjectIndex
     from mxlint.rule import Finding
+    from mxlint.settings import Settings
 
 EditMode = Literal["replace", "insert_before", "insert_after"]
 
@@ -102,8 +102,7 @@ class FileContext:
         data: dict[str, Any] | None = None,
         requires: tuple[str, str] | None = None,
     ) -> None:
-        if not self.settings.enabled(rule, self.path):
-            return
+        """Report `rule` at `node`; whether it is shown (selection, `# noqa`) is the funnel's."""
         self.reports.append(
             Report(
                 node,
@@ -189,7 +188,7 @@ class Checker:
     #: Short stable name, used as the key of this checker's facts.
     name: ClassVar[str] = ""
     #: Reports from `finalize` too, once every file's facts are known: whether such a finding
-    #: is needed is only known per run (an unused `# noqa` for its codes is not reported).
+    #: is needed is only known per run (an unused noqa directive for its codes is not reported).
     cross_file: ClassVar[bool] = False
 
     def __init__(self, ctx: FileContext) -> None:

@@ -1,4 +1,9 @@
-"""Lint one file: one parse, one walk, every enabled checker; positions only for what is reported."""
+"""Lint one file: one parse, one walk, every enabled checker; positions only for what is reported.
+
+A file comes in by path (`lint_file`: read and decoded by `mxlint.sources`, a notebook's cells
+joined) or as text (`lint_source`); what comes out is a `FileResult` whose findings have passed
+the funnel (`mxlint.funnel.admit`), and whose facts feed the cross-file pass.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +15,16 @@ from pathlib import Path
 
 import libcst as cst
 
-from mxlint import knowledge, registry, suppressions
-from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, Report
-from mxlint.config import Settings
-from mxlint.names import ImportMap
+from mxlint import context, registry, sources, suppressions
+from mxlint.checker import Checker, FileContext, FileFacts, FixSpec
+from mxlint.funnel import admit
+from mxlint.notebooks import CellMap, Notebook
 from mxlint.parsing import DEEP_RECURSION_LIMIT, ParseFailure, on_large_stack, parse_module
 from mxlint.positions import Range, node_ranges
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
-from mxlint.walker import TreeIndex, use_index, walk
+from mxlint.settings import Settings
+from mxlint.suppressions import Suppressions
+from mxlint.walker import TreeIndex, dispatch, use_index, walk
 
 #: A file that mentions none of these is not parsed for Python rules: not MXNet code, and no
 #: randomness an MXNet program's reproducibility depends on (numpy/random in entry scripts).
@@ -31,35 +38,56 @@ MXNET_HINT = re.compile(
 
 @dataclass
 class FileResult:
+    """One file's own result: what a worker sends back and the cache keeps."""
+
     path: str
     findings: list[Finding] = field(default_factory=list)
     #: Findings that stand only if the project proves a fact: (finding, requirement).
     conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
     facts: FileFacts | None = None
+    #: The file's noqa directives, for the findings decided after every file is read.
+    suppressions: Suppressions | None = None
+    #: A notebook's cells, to report those findings in their cells.
+    cells: CellMap | None = None
     #: An internal error happened (exit code 2).
     error: bool = False
     parsed: bool = False
 
 
-def module_name_for(path: Path, packages: dict[Path, list[str]] | None = None) -> tuple[str, bool]:
-    """Dotted module name of a file from the packages (`__init__.py`) above it.
+def lint_file(path: Path, settings: Settings, data: bytes | None = None) -> FileResult:
+    """Lint one file; `data`, when given, is its content already read (e.g. to hash it)."""
+    shown = sources.display(path)
+    content = b"" if data is None else data
+    try:
+        if data is None:
+            content = sources.read_regular(path)
+        if path.suffix == sources.NOTEBOOK_SUFFIX:
+            return lint_notebook(shown, content, settings)
+        source = sources.decode_source(content)
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        location, detail = sources.why_unreadable(exc, content)
+        finding = sources.unreadable_finding(shown, location, detail)
+        return FileResult(shown, admit([finding], settings))
+    return lint_source(shown, source, settings)
 
-    `packages`: the package path of each directory seen so far, for callers that name many
-    files (the directories above them are then looked at once, not once per file)."""
-    path = path.resolve() if path.exists() else path
-    is_package = path.name == "__init__.py"
-    package = packages.get(path.parent) if packages is not None else None
-    if package is None:
-        package = []
-        directory = path.parent
-        while (directory / "__init__.py").is_file() and directory.parent != directory:
-            package.append(directory.name)
-            directory = directory.parent
-        package.reverse()
-        if packages is not None:
-            packages[path.parent] = package
-    parts = package if is_package else [*package, path.stem]
-    return ".".join(p for p in parts if p), is_package
+
+def lint_notebook(path: str, data: bytes, settings: Settings) -> FileResult:
+    """Lint a notebook's code cells as one program; findings carry their cell.
+
+    Raises NotebookError for a file that is not a notebook (the caller reports MXL003).
+    Conditional findings stay in joined-source positions, like the ones checkers report after
+    the whole run: the runner maps both to cells once the notebook's `# noqa` comments (read
+    from the joined source) are applied.
+    """
+    notebook = Notebook.parse(data)
+    if not notebook.python or not notebook.source:
+        return FileResult(path)
+    result = lint_source(path, notebook.source, settings)
+    cells = notebook.cell_map
+    result.findings = [cells.localize(f) for f in result.findings]
+    if result.facts is not None:
+        result.cells = cells
+    return result
 
 
 def _engine_finding(rule: type[Rule], path: str, line: int, col: int, **kw: object) -> Finding:
@@ -82,85 +110,9 @@ def internal_error(path: str, checker: str, error: BaseException) -> Finding:
     )
 
 
-def _prepass_imports(module: cst.Module, imports: ImportMap) -> None:
-    """Top-level imports (also under if/try at top level) before any checker resolves a name."""
-    pending: list[cst.CSTNode] = list(module.body)
-    while pending:
-        stmt = pending.pop(0)
-        if type(stmt) is cst.SimpleStatementLine:
-            for small in stmt.body:
-                if type(small) is cst.Import:
-                    imports.add_import(small)
-                elif type(small) is cst.ImportFrom:
-                    imports.add_import_from(small)
-        elif isinstance(stmt, (cst.If, cst.Try)):
-            pending.extend(stmt.body.body)
-            orelse = getattr(stmt, "orelse", None)
-            if isinstance(orelse, (cst.Else, cst.If)):
-                pending.extend(orelse.body.body)
-            for handler in getattr(stmt, "handlers", ()):
-                pending.extend(handler.body.body)
-
-
-_NP_STYLE = re.compile(r"\b(?:npx\.set_np|from\s+mxnet\s+import\s+[^\n]*\bnpx?\b|mx\.npx?\.)")
-
-
-def infer_mxnet_line(source: str, settings: Settings) -> str:
-    """ "1" or "2": config wins; else a file written against mx.np/npx is MXNet 2 style."""
-    if settings.mxnet_version:
-        return settings.mxnet_version
-    if "hybrid_forward" in source or "np" not in source:  # every MXNet 2 marker has "np"
-        return "1"
-    return "2" if _NP_STYLE.search(source) else "1"
-
-
-class _EngineFacts:
-    """The engine's own handlers: import tracking and class facts for cross-file ancestry."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-
-    def visit_Import(self, node: cst.Import) -> None:
-        if self.ctx.stack:
-            self.ctx.imports.add_import(node)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if self.ctx.stack:
-            self.ctx.imports.add_import_from(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        outer = [n.name.value for n in self.ctx.stack if type(n) is cst.ClassDef]
-        if any(type(n) is cst.FunctionDef for n in self.ctx.stack):
-            return
-        qual = self.ctx.qualname(".".join([*outer, node.name.value]))
-        bases: list[str] = []
-        for arg in node.bases:
-            name = self.ctx.imports.resolve(arg.value)
-            if name is None:
-                from mxlint.names import dotted_name
-
-                dotted = dotted_name(arg.value)
-                if dotted is not None:
-                    name = self.ctx.qualname(dotted)
-            if name is not None:
-                bases.append(name)
-        self.ctx.facts.classes[qual] = bases
-
-
-def _dispatch(objs: list[object]) -> tuple[dict[type, list], dict[type, list]]:
-    visits: dict[type, list] = {}
-    leaves: dict[type, list] = {}
-    for index, obj in enumerate(objs):
-        for attr in dir(type(obj)):
-            if attr.startswith("visit_") or attr.startswith("leave_"):
-                node_type = getattr(cst, attr[6:], None)
-                if isinstance(node_type, type):
-                    target = visits if attr.startswith("visit_") else leaves
-                    target.setdefault(node_type, []).append((index, getattr(obj, attr)))
-    return visits, leaves
-
-
 def enabled_checkers(settings: Settings) -> list[type[Checker]]:
+    """Checkers with a rule that may be on: the others are not run at all (work skipped;
+    what is reported is still decided by the funnel)."""
     return [c for c in registry.python_checkers() if any(settings.code_enabled(r) for r in c.rules)]
 
 
@@ -174,23 +126,15 @@ def lint_source(
     force: bool = False,
 ) -> FileResult:
     """Lint Python `source` as file `path`. Never raises for bad input or a failing rule."""
-    result = FileResult(path)
     if not force and not MXNET_HINT.search(source.encode("utf-8", "surrogatepass")):
-        return result
+        return FileResult(path)
     module = parse_module(source)
     if isinstance(module, ParseFailure):
-        result.findings.append(
-            _engine_finding(
-                registry.all_rules()["MXL001"],
-                path,
-                module.line,
-                module.column,
-                detail=module.message,
-            )
-        )
-        return result
+        rule = registry.all_rules()["MXL001"]
+        failure = _engine_finding(rule, path, module.line, module.column, detail=module.message)
+        return FileResult(path, admit([failure], settings))
     if module_name is None:
-        module_name, is_package = module_name_for(Path(path))
+        module_name, is_package = sources.module_name_for(Path(path))
     check = functools.partial(_check, path, source, settings, module, module_name, is_package)
     try:
         try:
@@ -200,9 +144,8 @@ def lint_source(
         # A tree deeper than the recursion limit allows: again, on a large stack, higher limit.
         return on_large_stack(functools.partial(check, retry=False), DEEP_RECURSION_LIMIT)
     except Exception as exc:  # a bug outside the checkers (positions, suppressions)
-        result.findings.append(internal_error(path, "mxlint", exc))
-        result.error = True
-        return result
+        failure = internal_error(path, "mxlint", exc)
+        return FileResult(path, admit([failure], settings), error=True)
 
 
 def _check(
@@ -218,22 +161,11 @@ def _check(
     that the caller can check the file again with more stack."""
     result = FileResult(path)
     result.parsed = True
-    imports = ImportMap(module_name, is_package)
-    _prepass_imports(module, imports)
-    ctx = FileContext(
-        path,
-        source,
-        module,
-        imports,
-        settings,
-        infer_mxnet_line(source, settings),
-        settings.is_entry_point(path),
-    )
-    checker_types = enabled_checkers(settings)
-    objs: list[object] = [_EngineFacts(ctx)]
+    ctx = context.build(path, source, module, module_name, is_package, settings)
+    objs: list[object] = [context.ContextFacts(ctx)]
     errors: list[tuple[str, BaseException]] = []
     live: list[Checker] = []
-    for checker_type in checker_types:
+    for checker_type in enabled_checkers(settings):
         try:
             checker = checker_type(ctx)
             checker.begin()
@@ -242,7 +174,7 @@ def _check(
             continue
         live.append(checker)
     objs.extend(live)
-    visits, leaves = _dispatch(objs)
+    visits, leaves = dispatch(objs)
     failed: set[int] = set()
 
     def on_error(owner: int, exc: BaseException) -> None:
@@ -269,49 +201,16 @@ def _check(
         _position_reports(ctx, result)
     finally:
         use_index(None)
-    replaced = _superseded(result.findings)
-    result = suppressions.apply(result, source, settings)
-    if replaced:
-        result.findings = [
-            f
-            for f in result.findings
-            if (f.code, f.location.row, f.location.column) not in replaced
-        ]
+    noqa = suppressions.parse(source)
+    result.findings = admit(result.findings, settings, noqa)
+    if result.conditional:
+        kept = {id(f) for f in admit([f for f, _ in result.conditional], settings, noqa)}
+        result.conditional = [(f, req) for f, req in result.conditional if id(f) in kept]
+    if noqa:
+        result.suppressions = noqa
+        unused = suppressions.unused_directives(path, source, noqa, settings)
+        result.findings.extend(admit(unused, settings))
     return result
-
-
-def _superseded(findings: list[Finding]) -> set[tuple[str, int, int]]:
-    """One finding per problem: where a rule that names others in `supersedes` reports, their
-    findings at the same place go. Taken before suppressions and applied after: a `noqa` for
-    the precise rule silences the problem, one for the other still counts as used."""
-    replaced: set[tuple[str, int, int]] = set()
-    for f in findings:
-        rule = registry.get_rule(f.code)
-        if rule is not None and rule.supersedes:
-            replaced.update((code, f.location.row, f.location.column) for code in rule.supersedes)
-    return replaced
-
-
-def context_for(facts: FileFacts, source: str, settings: Settings) -> FileContext | None:
-    """The context of a file read again after the run, with no checker: for cross-file analyses
-    that need a tree only for the few files other files actually call into."""
-    module = parse_module(source)
-    if isinstance(module, ParseFailure):
-        return None
-    imports = ImportMap(facts.module, facts.is_package)
-    _prepass_imports(module, imports)
-    ctx = FileContext(
-        facts.path,
-        source,
-        module,
-        imports,
-        settings,
-        infer_mxnet_line(source, settings),
-        settings.is_entry_point(facts.path),
-    )
-    visits, leaves = _dispatch([_EngineFacts(ctx)])
-    walk(module, visits, leaves, ctx.stack, lambda owner, exc: None)
-    return ctx
 
 
 def _position_reports(ctx: FileContext, result: FileResult) -> None:
@@ -366,8 +265,4 @@ def _fix(spec: FixSpec, ranges: dict[cst.CSTNode, Range]) -> Fix | None:
     return Fix(spec.applicability, spec.message, tuple(edits))
 
 
-def is_mxnet_import(name: str | None) -> bool:
-    return knowledge.is_mxnet(name)
-
-
-__all__ = ["FileResult", "Report", "lint_source", "module_name_for"]
+__all__ = ["FileResult", "lint_file", "lint_notebook", "lint_source"]

@@ -25,8 +25,8 @@ from mxlint.rule import Edit, Finding
 
 if TYPE_CHECKING:
     from mxlint.cache import Cache
-    from mxlint.config import Settings
     from mxlint.notebooks import Notebook
+    from mxlint.settings import Settings
 
 #: Passes over one file in memory (each re-lints the fixed text).
 MAX_PASSES = 10
@@ -313,7 +313,7 @@ class FixReport:
 
 
 def _stats(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int, int]]:
-    from mxlint.runner import _display, discover
+    from mxlint.sources import discover, display
 
     python, text = discover(paths, settings)
     out = {}
@@ -322,7 +322,7 @@ def _stats(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int, in
             st = p.stat()
         except OSError:
             continue
-        out[_display(p)] = (st.st_mtime_ns, st.st_size)
+        out[display(p)] = (st.st_mtime_ns, st.st_size)
     return out
 
 

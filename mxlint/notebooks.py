@@ -1,4 +1,5 @@
-"""Jupyter notebooks: code cells linted as one program, findings reported per cell.
+"""Jupyter notebooks: code cells read as one program, findings reported per cell (the engine's
+`lint_notebook` lints them).
 
 A notebook is read with the standard `json` module (nbformat 4). Its code cells are joined, in
 order, into one Python source, the way a kernel runs them: a name defined in cell 1 is known in
@@ -38,17 +39,11 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mxlint.rule import Edit, Finding, Fix, Location
 
-if TYPE_CHECKING:
-    from mxlint.config import Settings
-    from mxlint.engine import FileResult
-
 SUFFIX = ".ipynb"
-#: Key of a notebook's CellMap in FileFacts.extra (cross-file findings are mapped with it).
-FACTS_KEY = "mxlint.notebook"
 #: The line that separates two cells in the joined source (the number is the next cell's).
 MARKER = "# mxlint: cell {}"
 _PLACEHOLDER_RE = re.compile(r"[ \t]*(?:pass  )?# mxlint: magic (\d+)")
@@ -565,30 +560,6 @@ def _source_spans(text: str) -> dict[int, tuple[int, int]]:
     return spans
 
 
-# -- linting --------------------------------------------------------------------------------
-
-
-def lint_notebook(path: str, data: bytes, settings: Settings) -> FileResult:
-    """Lint a notebook's code cells as one program; findings carry their cell.
-
-    Raises NotebookError for a file that is not a notebook (the caller reports MXL003).
-    Conditional findings stay in joined-source positions, like the ones checkers report after
-    the whole run: both are mapped to cells by `suppressions.filter_cross_file`, after the
-    notebook's `# noqa` comments (read from the joined source) are applied.
-    """
-    from mxlint.engine import FileResult, lint_source
-
-    notebook = Notebook.parse(data)
-    if not notebook.python or not notebook.source:
-        return FileResult(path)
-    result = lint_source(path, notebook.source, settings)
-    cells = notebook.cell_map
-    result.findings = [cells.localize(f) for f in result.findings]
-    if result.facts is not None:
-        result.facts.extra[FACTS_KEY] = cells
-    return result
-
-
 # -- showing cells ----------------------------------------------------------------------------
 
 
@@ -640,6 +611,5 @@ __all__ = [
     "Notebook",
     "NotebookError",
     "UnwritableFix",
-    "lint_notebook",
     "unified_diff",
 ]

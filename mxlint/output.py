@@ -142,7 +142,7 @@ class _Sources:
         if filename not in self._cache:
             try:
                 data = Path(filename).read_bytes()
-                from mxlint.runner import decode_source
+                from mxlint.parsing import decode_source
 
                 try:
                     text = decode_source(data)

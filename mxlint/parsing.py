@@ -11,11 +11,13 @@ exact (`Missing parentheses in call to 'print'` at the `print`).
 from __future__ import annotations
 
 import ast
+import io
 import os
 import queue
 import re
 import sys
 import threading
+import tokenize
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -250,3 +252,12 @@ def bracket_depth(source: str) -> int:
         elif depth:
             depth -= 1
     return deepest
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source as the interpreter would (PEP 263 cookie, BOM); raises on bad bytes."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text

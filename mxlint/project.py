@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 
 from mxlint import knowledge
 from mxlint.checker import FileFacts
+from mxlint.context import context_for
 from mxlint.names import ProjectNames
+from mxlint.parsing import decode_source
+from mxlint.settings import Settings
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
-    from mxlint.config import Settings
 
 
 class ProjectIndex:
@@ -45,10 +47,6 @@ class ProjectIndex:
         another file turns out to call into it; None if it cannot be read or parsed now."""
         if facts.path in self._contexts:
             return self._contexts[facts.path]
-        from mxlint.config import Settings
-        from mxlint.engine import context_for
-        from mxlint.runner import decode_source
-
         ctx = None
         if facts.path in self.sources:
             ctx = context_for(facts, self.sources[facts.path], self.settings or Settings())

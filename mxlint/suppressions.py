@@ -9,6 +9,8 @@ things flake8 cannot know about, and applies them in both modes:
 
 Under flake8 (`Settings.inline_noqa = False`) the same-line directive is left to flake8, so that
 `flake8 --disable-noqa` keeps working; unused-directive accounting (MXL004) is identical.
+
+This module reads directives and judges the unused ones; `mxlint.funnel` applies them.
 """
 
 from __future__ import annotations
@@ -16,16 +18,15 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mxlint.parsing import split_lines
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 
 if TYPE_CHECKING:
-    from mxlint.config import Settings
-    from mxlint.engine import FileResult
+    from mxlint.settings import Settings
 
 #: flake8's own inline pattern (flake8.defaults.NOQA_INLINE_REGEXP).
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
@@ -34,8 +35,6 @@ FILE_NOQA = re.compile(
     re.IGNORECASE,
 )
 _SPLIT = re.compile(r"[,\s]+")
-#: Key of the suppressions in FileFacts.extra (so cached results keep them).
-FACTS_KEY = "mxlint.suppressions"
 
 
 @dataclass
@@ -108,7 +107,7 @@ def parse(source: str) -> Suppressions:
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source, newline=None).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        return _parse_lines(source)
+        return parse_lines(source)
     logical_start: int | None = None
     for tok in tokens:
         kind = tok.type
@@ -134,8 +133,9 @@ def parse(source: str) -> Suppressions:
     return out
 
 
-def _parse_lines(text: str) -> Suppressions:
-    """Line-based reading for sources that do not tokenize and for non-Python files."""
+def parse_lines(text: str) -> Suppressions:
+    """Line-based reading for sources that do not tokenize and for non-Python files
+    (requirements, Dockerfiles, pyproject.toml: `#` comments)."""
     out = Suppressions()
     for row, line in enumerate(split_lines(text), start=1):
         index = line.find("#")
@@ -162,77 +162,6 @@ def _add_comment(out: Suppressions, text: str, row: int, col: int) -> None:
     codes = m.group("codes")
     parsed = tuple(c.upper() for c in _SPLIT.split(codes) if c) if codes else None
     out.lines[row] = Directive(row, col + m.start(), col + m.end(), col, col + len(text), parsed)
-
-
-def _filter(findings: list[Finding], sup: Suppressions, inline: bool) -> list[Finding]:
-    return [f for f in findings if not sup.match(f.code, f.location.row, inline)]
-
-
-def apply(result: FileResult, source: str, settings: Settings) -> FileResult:
-    """Drop suppressed findings of one linted Python file and report unused directives.
-
-    Called once at the end of `engine.lint_source`, so the CLI, the flake8 plugin and the cache
-    all see the same result. The suppressions are kept in the file's facts for findings that
-    appear later (cross-file ones, see `filter_cross_file`).
-    """
-    sup = parse(source)
-    if not sup:
-        return result
-    inline = settings.inline_noqa
-    result.findings = _filter(result.findings, sup, inline)
-    result.conditional = [
-        (f, req) for f, req in result.conditional if not sup.match(f.code, f.location.row, inline)
-    ]
-    if result.facts is not None:
-        result.facts.extra[FACTS_KEY] = sup
-        result.findings.extend(unused_directives(result.path, source, sup, settings))
-    return result
-
-
-def filter_cross_file(
-    findings: Iterable[Finding], results: Sequence[FileResult], settings: Settings
-) -> list[Finding]:
-    """Apply each file's suppressions to findings produced after all files were read.
-
-    A notebook's findings are positioned in its joined source until here: suppressed against
-    that source, then reported in their cells (see `mxlint.notebooks`).
-    """
-    from mxlint.notebooks import FACTS_KEY as CELLS_KEY
-
-    by_path: dict[str, Suppressions] = {}
-    cells: dict[str, Any] = {}
-    for r in results:
-        if r.facts is not None and FACTS_KEY in r.facts.extra:
-            by_path[r.path] = r.facts.extra[FACTS_KEY]
-        if r.facts is not None and CELLS_KEY in r.facts.extra:
-            cells[r.path] = r.facts.extra[CELLS_KEY]
-    out = []
-    for f in findings:
-        sup = by_path.get(f.filename)
-        if f.cell is None and (
-            sup is None or not sup.match(f.code, f.location.row, settings.inline_noqa)
-        ):
-            out.append(cells[f.filename].localize(f) if f.filename in cells else f)
-        elif f.cell is not None:
-            out.append(f)
-    return out
-
-
-def filter_text(findings: Iterable[Finding], texts: dict[str, str]) -> list[Finding]:
-    """Line directives in requirements files, Dockerfiles, pyproject.toml... (`#` comments)."""
-    cache: dict[str, Suppressions] = {}
-    out = []
-    for f in findings:
-        text = texts.get(f.filename)
-        if text is None:
-            out.append(f)
-            continue
-        sup = cache.get(f.filename)
-        if sup is None:
-            sup = cache[f.filename] = _parse_lines(text)
-        if not sup.match(f.code, f.location.row):
-            out.append(f)
-    return out
 
 
 def _cross_file_codes() -> frozenset[str]:

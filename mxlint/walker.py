@@ -335,3 +335,16 @@ def walk(
         elif typ in leaves:
             pending.append((end[i], node, False))
     close(len(order))
+
+
+def dispatch(objs: list[object]) -> tuple[dict[type, list], dict[type, list]]:
+    visits: dict[type, list] = {}
+    leaves: dict[type, list] = {}
+    for index, obj in enumerate(objs):
+        for attr in dir(type(obj)):
+            if attr.startswith("visit_") or attr.startswith("leave_"):
+                node_type = getattr(cst, attr[6:], None)
+                if isinstance(node_type, type):
+                    target = visits if attr.startswith("visit_") else leaves
+                    target.setdefault(node_type, []).append((index, getattr(obj, attr)))
+    return visits, leaves

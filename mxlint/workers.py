@@ -14,12 +14,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mxlint.engine import FileResult, lint_file
+from mxlint.sources import display, module_name_for, read_regular
+
 if TYPE_CHECKING:
     import multiprocessing.context
 
     from mxlint.cache import Cache
-    from mxlint.config import Settings
-    from mxlint.engine import FileResult
+    from mxlint.settings import Settings
 
 #: Below this many files to lint, starting workers costs more than it saves.
 MIN_FILES_PER_WORKER = 8
@@ -50,8 +52,6 @@ _malloc_trim: Callable[[int], int] | None | bool = None
 
 
 def _lint(path: Path) -> FileResult:
-    from mxlint.runner import lint_file, read_regular
-
     assert _settings is not None
     try:
         data: bytes | None = read_regular(path)
@@ -143,8 +143,6 @@ def lint_many(
     """`contents`: the files' bytes where already read; used in this process (workers read
     their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
     sizes where known, to plan the workers' lanes."""
-    from mxlint.runner import lint_file
-
     jobs = worker_count(jobs, len(paths))
     if jobs == 1:
         if contents is None:
@@ -190,14 +188,12 @@ def lint_all(
     if cache is None:
         return lint_many(paths, settings, jobs)
     from mxlint.cache import file_key
-    from mxlint.engine import module_name_for
-    from mxlint.runner import _display, read_regular
 
     results: list[FileResult | None] = [None] * len(paths)
     todo: list[tuple[int, str, str, bytes | None]] = []
     packages: dict[Path, list[str]] = {}
     for index, path in enumerate(paths):
-        shown = _display(path)
+        shown = display(path)
         try:
             data = read_regular(path)
         except OSError:

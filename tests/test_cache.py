@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mxlint.cache import DIRNAME, ENV_VAR, Cache, clean
+from mxlint.cache import DIRNAME, ENV_VAR, FORMAT, Cache, clean
 from mxlint.cli import main
 from mxlint.config import Settings
 from mxlint.runner import run
@@ -122,7 +122,7 @@ def test_a_damaged_cache_is_an_empty_cache(project: Path):
     assert rows == [("model.py", 7, "MXL101"), ("model.py", 9, "MXL102")]
     assert cache.hits == 0
     with cache.file.open("rb") as fh:  # and it was rewritten whole
-        assert pickle.load(fh)["format"] == 1
+        assert pickle.load(fh)["format"] == FORMAT
 
 
 def test_internal_errors_are_not_remembered(project: Path, monkeypatch: pytest.MonkeyPatch):

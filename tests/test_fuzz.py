@@ -40,7 +40,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mxlint import fixes, registry, runner
+from mxlint import engine, fixes, registry
 from mxlint.api import check_source
 from mxlint.config import Settings
 from mxlint.parsing import ParseFailure, parse_module, split_lines
@@ -576,5 +576,5 @@ def test_mutated_notebooks(data: st.DataObject) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "nb.ipynb"
         path.write_text(raw, encoding="utf-8")
-        result = runner.lint_file(path, Settings(select=("ALL",)))
+        result = engine.lint_file(path, Settings(select=("ALL",)))
     assert all(f.code != "MXL002" for f in result.findings), result.findings

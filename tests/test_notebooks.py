@@ -18,8 +18,10 @@ import pytest
 from mxlint import fixes
 from mxlint.cli import main
 from mxlint.config import Settings
+from mxlint.engine import lint_file
 from mxlint.notebooks import Notebook, NotebookError, UnwritableFix
-from mxlint.runner import discover, lint_file, resolve_project
+from mxlint.runner import resolve_project
+from mxlint.sources import discover
 
 NAME = "gluon_cnn.ipynb"
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from mxlint import fixes, registry, runner
+from mxlint import engine, fixes, registry, runner, sources
 from mxlint.cli import main
 from mxlint.config import Settings
 
@@ -539,10 +539,10 @@ def test_fifos_and_devices_are_not_read(project):
 def test_file_vanishing_between_discovery_and_reading(project):
     (project / "gone.py").write_text(GOOD)
     settings = Settings(root=project)
-    python, _ = runner.discover([Path(".")], settings)
+    python, _ = sources.discover([Path(".")], settings)
     assert sorted(p.as_posix() for p in python) == ["gone.py", "good.py"]
     (project / "gone.py").unlink()
-    results = {r.path: r for r in (runner.lint_file(p, settings) for p in python)}
+    results = {r.path: r for r in (engine.lint_file(p, settings) for p in python)}
     assert [(f.code, f.location.row, f.message) for f in results["gone.py"].findings] == [
         ("MXL003", 1, "Cannot read file: No such file or directory")
     ]
@@ -554,14 +554,14 @@ def test_file_vanishing_during_a_cli_run(project, capsys, monkeypatch):
     """The CLI's own run, with the file deleted right after discovery (as an editor's
     save-and-rename or a `git checkout` in another terminal would)."""
     (project / "gone.py").write_text(GOOD)
-    discover = runner.discover
+    discover = sources.discover
 
     def discover_then_delete(paths, settings, **kwargs):
         found = discover(paths, settings, **kwargs)
         (project / "gone.py").unlink()
         return found
 
-    monkeypatch.setattr(runner, "discover", discover_then_delete)
+    monkeypatch.setattr(sources, "discover", discover_then_delete)
     rc, rows, _ = check(capsys)
     assert (rc, rows) == (1, [("gone.py", "MXL003", 1, 1), GOOD_FINDING])
 

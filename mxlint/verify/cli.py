@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mxlint.config import Settings
 from mxlint.rule import Finding
+from mxlint.settings import Settings
 
 
 def _shard(value: str) -> tuple[int, int]:
@@ -94,7 +94,7 @@ def run_verify(
     args: argparse.Namespace, findings: Sequence[Finding], paths: Sequence[Path], settings: Settings
 ) -> str:
     """Attach a `verify` object to each finding of this shard; return the verdict table."""
-    from mxlint.runner import discover
+    from mxlint.sources import discover
     from mxlint.verify.runner import progress_bar, verify
 
     options = options_from(args, settings)

@@ -1,0 +1,183 @@
+"""What a run is asked to do: which rules, which files, which MXNet; read by every layer.
+
+Reading and validating a configuration file is `mxlint.config`'s; this module holds only the
+settings themselves, so that analyses can be given them without depending on the rule registry.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from mxlint.rule import Rule
+
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "env",
+    ".env",
+    "__pycache__",
+    "build",
+    "dist",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".mxlint_cache",
+    "node_modules",
+    "site-packages",
+    ".eggs",
+    "*.egg-info",
+    ".ipynb_checkpoints",
+)
+
+
+@dataclass
+class Settings:
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    #: "1", "2" or None (infer per file).
+    mxnet_version: str | None = None
+    entry_points: tuple[str, ...] = ()
+    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    verify: dict[str, Any] = field(default_factory=dict)
+    #: Where the config came from (for messages), and the directory paths are relative to.
+    source: Path | None = None
+    root: Path = field(default_factory=Path.cwd)
+    #: mxlint applies same-line noqa comments itself; False under flake8, which does it.
+    inline_noqa: bool = True
+    _cache: dict[tuple[Any, ...], bool] = field(default_factory=dict, repr=False)
+
+    # -- selection -----------------------------------------------------------------------
+
+    def _match_len(self, code: str, prefixes: tuple[str, ...]) -> int:
+        best = -1
+        for p in prefixes:
+            if p == "ALL":
+                best = max(best, 0)
+            elif code.startswith(p):
+                best = max(best, len(p))
+        return best
+
+    def code_enabled(self, rule: type[Rule]) -> bool:
+        code = rule.code
+        if self.select is None:
+            selected = 3 if rule.default_enabled else -1
+        else:
+            selected = self._match_len(code, self.select)
+        selected = max(selected, self._match_len(code, self.extend_select))
+        ignored = self._match_len(code, self.ignore)
+        # The more specific prefix wins; on a tie, ignore wins.
+        return selected >= 0 and selected > ignored
+
+    def enabled(self, rule: type[Rule], path: str) -> bool:
+        key = (rule.code, path)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self.code_enabled(rule) and not self._ignored_for_path(rule.code, path)
+            self._cache[key] = hit
+        return hit
+
+    def _ignored_for_path(self, code: str, path: str) -> bool:
+        if not self.per_file_ignores:
+            return False
+        rel = self.relative(path)
+        for pattern, codes in self.per_file_ignores.items():
+            if _glob_match(rel, pattern) and any(p == "ALL" or code.startswith(p) for p in codes):
+                return True
+        return False
+
+    # -- paths ---------------------------------------------------------------------------
+
+    def relative(self, path: str) -> str:
+        try:
+            resolved = Path(path).resolve()
+        except (RuntimeError, OSError):  # a symlink loop
+            resolved = Path(os.path.abspath(path))
+        try:
+            return resolved.relative_to(_resolved(self.root)).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+    def is_excluded(self, path: Path) -> bool:
+        rel = self.relative(str(path))
+        patterns = self.exclude + self.extend_exclude
+        parts = PurePosixPath(rel).parts
+        # Directory names are matched once per directory, not once per file in it.
+        key = (patterns, parts[:-1])
+        in_excluded_dir = self._cache.get(key)
+        if in_excluded_dir is None:
+            in_excluded_dir = self._cache[key] = any(
+                fnmatch.fnmatchcase(p, pattern) for pattern in patterns for p in parts[:-1]
+            )
+        if in_excluded_dir:
+            return True
+        return _globs(patterns).match(rel, parts[-1] if parts else "")
+
+    def is_entry_point(self, path: str) -> bool:
+        if path.endswith(".ipynb"):
+            return True  # a notebook is a program: its cells run top to bottom
+        rel = self.relative(path)
+        return _globs(self.entry_points).match(rel, PurePosixPath(rel).name)
+
+    def option(self, code: str, key: str, default: Any) -> Any:
+        return self.rule_options.get(code, {}).get(key, default)
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(root: Path) -> Path:
+    """`root.resolve()`, once per run: every file's relative path is taken against it."""
+    return root.resolve()
+
+
+class _Globs:
+    """Patterns as `_glob_match` reads them, compiled into one expression per kind of match:
+    each file is tested against every exclude pattern, and thousands of files make that a
+    large share of a warm run."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        stripped = [p.rstrip("/") for p in patterns]
+        whole = [fnmatch.translate(p) for p in stripped]
+        whole += [fnmatch.translate(p + "/*") for p in stripped if p.endswith("**")]
+        names = [fnmatch.translate(p) for p in stripped if "/" not in p]
+        self.whole = re.compile("|".join(whole)) if whole else None
+        self.prefixes = tuple(p + "/" for p in stripped)
+        self.names = re.compile("|".join(names)) if names else None
+
+    def match(self, rel: str, name: str) -> bool:
+        """Whether any pattern matches `rel` (its last component: `name`)."""
+        return bool(
+            (self.whole is not None and self.whole.match(rel))
+            or rel.startswith(self.prefixes)
+            or (self.names is not None and self.names.match(name))
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _globs(patterns: tuple[str, ...]) -> _Globs:
+    return _Globs(patterns)
+
+
+def _glob_match(rel: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatchcase(rel, pattern):
+        return True
+    # `dir` and `dir/**` match everything below dir; bare names match at any depth.
+    if rel.startswith(pattern + "/"):
+        return True
+    if "/" not in pattern and fnmatch.fnmatchcase(PurePosixPath(rel).name, pattern):
+        return True
+    return fnmatch.fnmatchcase(rel, pattern + "/*") if pattern.endswith("**") else False
