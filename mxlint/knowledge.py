@@ -102,9 +102,7 @@ PLAIN_BLOCK_CLASSES = frozenset(
         "mxnet.gluon.rnn.RecurrentCell",
     }
 )
-TRAINER = "mxnet.gluon.Trainer"
 DATALOADER = "mxnet.gluon.data.DataLoader"
-RANDOM_SAMPLER = "mxnet.gluon.data.RandomSampler"
 SPLIT_AND_LOAD = frozenset(
     {
         "mxnet.gluon.utils.split_and_load",
@@ -133,10 +131,6 @@ PARAM_PLACING_METHODS = frozenset(
 )
 #: Functions that return a network whose parameters live on `ctx=`.
 MODEL_FACTORIES_WITH_CTX = ("mxnet.gluon.model_zoo", "gluoncv.model_zoo.get_model")
-#: Methods that move data between contexts; a value that went through one is placed.
-MOVING_METHODS = frozenset(
-    {"as_in_context", "as_in_ctx", "copyto", "to_device", "as_nd_ndarray", "as_np_ndarray"}
-)
 #: Keyword arguments that carry a context.
 CTX_KEYWORDS = ("ctx", "device", "context")
 #: Where a context may be passed positionally: method/function name -> argument index.
@@ -328,10 +322,6 @@ PY_SEEDERS = frozenset({"random.seed", "random.setstate"})
 MXNET_SEEDERS = frozenset(
     {"mxnet.random.seed", "mxnet.np.random.seed", "mxnet.nd.random.seed", "mxnet.npx.random.seed"}
 )
-#: Explicit generators: seeded at construction, they do not need the global seed.
-NUMPY_GENERATORS = frozenset(
-    {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
-)
 
 
 def numpy_random_call(name: str | None) -> bool:
@@ -483,32 +473,12 @@ SYNC_FUNCTIONS = frozenset({"mxnet.nd.waitall", "mxnet.npx.waitall", "mxnet.nd.s
 VALUE_ATTRIBUTES = frozenset(
     {"shape", "dtype", "context", "ctx", "size", "ndim", "stype", "grad", "device"}
 )
-#: In-place NDArray methods that have no symbolic counterpart.
-INPLACE_METHODS = frozenset({"attach_grad", "__setitem__"})
-#: `F.*` functions that implement control flow symbolically.
-SYMBOLIC_CONTROL_FLOW = frozenset(
-    {
-        "where",
-        "contrib.cond",
-        "contrib.foreach",
-        "contrib.while_loop",
-        "npx.cond",
-        "npx.foreach",
-        "npx.while_loop",
-        "np.where",
-    }
-)
 
 # --- autograd ------------------------------------------------------------------------------
 
 AUTOGRAD_RECORD = frozenset({"mxnet.autograd.record", "mxnet.autograd.train_mode"})
 AUTOGRAD_PAUSE = frozenset({"mxnet.autograd.pause", "mxnet.autograd.predict_mode"})
 AUTOGRAD_STATE = frozenset({"mxnet.autograd.is_training", "mxnet.autograd.is_recording"})
-
-# --- Versions ------------------------------------------------------------------------------
-
-MXNET_DIST_PREFIX = "mxnet"
-
 
 # --- Hybridization (MXL1xx) ----------------------------------------------------------------
 

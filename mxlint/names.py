@@ -125,10 +125,6 @@ class ImportMap:
             full = f"{base}.{name}" if base else name
             self.aliases[local] = knowledge.canonical(full)
 
-    def bind_local(self, name: str) -> None:
-        """A plain assignment shadows an imported name (`nd = something_else`)."""
-        self.aliases.pop(name, None)
-
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """Canonical qualified name of `node` if it is rooted in an import, else None."""
         name = dotted_name(node)
@@ -142,19 +138,6 @@ class ImportMap:
         if full is None:
             return None
         return knowledge.canonical(f"{full}.{rest}" if rest else full)
-
-    def local_name(self, name: str) -> str:
-        """Resolve a name that may be imported, else qualify it with this module."""
-        resolved = self.resolve_dotted(name)
-        if resolved is not None:
-            return resolved
-        return f"{self.module}.{name}" if self.module else name
-
-    def names_for(self, qualified: str) -> Iterable[str]:
-        """Local names bound to `qualified` (used when a fix must spell an API locally)."""
-        for local, full in self.aliases.items():
-            if full == qualified:
-                yield local
 
     def mentions_mxnet(self) -> bool:
         return any(knowledge.is_mxnet(full) for full in self.aliases.values())

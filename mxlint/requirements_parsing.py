@@ -80,7 +80,6 @@ class ParsedFile:
 _WHEEL = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.]*)-(\d[^-/]*)-[^/]*\.whl$")
 _SDIST = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*?)-(\d[^-/]*)\.(?:tar\.gz|zip|tar\.bz2)$")
 _EGG = re.compile(r"#egg=([A-Za-z0-9][A-Za-z0-9_.-]*)")
-_NAME_AT_START = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def parse_requirement(text: str, line: int, col: int) -> Requirement | None:
