@@ -89,20 +89,6 @@ def _walk(
             yield base / name
 
 
-def _walk(
-    root: Path, settings: Settings, unlisted: list[tuple[Path, OSError]] | None = None
-) -> Iterator[Path]:
-    def failed(exc: OSError) -> None:
-        if unlisted is not None and exc.filename is not None:
-            unlisted.append((Path(exc.filename), exc))
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
-        base = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not settings.is_excluded(base / d))
-        for name in sorted(filenames):
-            yield base / name
-
-
 def unlisted_findings(unlisted: list[tuple[Path, OSError]]) -> list[Finding]:
     """An MXL003 per directory that could not be listed: silently skipping it would pass
     every file under it unchecked."""

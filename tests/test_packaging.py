@@ -40,6 +40,11 @@ def test_wheel_contains_and_runs_the_rules(tmp_path):
     ):
         assert required in names, required
     assert not any(n.startswith("rules/") for n in names), "rules must install as mxlint.rules"
+    # The Apache-2.0 text ships in the wheel (PEP 639: `.dist-info/licenses/`), as in the repo.
+    licenses = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+    assert licenses, "the wheel carries no LICENSE"
+    with zipfile.ZipFile(wheel) as zf:
+        assert zf.read(licenses[0]) == (ROOT / "LICENSE").read_bytes()
     target = tmp_path / "site"
     subprocess.run(
         [
