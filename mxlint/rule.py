@@ -29,6 +29,19 @@ FAMILIES: dict[str, str] = {
     "8": "distributed",
     "9": "ONNX",
 }
+#: The folder of `rules/` that holds each family's rules, one file per rule.
+FAMILY_FOLDERS: dict[str, str] = {
+    "0": "core",
+    "1": "hybridization",
+    "2": "contexts",
+    "3": "reproducibility",
+    "4": "memory",
+    "5": "versions",
+    "6": "sync",
+    "7": "lifecycle",
+    "8": "distributed",
+    "9": "onnx",
+}
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ def test_a_damaged_cache_is_an_empty_cache(project: Path):
 
 
 def test_internal_errors_are_not_remembered(project: Path, monkeypatch: pytest.MonkeyPatch):
-    from mxlint.rules.hybridization import HybridizationChecker
+    from mxlint.rules.hybridization.checker import HybridizationChecker
 
     def boom(self: object) -> None:
         raise RuntimeError("rule bug")

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 from expectations import actual, expected
-from mxlint.rules.memory import OutputsKeptInRecord
+from mxlint.rules.memory.outputs_kept_in_record import OutputsKeptInRecord
 
 from mxlint.api import check_source
 from mxlint.config import Settings

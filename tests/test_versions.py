@@ -8,8 +8,8 @@ import pytest
 from expectations import actual, expected
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mxlint.rules._dependency_sets import releases
-from mxlint.rules.versions import file_kind
+from mxlint.rules.versions._dependency_sets import releases
+from mxlint.rules.versions._files import file_kind
 
 from mxlint import registry
 from mxlint.api import check_paths

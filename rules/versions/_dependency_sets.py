@@ -18,15 +18,13 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from mxlint.rules.versions import (
-    ConflictingMxnetVariants,
-    CudaVariantMismatch,
-    NumpyBreaksMxnetImport,
-    OnnxBreaksMxnetExport,
-    UnpinnedMxnet,
-    UnreleasedMxnetVersion,
-    file_kind,
-)
+from mxlint.rules.versions._files import file_kind
+from mxlint.rules.versions.conflicting_mxnet_variants import ConflictingMxnetVariants
+from mxlint.rules.versions.cuda_variant_mismatch import CudaVariantMismatch
+from mxlint.rules.versions.numpy_breaks_mxnet_import import NumpyBreaksMxnetImport
+from mxlint.rules.versions.onnx_breaks_mxnet_export import OnnxBreaksMxnetExport
+from mxlint.rules.versions.unpinned_mxnet import UnpinnedMxnet
+from mxlint.rules.versions.unreleased_mxnet_version import UnreleasedMxnetVersion
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 

@@ -1,6 +1,6 @@
 """The hybridization analysis: which statements of a hybridized method break the graph.
 
-`HybridHooks` plugs MXNet knowledge into the tensor-taint interpreter (`mxlint.taint`): `F.*`
+`HybridHooks` plugs MXNet knowledge into the tensor-taint interpreter (`_taint.py`): `F.*`
 calls, tensor methods and child-block calls make tensors; `.shape`, `.asnumpy()`, `len()`,
 branching... on tensors are breaks. The same hooks summarise helper functions (which
 parameters, if tensors, reach which break) so that calls from `hybrid_forward` into helpers are
@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
+from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 
 from mxlint import knowledge
 from mxlint.checker import FileContext
 from mxlint.names import dotted_name
-from mxlint.taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.walker import iter_nodes
 
 #: Parameter names that usually carry a list of tensors (recurrent states, extra inputs).

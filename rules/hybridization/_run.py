@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 import libcst as cst
-from mxlint.rules._hybrid_analysis import (
+from mxlint.rules.hybridization._analysis import (
     INHERITED,
     Break,
     Event,
@@ -22,13 +22,13 @@ from mxlint.rules._hybrid_analysis import (
     name_uses,
     param_env,
 )
+from mxlint.rules.hybridization._taint import TENSORISH, Env, Interpreter, Kind, params_of
 
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit
 from mxlint.names import ProjectNames
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding, Location, Rule
-from mxlint.taint import TENSORISH, Env, Interpreter, Kind, params_of
 
 NAME = "hybridization"
 

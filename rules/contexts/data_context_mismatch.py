@@ -1,0 +1,237 @@
+"""MXL201 data-context-mismatch: finds data fed to a network (`net(x)`, `net.forward(x)`, or a loss
+of `net(x)`) that lives on a different context than the network's parameters: parameters placed
+on a (possibly GPU) context with `initialize(ctx=...)`, `load_parameters(..., ctx=...)`,
+`collect_params().reset_ctx(...)` or a pretrained model-zoo factory, and data that comes from a
+DataLoader, `nd.array(...)`/`nd.load(...)` or an image reader without being moved.
+
+Its findings are decided by the family's checker (`rules/contexts/checker.py`); its tests are
+the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.py` and
+`tests/snapshots/MXL201.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule
+
+
+class DataContextMismatch(Rule):
+    code = "MXL201"
+    name = "data-context-mismatch"
+    message = (
+        "`{net}` has its parameters on `{ctx}` but {origin} is fed to it unmoved; move "
+        "the batch with `{arg}.as_in_context({ctx})` or "
+        "`gluon.utils.split_and_load({arg}, {ctx})` before calling `{net}`"
+    )
+    what = """
+        Finds data fed to a network (`net(x)`, `net.forward(x)`, or a loss of `net(x)`) that
+        lives on a different context than the network's parameters: parameters placed on a
+        (possibly GPU) context with `initialize(ctx=...)`, `load_parameters(..., ctx=...)`,
+        `collect_params().reset_ctx(...)` or a pretrained model-zoo factory, and data that
+        comes from a DataLoader, `nd.array(...)`/`nd.load(...)` or an image reader without
+        being moved. Also the reverse: data moved to a GPU fed to a network initialised with
+        no `ctx` (on the CPU).
+    """
+    why = """
+        MXNet does not move data for you. An operator whose inputs live on different
+        contexts fails with `Check failed: ... on the same context` (or, for parameters,
+        `Parameter ... was not initialized on context cpu(0)`) — typically after the job was
+        queued on a GPU node, since the same script works on a CPU-only laptop.
+    """
+    example = """
+        ctx = mx.gpu(0)
+        net.initialize(ctx=ctx)
+        for data, label in train_loader:
+            with autograd.record():
+                loss = loss_fn(net(data), label)
+    """
+    use_instead = """
+        ctx = mx.gpu(0)
+        net.initialize(ctx=ctx)
+        for data, label in train_loader:
+            data = data.as_in_context(ctx)
+            label = label.as_in_context(ctx)
+            with autograd.record():
+                loss = loss_fn(net(data), label)
+    """
+    fix_safety = """
+        The fix wraps the argument in `.as_in_context(ctx)`. It is unsafe: it copies the batch
+        to another device on every call, which changes where memory is used and may hide that
+        the whole pipeline was meant to run elsewhere. Offered only for a single context
+        spelled by a variable or a constant expression.
+    """
+    fixable = "unsafe"
+    invalid = (
+        Example(
+            "import mxnet as mx\nfrom mxnet import gluon, autograd\n\n"
+            "def train(net, dataset, epochs=1):\n"
+            "    ctx = mx.gpu(0)\n"
+            "    net.initialize(ctx=ctx)\n"
+            "    loader = gluon.data.DataLoader(dataset, batch_size=32, shuffle=True)\n"
+            "    for data, label in loader:\n"
+            "        out = net(data)\n",
+            line=9,
+            expected_fix=(
+                "import mxnet as mx\nfrom mxnet import gluon, autograd\n\n"
+                "def train(net, dataset, epochs=1):\n"
+                "    ctx = mx.gpu(0)\n"
+                "    net.initialize(ctx=ctx)\n"
+                "    loader = gluon.data.DataLoader(dataset, batch_size=32, shuffle=True)\n"
+                "    for data, label in loader:\n"
+                "        out = net(data.as_in_context(ctx))\n"
+            ),
+        ),
+        Example(
+            "import mxnet as mx\nfrom mxnet import nd\nfrom mxnet.gluon.model_zoo import vision\n"
+            "ctx = mx.gpu()\n"
+            "net = vision.resnet18_v1(pretrained=True, ctx=ctx)\n"
+            "img = nd.array(load_image('cat.jpg'))\n"
+            "prob = net(img).softmax()\n",
+            line=7,
+        ),
+        Example(
+            "import mxnet as mx\nfrom mxnet import gluon, nd\n"
+            "ctx = mx.gpu(0) if mx.context.num_gpus() > 0 else mx.cpu()\n"
+            "net = gluon.nn.Dense(10)\n"
+            "net.load_parameters('net.params', ctx=ctx)\n"
+            "x = nd.load('batch.nd')[0]\n"
+            "print(net.forward(x))\n",
+            line=7,
+        ),
+        Example(
+            "import mxnet as mx\nfrom mxnet import gluon\n"
+            "ctx = [mx.gpu(0), mx.gpu(1)]\n"
+            "net = gluon.nn.Dense(10)\n"
+            "net.initialize(ctx=ctx)\n"
+            "loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()\n"
+            "train_data = gluon.data.DataLoader(dataset, batch_size=64)\n"
+            "for i, (x, y) in enumerate(train_data):\n"
+            "    l = loss_fn(net(x), y)\n",
+            line=9,
+        ),
+        Example(
+            "import mxnet as mx\nfrom mxnet import gluon\n\n"
+            "def fit(train_data, ctx=mx.gpu()):\n"
+            "    net = gluon.nn.Dense(10)\n"
+            "    net.initialize(ctx=ctx)\n"
+            "    loss_fn = gluon.loss.L2Loss()\n"
+            "    for batch in train_data:\n"
+            "        x = batch[0].as_in_context(ctx)\n"
+            "        y = batch[1]\n"
+            "        l = loss_fn(net(x), y)\n",
+            line=11,
+        ),
+        Example(
+            "import mxnet as mx\nfrom mxnet import gluon\n\n"
+            "class Trainer:\n"
+            "    def __init__(self, ctx=mx.gpu()):\n"
+            "        self.ctx = ctx\n"
+            "        self.net = gluon.nn.Dense(10)\n"
+            "        self.net.initialize(ctx=self.ctx)\n\n"
+            "    def step(self, train_loader):\n"
+            "        for x, y in train_loader:\n"
+            "            out = self.net(x)\n",
+            line=12,
+            expected_fix=(
+                "import mxnet as mx\nfrom mxnet import gluon\n\n"
+                "class Trainer:\n"
+                "    def __init__(self, ctx=mx.gpu()):\n"
+                "        self.ctx = ctx\n"
+                "        self.net = gluon.nn.Dense(10)\n"
+                "        self.net.initialize(ctx=self.ctx)\n\n"
+                "    def step(self, train_loader):\n"
+                "        for x, y in train_loader:\n"
+                "            out = self.net(x.as_in_context(self.ctx))\n"
+            ),
+        ),
+        Example(
+            "import mxnet as mx\nfrom mxnet import gluon, nd\n"
+            "ctx = mx.gpu()\n"
+            "net = gluon.nn.Dense(2)\n"
+            "net.initialize()\n"
+            "x = nd.ones((4, 3), ctx=ctx)\n"
+            "y = net(x)\n",
+            line=7,
+        ),
+    )
+    valid = (
+        # moved with as_in_context
+        "import mxnet as mx\nfrom mxnet import gluon\nctx = mx.gpu()\n"
+        "net = gluon.nn.Dense(1)\nnet.initialize(ctx=ctx)\n"
+        "loader = gluon.data.DataLoader(ds, batch_size=8)\n"
+        "for x, y in loader:\n    x = x.as_in_context(ctx)\n    y = y.as_in_context(ctx)\n"
+        "    out = net(x)\n",
+        # conditional context, moved through the variable
+        "import mxnet as mx\nfrom mxnet import gluon\n"
+        "ctx = mx.gpu(0) if mx.context.num_gpus() else mx.cpu()\n"
+        "net = gluon.nn.Dense(1)\nnet.initialize(ctx=ctx)\n"
+        "for x, y in gluon.data.DataLoader(ds, batch_size=8):\n"
+        "    out = net(x.as_in_context(ctx))\n",
+        # split_and_load + comprehension
+        "import mxnet as mx\nfrom mxnet import gluon\nctx = [mx.gpu(i) for i in range(2)]\n"
+        "net = gluon.nn.Dense(1)\nnet.initialize(ctx=ctx)\n"
+        "for batch in gluon.data.DataLoader(ds, batch_size=8):\n"
+        "    data = gluon.utils.split_and_load(batch[0], ctx_list=ctx)\n"
+        "    outs = [net(X) for X in data]\n",
+        # a helper that moves the batch (unknown function -> unknown placement)
+        "import mxnet as mx\nfrom mxnet import gluon\n"
+        "def to_ctx(batch, ctx):\n    return [b.as_in_context(ctx) for b in batch]\n"
+        "ctx = mx.gpu()\nnet = gluon.nn.Dense(1)\nnet.initialize(ctx=ctx)\n"
+        "for batch in gluon.data.DataLoader(ds, batch_size=8):\n"
+        "    data, label = to_ctx(batch, ctx)\n    out = net(data)\n",
+        # created with ctx / copied
+        "import mxnet as mx\nfrom mxnet import nd, gluon\nctx = mx.gpu()\n"
+        "net = gluon.nn.Dense(1)\nnet.load_parameters('p.params', ctx=ctx)\n"
+        "x = nd.array([[1, 2]], ctx=ctx)\nprint(net(x))\n",
+        "import mxnet as mx\nctx = mx.gpu()\nnet = build()\nnet.initialize(ctx=ctx)\n"
+        "train_iter = mx.io.NDArrayIter(X, Y, 32)\n"
+        "for batch in train_iter:\n    data = batch.data[0].copyto(ctx)\n    out = net(data)\n",
+        # CPU-only script
+        "import mxnet as mx\nfrom mxnet import gluon, nd\nctx = mx.cpu()\n"
+        "net = gluon.nn.Dense(1)\nnet.initialize(ctx=ctx)\nprint(net(nd.ones((1, 2))))\n",
+        # library code: the net's placement is unknown
+        "from mxnet import gluon\n\ndef evaluate(net, loader):\n"
+        "    for x, y in loader:\n        out = net(x)\n",
+        "import mxnet as mx\nfrom mxnet import gluon\n\ndef train(net, data, ctx):\n"
+        "    net.initialize(ctx=ctx)\n    out = net(data.as_in_context(ctx))\n",
+        # data came from a moved tensor
+        "import mxnet as mx\nfrom mxnet import nd, gluon\nctx = mx.gpu()\n"
+        "net = gluon.nn.Dense(1)\nnet.initialize(ctx=ctx)\n"
+        "x = nd.ones((2, 2)).as_in_context(ctx)\nz = (x * 2).reshape((4, 1))\nnet(z)\n",
+        # everything under `with mx.gpu():` lands on the gpu
+        "import mxnet as mx\nfrom mxnet import nd, gluon\n"
+        "with mx.gpu(0):\n    net = gluon.nn.Dense(1)\n    net.initialize()\n"
+        "    x = nd.ones((2, 2))\n    print(net(x))\n",
+        # metrics accept any context
+        "import mxnet as mx\nfrom mxnet import gluon\nctx = mx.gpu()\n"
+        "net = gluon.nn.Dense(1)\nnet.initialize(ctx=ctx)\nmetric = mx.metric.Accuracy()\n"
+        "for x, y in gluon.data.DataLoader(ds, batch_size=4):\n"
+        "    out = net(x.as_in_context(ctx))\n    metric.update([y], [out])\n",
+        # zeros_like follows its argument
+        "import mxnet as mx\nfrom mxnet import nd, gluon\nctx = mx.gpu()\n"
+        "net = gluon.nn.Dense(1)\nnet.initialize(ctx=ctx)\n"
+        "x = nd.ones((1, 3), ctx=ctx)\nnet(nd.zeros_like(x))\n",
+        # d2l style: moved with a tuple assignment; `net` is a parameter placed here
+        "import mxnet as mx\nfrom mxnet import gluon, autograd\n\n"
+        "def train(net, train_iter, device=mx.gpu()):\n"
+        "    net.initialize(force_reinit=True, ctx=device)\n"
+        "    loss = gluon.loss.SoftmaxCrossEntropyLoss()\n"
+        "    for i, (X, y) in enumerate(train_iter):\n"
+        "        X, y = X.as_in_ctx(device), y.as_in_ctx(device)\n"
+        "        with autograd.record():\n            l = loss(net(X), y)\n",
+        # another function moves the module-level network: unknown in `evaluate`
+        "import mxnet as mx\nfrom mxnet import gluon, nd\nnet = gluon.nn.Dense(3)\n"
+        "net.initialize()\n\ndef train(ctx=mx.gpu()):\n"
+        "    net.collect_params().reset_ctx(ctx)\n\n"
+        "def evaluate(ctx=mx.gpu()):\n    return net(nd.ones((1, 2), ctx=ctx))\n",
+        # a network rebuilt after placement is not placed
+        "import mxnet as mx\nfrom mxnet import gluon, nd\nnet = gluon.nn.Dense(1)\n"
+        "net.initialize(ctx=mx.gpu())\nnet = gluon.nn.Dense(2)\nnet(nd.ones((1, 2)))\n",
+        # the reverse direction, fixed by reset_ctx
+        "import mxnet as mx\nfrom mxnet import gluon, nd\nctx = mx.gpu()\n"
+        "net = gluon.nn.Dense(1)\nnet.initialize()\nnet.collect_params().reset_ctx(ctx)\n"
+        "net(nd.ones((1, 2), ctx=ctx))\n",
+        # reset_ctx after loading moves parameters to the data
+        "import mxnet as mx\nfrom mxnet import gluon, nd\nnet = gluon.nn.Dense(1)\n"
+        "net.initialize(ctx=mx.gpu())\nnet.collect_params().reset_ctx(mx.cpu())\n"
+        "net(nd.ones((1, 2)))\n",
+    )

@@ -1,0 +1,181 @@
+"""MXL202 tensor-created-without-ctx: finds NDArrays created without `ctx=` (`nd.zeros(shape)`,
+`nd.array(...)`, `nd.random.uniform(...)`, `mx.np.ones(...)`) inside a Block's `forward` (or an
+imperative `nd.*` call in `hybrid_forward`) and then combined with the forward's tensor inputs
+(arithmetic, an `nd`/`F` operator, a sub-layer call, a slice assignment).
+
+Its findings are decided by the family's checker (`rules/contexts/checker.py`); its tests are
+the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.py` and
+`tests/snapshots/MXL202.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule, Valid
+
+
+class TensorCreatedWithoutCtx(Rule):
+    code = "MXL202"
+    name = "tensor-created-without-ctx"
+    message = (
+        "`{creator}` inside `{method}` has no `ctx` and lands on the default context "
+        "(cpu) while the inputs may be on a GPU; create it on the input's context "
+        "(`ctx={arg}.context`) or use `zeros_like`/`ones_like`"
+    )
+    what = """
+        Finds NDArrays created without `ctx=` (`nd.zeros(shape)`, `nd.array(...)`,
+        `nd.random.uniform(...)`, `mx.np.ones(...)`) inside a Block's `forward` (or an
+        imperative `nd.*` call in `hybrid_forward`) and then combined with the forward's
+        tensor inputs (arithmetic, an `nd`/`F` operator, a sub-layer call, a slice assignment).
+    """
+    why = """
+        A creator without `ctx` uses the current default context, which is `cpu(0)`. The
+        block works on CPU and fails as soon as its inputs and parameters are on a GPU. The
+        input's context is known inside `forward`: `x.context`.
+
+        `F.zeros(shape)` in `hybrid_forward` is not reported: once hybridized the graph is
+        bound on the inputs' context, and `ctx=` cannot be passed symbolically. If the block
+        also runs un-hybridized on a GPU, prefer `F.zeros_like(x)`/`F.ones_like(x)`.
+    """
+    example = """
+        class Decoder(gluon.Block):
+            def forward(self, x):
+                h = nd.zeros((x.shape[0], self.hidden))
+                return self.cell(x, h)
+    """
+    use_instead = """
+        class Decoder(gluon.Block):
+            def forward(self, x):
+                h = nd.zeros((x.shape[0], self.hidden), ctx=x.context)
+                return self.cell(x, h)
+    """
+    fix_safety = """
+        The fix adds `ctx=<first input>.context` to the creator. It is unsafe: it changes where
+        the tensor's memory lives, and the first input is not always the one combined with it.
+    """
+    fixable = "unsafe"
+    invalid = (
+        Example(
+            "from mxnet import gluon, nd\n\n"
+            "class Decoder(gluon.Block):\n"
+            "    def forward(self, x):\n"
+            "        h = nd.zeros((x.shape[0], 16))\n"
+            "        return self.cell(x, h)\n",
+            line=5,
+            expected_fix=(
+                "from mxnet import gluon, nd\n\n"
+                "class Decoder(gluon.Block):\n"
+                "    def forward(self, x):\n"
+                "        h = nd.zeros((x.shape[0], 16), ctx=x.context)\n"
+                "        return self.cell(x, h)\n"
+            ),
+        ),
+        Example(
+            "import mxnet as mx\nfrom mxnet import gluon\n\n"
+            "class Noise(gluon.HybridBlock):\n"
+            "    def hybrid_forward(self, F, x):\n"
+            "        eps = mx.nd.random.normal(0, 1, shape=(4, 4))\n"
+            "        return x + eps\n",
+            line=6,
+        ),
+        Example(
+            "from mxnet import gluon, nd\n\n"
+            "class Masked(gluon.nn.Block):\n"
+            "    def forward(self, x, lengths):\n"
+            "        mask = nd.array([[1, 1, 0]])\n"
+            "        out = nd.broadcast_mul(x, mask)\n"
+            "        return out\n",
+            line=5,
+        ),
+        Example(
+            "from mxnet import gluon, nd\n\n"
+            "class RNNLoop(gluon.Block):\n"
+            "    def forward(self, inputs):\n"
+            "        state = nd.zeros((inputs.shape[1], 8))\n"
+            "        outs = []\n"
+            "        for t in range(inputs.shape[0]):\n"
+            "            state = self.cell(inputs[t], state)\n"
+            "            outs.append(state)\n"
+            "        return nd.stack(*outs)\n",
+            line=5,
+        ),
+        Example(
+            "from mxnet import gluon, nd\n\n"
+            "class Tagger(gluon.Block):\n"
+            "    def forward(self, x):\n"
+            "        state = self.lstm.begin_state(batch_size=x.shape[1])\n"
+            "        out, _ = self.lstm(x, state)\n"
+            "        return out\n",
+            line=5,
+            expected_fix=(
+                "from mxnet import gluon, nd\n\n"
+                "class Tagger(gluon.Block):\n"
+                "    def forward(self, x):\n"
+                "        state = self.lstm.begin_state(batch_size=x.shape[1], ctx=x.context)\n"
+                "        out, _ = self.lstm(x, state)\n"
+                "        return out\n"
+            ),
+        ),
+        Example(
+            "from mxnet import gluon, np\n\n"
+            "class Pos(gluon.Block):\n"
+            "    def forward(self, x):\n"
+            "        pos = np.arange(x.shape[1])\n"
+            "        return x + pos\n",
+            line=5,
+            mxnet="2",
+            expected_fix=(
+                "from mxnet import gluon, np\n\n"
+                "class Pos(gluon.Block):\n"
+                "    def forward(self, x):\n"
+                "        pos = np.arange(x.shape[1], device=x.device)\n"
+                "        return x + pos\n"
+            ),
+        ),
+    )
+    valid = (
+        "from mxnet import gluon, nd\n\nclass A(gluon.Block):\n    def forward(self, x):\n"
+        "        h = nd.zeros((x.shape[0], 4), ctx=x.context)\n        return x + h\n",
+        "from mxnet import gluon, nd\n\nclass A(gluon.Block):\n    def forward(self, x):\n"
+        "        return x + nd.zeros_like(x)\n",
+        "from mxnet import gluon, nd\n\nclass A(gluon.HybridBlock):\n"
+        "    def hybrid_forward(self, F, x):\n        return x + F.zeros((1, 4))\n",
+        "from mxnet import gluon, nd\n\nclass A(gluon.Block):\n    def forward(self, x):\n"
+        "        h = nd.zeros((1, 4)).as_in_context(x.context)\n        return x + h\n",
+        # created but never combined with the inputs
+        "from mxnet import gluon, nd\n\nclass A(gluon.Block):\n    def forward(self, x):\n"
+        "        self.cache = nd.zeros((1,))\n        return self.dense(x)\n",
+        # outside a forward
+        "from mxnet import gluon, nd\n\nclass A(gluon.Block):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.bias0 = nd.zeros((4,))\n"
+        "    def begin_state(self, x):\n        return x + nd.zeros((4,))\n",
+        # shapes and Python numbers are not tensors
+        "from mxnet import gluon, nd\n\nclass A(gluon.Block):\n    def forward(self, x):\n"
+        "        n = nd.arange(10).asnumpy()\n        return x.reshape((x.shape[0], n.size))\n",
+        # created on the context the caller passes
+        "from mxnet import gluon, nd\n\nclass A(gluon.Block):\n    def forward(self, x, ctx):\n"
+        "        return x + nd.ones((1,), ctx)\n",
+        # a CPU-only script
+        "import mxnet as mx\nfrom mxnet import gluon, nd\n\nclass A(gluon.Block):\n"
+        "    def forward(self, x):\n        return x + nd.ones((1,))\n\n"
+        "net = A()\nnet.initialize(ctx=mx.cpu())\n",
+        # not a Block
+        "from mxnet import nd\n\nclass Helper:\n    def forward(self, x):\n"
+        "        return x + nd.ones((1,))\n",
+        # states on the input's context, or made by F.zeros, or under `with x.context:`
+        "from mxnet import gluon, nd\n\nclass T(gluon.Block):\n    def forward(self, x):\n"
+        "        s = self.lstm.begin_state(batch_size=x.shape[1], ctx=x.context)\n"
+        "        return self.lstm(x, s)\n",
+        "from mxnet import gluon\n\nclass T(gluon.HybridBlock):\n"
+        "    def hybrid_forward(self, F, x):\n"
+        "        s = self.lstm.begin_state(func=F.zeros, batch_size=0)\n"
+        "        return self.lstm(x, s)\n",
+        "from mxnet import gluon, nd\n\nclass T(gluon.Block):\n    def forward(self, x):\n"
+        "        with x.context:\n            h = nd.zeros((x.shape[0], 4))\n"
+        "        return x + h\n",
+        # MXNet 2: a HybridBlock's forward is hybridized
+        Valid(
+            "from mxnet import gluon, np\n\nclass P(gluon.HybridBlock):\n"
+            "    def forward(self, x):\n        return x + np.arange(x.shape[1])\n",
+            mxnet="2",
+        ),
+    )

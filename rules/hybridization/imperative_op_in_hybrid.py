@@ -1,0 +1,82 @@
+"""MXL105 imperative-op-in-hybrid: finds calls of `nd.*`/`mx.nd.*` (and `mx.np`/`npx` in 1.x code)
+inside `hybrid_forward` and the helpers it calls, and legacy `mx.nd.*` calls in an MXNet 2
+HybridBlock `forward`.
+
+Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
+`tests/snapshots/MXL105.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
+
+from mxlint.rule import Example, Rule, Valid
+
+
+class ImperativeOpInHybrid(Rule):
+    code = "MXL105"
+    name = "imperative-op-in-hybrid"
+    message = "Imperative `nd.*` call in hybridized code; call `F.*` instead"
+    fixable = "safe"
+    what = """
+        Finds calls of `nd.*`/`mx.nd.*` (and `mx.np`/`npx` in 1.x code) inside
+        `hybrid_forward` and the helpers it calls, and legacy `mx.nd.*` calls in an MXNet 2
+        HybridBlock `forward`.
+    """
+    why = """
+        `nd.relu(x)` works while `F` is `mx.nd`; under `hybridize()` `x` is a Symbol and the
+        NDArray function rejects it (or, for creators like `nd.zeros`, builds a constant that
+        cannot be combined with Symbols). The `F` argument exists so that one body serves both
+        modes.
+    """
+    example = """
+        def hybrid_forward(self, F, x):
+            return nd.relu(self.dense(x))
+    """
+    use_instead = """
+        def hybrid_forward(self, F, x):
+            return F.relu(self.dense(x))
+    """
+    fix_safety = """
+        Replacing `nd.op` by `F.op` is safe for operators whose symbolic twin takes the same
+        arguments (elementwise math, reductions, `reshape`, `concat`, layers' operators...).
+        For other calls (creators such as `nd.zeros`, random samplers) the fix is unsafe: the
+        symbolic version may need different arguments (no `ctx`, known shapes). Calls with
+        `ctx=` and `nd.array(...)` get no fix.
+    """
+    invalid = (
+        Example(
+            _block("return nd.relu(self.dense(x))"),
+            line=_L,
+            expected_fix=_block("return F.relu(self.dense(x))"),
+        ),
+        Example(
+            _block("return mx.nd.softmax(x, axis=-1)").replace(
+                "from mxnet import nd", "import mxnet as mx\nfrom mxnet import nd"
+            ),
+            line=_L + 1,
+            expected_fix=_block("return F.softmax(x, axis=-1)").replace(
+                "from mxnet import nd", "import mxnet as mx\nfrom mxnet import nd"
+            ),
+        ),
+        Example(_block("noise = nd.random.normal(shape=(2, 4))\nreturn x + noise"), line=_L),
+        Example(_block("return x + nd.array([1, 2, 3, 4])"), line=_L),
+        Example(
+            _block("return helper(x)") + "\n\ndef helper(v):\n    return nd.sigmoid(v)\n", line=_L
+        ),
+        Example(
+            _MX2.replace("from mxnet import np, npx", "from mxnet import np, npx, nd")
+            + "        return nd.relu(self.dense(x))\n",
+            line=11,
+            mxnet="2",
+        ),
+    )
+    valid = (
+        _block("return F.relu(x)"),
+        _GUARDED.replace("print(y, y.shape, y.asnumpy())", "print(nd.relu(y))"),
+        _IMPORTS + "def train_step(net, x):\n    return nd.relu(net(x))\n",
+        _PLAIN_BLOCK.replace("return x[0]", "return nd.relu(x), x[0]"),
+        _block("if isinstance(x, nd.NDArray):\n    x = nd.relu(x)\nreturn x"),
+        Valid(_MX2 + "        return np.tanh(self.dense(x))\n", mxnet="2"),
+    )

@@ -1,0 +1,56 @@
+"""MXL106 print-tensor-in-hybrid: finds `print(...)` calls with a tensor argument in hybridized
+code.
+
+Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
+`tests/snapshots/MXL106.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
+
+from mxlint.rule import Example, Rule
+
+
+class PrintTensorInHybrid(Rule):
+    code = "MXL106"
+    name = "print-tensor-in-hybrid"
+    message = (
+        "`print` of a tensor in hybridized code prints a Symbol, not values; guard "
+        "debugging output with `if F is nd:`"
+    )
+    what = """
+        Finds `print(...)` calls with a tensor argument in hybridized code.
+    """
+    why = """
+        Once hybridized, `hybrid_forward` runs once to build the graph: the print shows a
+        Symbol's name (MXNet 1.x) or fails (MXNet 2 deferred compute), then never runs again.
+        Debugging output that seems to work imperatively is silently gone in training.
+    """
+    example = """
+        def hybrid_forward(self, F, x):
+            y = self.dense(x)
+            print(y)
+            return y
+    """
+    use_instead = """
+        def hybrid_forward(self, F, x):
+            y = self.dense(x)
+            if F is nd:  # imperative runs only
+                print(y)
+            return y
+    """
+    invalid = (
+        Example(_block("y = self.dense(x)\nprint(y)\nreturn y"), line=_L + 1),
+        Example(_block("print('input', x)\nreturn x"), line=_L),
+        Example(_MX2 + "        print(x)\n        return self.dense(x)\n", line=11, mxnet="2"),
+    )
+    valid = (
+        _block("print('units', self.units)\nreturn x"),
+        _GUARDED,
+        _PLAIN_BLOCK.replace("return x[0]", "print(x)\n        return x[0]"),
+        _block("if F is mx.sym:\n    return x\nprint(x)\nreturn x").replace(
+            "from mxnet import nd", "import mxnet as mx\nfrom mxnet import nd"
+        ),
+    )

@@ -1,0 +1,173 @@
+"""MXL701 export-before-forward: checks `net.export(...)` on a Gluon network that, in the same
+function or script, was never hybridized, or was not run forward since its last `hybridize()`
+call.
+
+Its findings are decided by the family's checker (`rules/lifecycle/checker.py`); its tests are
+the examples below (run by `tests/test_rule_examples.py`), `tests/test_lifecycle.py` and
+`tests/snapshots/MXL701.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule, Valid
+
+
+class ExportBeforeForward(Rule):
+    code = "MXL701"
+    name = "export-before-forward"
+    message = (
+        '`{net}.export()` {problem}: MXNet raises "Please first call block.hybridize() '
+        'and then run forward with this block at least once before calling export"; '
+        "{advice}"
+    )
+    what = """
+        Checks `net.export(...)` on a Gluon network that, in the same function or script, was
+        never hybridized, or was not run forward since its last `hybridize()` call.
+    """
+    why = """
+        `HybridBlock.export` writes the cached symbolic graph, which only exists once the
+        block has been hybridized and then called on data. In MXNet 1.9.1 (and 2.x) exporting
+        earlier raises a RuntimeError, typically at the very end of a long training run, after
+        the last checkpoint. `hybridize()` also discards the cached graph, so a forward pass
+        before it does not count. A network that is handed to another function (which may run
+        it), or loaded with `SymbolBlock.imports` (which exports without a forward), is not
+        reported.
+    """
+    example = """
+        net = vision.resnet18_v1(classes=10)
+        net.initialize()
+        net.hybridize()
+        net.export("model")
+    """
+    use_instead = """
+        net = vision.resnet18_v1(classes=10)
+        net.initialize()
+        net.hybridize()
+        net(mx.nd.zeros((1, 3, 224, 224)))
+        net.export("model")
+    """
+
+    invalid = (
+        Example(
+            """import mxnet as mx
+from mxnet.gluon.model_zoo import vision
+
+net = vision.resnet18_v1(classes=10)
+net.initialize()
+net.hybridize()
+net.export("model")
+""",
+            line=7,
+        ),
+        Example(
+            """from mxnet import gluon
+
+
+def save(ctx):
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Dense(10))
+    net.initialize(ctx=ctx)
+    net.export("model", epoch=0)
+""",
+            line=8,
+        ),
+        Example(
+            """import mxnet as mx
+from mxnet import autograd
+from models import Net
+
+
+def train(loader, epochs):
+    net = Net()
+    net.initialize()
+    for epoch in range(epochs):
+        for x, y in loader:
+            with autograd.record():
+                loss = net(x)
+            loss.backward()
+    net.hybridize()
+    net.export("net")
+""",
+            line=15,
+            project=(
+                (
+                    "models",
+                    "from mxnet import gluon\n\n\n"
+                    "class Net(gluon.HybridBlock):\n"
+                    "    def hybrid_forward(self, F, x):\n"
+                    "        return x\n",
+                ),
+            ),
+        ),
+    )
+
+    valid = (
+        """import mxnet as mx
+from mxnet.gluon.model_zoo import vision
+
+net = vision.resnet18_v1(classes=10)
+net.initialize()
+net.hybridize()
+net(mx.nd.zeros((1, 3, 224, 224)))
+net.export("model")
+""",
+        # The network is handed to a function that may run it.
+        """from mxnet import gluon
+
+
+def main():
+    net = gluon.nn.Dense(10)
+    net.initialize()
+    net.hybridize()
+    train(net)
+    net.export("model")
+""",
+        # A parameter: its state is unknown here.
+        """def save(net, path):
+    net.export(path)
+""",
+        # SymbolBlock exports without a forward pass.
+        """from mxnet import gluon
+
+net = gluon.nn.SymbolBlock.imports("m-symbol.json", ["data"], "m-0000.params")
+net.hybridize()
+net.export("copy")
+""",
+        # Not a network: no evidence it is a Gluon block.
+        """import pandas as pd
+
+table = pd.DataFrame()
+table.export("x")
+""",
+        """from mxnet import autograd, gluon
+
+
+def train(loader):
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Dense(2))
+    net.initialize()
+    net.hybridize()
+    for x, y in loader:
+        with autograd.record():
+            out = net(x)
+        out.backward()
+    net.export("final")
+""",
+        # A project class that is a plain Block (no export at all) is not this rule's business.
+        Valid(
+            """from models import Net
+
+net = Net()
+net.initialize()
+net.hybridize()
+net.export("x")
+""",
+            project=(
+                (
+                    "models",
+                    "from mxnet import gluon\n\n\nclass Net(gluon.Block):\n"
+                    "    def forward(self, x):\n        return x\n",
+                ),
+            ),
+        ),
+    )

@@ -1,0 +1,130 @@
+"""MXL403 backward-without-record: finds `loss.backward()` where `loss` was last assigned, in the
+same function or script, outside any `with autograd.record():` block.
+
+Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
+`tests/snapshots/MXL403.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule, Valid
+
+
+class BackwardWithoutRecord(Rule):
+    code = "MXL403"
+    name = "backward-without-record"
+    message = (
+        "`{name}` was computed outside `autograd.record()`, so `{name}.backward()` has no "
+        'graph to differentiate (MXNet raises "Cannot differentiate node because it is '
+        'not in a computational graph"); compute it inside the `with autograd.record():` '
+        "block"
+    )
+    what = """
+        Finds `loss.backward()` where `loss` was last assigned, in the same function or script,
+        outside any `with autograd.record():` block.
+    """
+    why = """
+        MXNet records operators for differentiation only inside `autograd.record()`. A loss
+        computed after the block (a common slip: only the network call is inside) is not part of
+        any graph, and `backward()` raises at run time — often after a long data-loading start-up.
+        Calling `loss.backward()` *after* the block is fine and idiomatic, as long as the loss was
+        computed inside it.
+    """
+    example = """
+        with autograd.record():
+            output = net(data)
+        loss = loss_fn(output, label)
+        loss.backward()
+    """
+    use_instead = """
+        with autograd.record():
+            output = net(data)
+            loss = loss_fn(output, label)
+        loss.backward()
+    """
+    fix_safety = """
+        No automatic fix: moving statements into the block can change what is recorded.
+    """
+    invalid = (
+        Example(
+            """
+from mxnet import autograd
+
+def step(net, loss_fn, trainer, data, label):
+    with autograd.record():
+        output = net(data)
+    loss = loss_fn(output, label)
+    loss.backward()
+    trainer.step(data.shape[0])
+""",
+            line=8,
+        ),
+        Example(
+            """
+import mxnet as mx
+
+def step(net, loss_fn, data, label):
+    loss = loss_fn(net(data), label)
+    loss.backward()
+""",
+            line=6,
+        ),
+    )
+    valid = (
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, trainer, data, label):
+    with autograd.record():
+        output = net(data)
+        loss = loss_fn(output, label)
+    loss.backward()
+    trainer.step(data.shape[0])
+"""),
+        Valid("""
+import mxnet as mx
+
+def train(sym, batch):
+    mod = mx.mod.Module(sym, context=mx.cpu())
+    mod.bind(data_shapes=batch.provide_data, label_shapes=batch.provide_label)
+    mod.init_params()
+    mod.forward(batch, is_train=True)
+    mod.backward()
+    mod.update()
+"""),
+        Valid("""
+import mxnet as mx
+from mxnet import autograd
+
+def sgld(sym, data, grads):
+    exe = sym.simple_bind(ctx=mx.cpu(), data=data.shape)
+    exe.forward(is_train=True, data=data)
+    exe.backward()
+    with autograd.record():
+        y = data * 2
+    y.backward()
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(loss):
+    loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, data, label):
+    with autograd.record():
+        loss = loss_fn(net(data), label)
+        loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, data, label, compute):
+    with autograd.record():
+        loss = compute(net, data, label)
+    loss.backward()
+"""),
+    )

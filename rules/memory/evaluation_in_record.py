@@ -1,0 +1,158 @@
+"""MXL405 evaluation-in-record: finds evaluation work inside `with autograd.record():`: updates of
+evaluation metrics (`mx.metric.*`/`mx.gluon.metric.*` objects), forward passes on validation or
+test data (`net(val_data)`, `evaluate(net, val_loader)`, a loop over a validation loader, or a
+record block in an `evaluate`/`validate`/`test` function), and readbacks of recorded values
+(`.asscalar()`, `.asnumpy()`) passed to `print` or a logger.
+
+Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
+`tests/snapshots/MXL405.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule, Valid
+
+
+class EvaluationInRecord(Rule):
+    code = "MXL405"
+    name = "evaluation-in-record"
+    message = "{what} inside `autograd.record()`: {why}; {advice}"
+    what = """
+        Finds evaluation work inside `with autograd.record():`: updates of evaluation metrics
+        (`mx.metric.*`/`mx.gluon.metric.*` objects), forward passes on validation or test data
+        (`net(val_data)`, `evaluate(net, val_loader)`, a loop over a validation loader, or a
+        record block in an `evaluate`/`validate`/`test` function), and readbacks of recorded
+        values (`.asscalar()`, `.asnumpy()`) passed to `print` or a logger.
+    """
+    why = """
+        Everything under `record()` is recorded for differentiation. Evaluation is never
+        backpropagated, so its graph only costs memory and time; layers such as Dropout and
+        BatchNorm also run in training mode there (dropping units, updating running
+        statistics with validation data), so validation numbers are wrong. A readback inside
+        the block stalls the pipeline before `backward()` is even queued. Forward passes whose
+        result is backpropagated (adversarial examples, saliency maps on test images) are not
+        reported.
+    """
+    example = """
+        for data, label in train_data:
+            with autograd.record():
+                out = net(data)
+                loss = loss_fn(out, label)
+                metric.update([label], [out])
+                val_out = net(val_data)
+            loss.backward()
+            trainer.step(batch_size)
+    """
+    use_instead = """
+        for data, label in train_data:
+            with autograd.record():
+                out = net(data)
+                loss = loss_fn(out, label)
+            loss.backward()
+            trainer.step(batch_size)
+            metric.update([label], [out])
+        val_out = net(val_data)  # not recording: inference mode
+    """
+    fix_safety = """
+        No automatic fix: moving statements out of the block changes what is recorded, and
+        validation usually belongs in its own loop.
+    """
+    invalid = (
+        Example(
+            """
+import mxnet as mx
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    metric = mx.metric.Accuracy()
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+            metric.update([label], [out])
+        loss.backward()
+        trainer.step(data.shape[0])
+""",
+            line=11,
+        ),
+        Example(
+            """
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, train_data, val_x, val_y):
+    for x, y in train_data:
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+            val_loss = loss_fn(net(val_x), val_y)
+        loss.backward()
+        trainer.step(x.shape[0])
+""",
+            line=8,
+        ),
+        Example(
+            """
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader):
+    for i, (x, y) in enumerate(loader):
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+            print(i, loss.mean().asscalar())
+        loss.backward()
+        trainer.step(x.shape[0])
+""",
+            line=8,
+        ),
+    )
+    valid = (
+        Valid("""
+import mxnet as mx
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader, val_x):
+    metric = mx.gluon.metric.Accuracy()
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+        loss.backward()
+        trainer.step(data.shape[0])
+        metric.update([label], [out])
+    print(metric.get(), net(val_x).mean().asscalar())
+"""),
+        Valid("""
+from mxnet import autograd
+
+def adversarial(net, loss_fn, x_test, y_test, eps):
+    x_test.attach_grad()
+    with autograd.record():
+        loss = loss_fn(net(x_test), y_test)
+    loss.backward()
+    return x_test + eps * x_test.grad.sign()
+"""),
+        Valid("""
+import mxnet as mx
+
+def train(model, loss_fn, trainer, loader):
+    total = 0.0
+    for tokens, valid_length, label in loader:
+        with mx.autograd.record():
+            loss = loss_fn(model(tokens, valid_length), label).mean()
+            total += loss.asscalar()
+        loss.backward()
+        trainer.step(1)
+"""),
+        Valid("""
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, train_data, val_data, evaluate):
+    for x, y in train_data:
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(x.shape[0])
+        print(loss.mean().asscalar())
+    return evaluate(net, val_data)
+"""),
+    )

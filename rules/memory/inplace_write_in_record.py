@@ -1,0 +1,159 @@
+"""MXL404 inplace-write-in-record: finds in-place writes inside `with autograd.record():` that
+MXNet's autograd rejects: a slice assignment (`x[...] = v`), an `out=` argument or an augmented
+assignment (`x += v`) whose target is already part of the recorded graph (the output of a
+recorded operator, or an array a recorded operator has read), a partial write or `+=` of a
+recorded value into an NDArray, and `x += v` that makes `x` a recorded array on one iteration
+and writes into it on the next.
+
+Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
+`tests/snapshots/MXL404.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule, Valid
+
+
+class InplaceWriteInRecord(Rule):
+    code = "MXL404"
+    name = "inplace-write-in-record"
+    message = (
+        "{write} writes into `{target}` in place inside `autograd.record()`, and "
+        '{reason}: MXNet raises "Inplace operations (+=, -=, x[:]=, etc) are not '
+        'supported when recording with autograd"; compute a new array instead '
+        "(`{target} = ...`, `nd.where(mask, a, b)` for masked updates) or write outside "
+        "the `with` block"
+    )
+    what = """
+        Finds in-place writes inside `with autograd.record():` that MXNet's autograd rejects:
+        a slice assignment (`x[...] = v`), an `out=` argument or an augmented assignment
+        (`x += v`) whose target is already part of the recorded graph (the output of a
+        recorded operator, or an array a recorded operator has read), a partial write or
+        `+=` of a recorded value into an NDArray, and `x += v` that makes `x` a recorded
+        array on one iteration and writes into it on the next.
+    """
+    why = """
+        Autograd keeps every recorded array's producer and consumers; overwriting one would
+        make the saved graph compute wrong gradients, so MXNet 1.x checks every write while
+        recording and raises "Assigning to NDArrays that are already in a computational graph"
+        or "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with
+        autograd" — at run time, after data loading and the first forward pass. Writing into a
+        fresh array that no recorded operator has touched (`buf[:] = out`,
+        `nd.relu(h, out=buf)`, filling a mask with constants) is a plain copy and works; so is
+        `total += loss.mean().asscalar()` (a Python float).
+    """
+    example = """
+        with autograd.record():
+            out = net(data)
+            out[:, 0] = 0
+            loss = loss_fn(out, label)
+    """
+    use_instead = """
+        with autograd.record():
+            out = net(data)
+            mask = nd.ones(out.shape, ctx=out.context)
+            mask[:, 0] = 0
+            loss = loss_fn(out * mask, label)
+    """
+    fix_safety = """
+        No automatic fix: the functional rewrite (a mask, `nd.where`, a new array) depends on
+        what the write is for.
+    """
+    invalid = (
+        Example(
+            """
+from mxnet import autograd, nd
+
+def step(net, x):
+    with autograd.record():
+        out = net(x)
+        out[:] = nd.relu(out)
+        loss = out.sum()
+    loss.backward()
+""",
+            line=7,
+        ),
+        Example(
+            """
+import mxnet as mx
+
+def step(net, x, bias):
+    with mx.autograd.record():
+        h = net(x)
+        mx.nd.elemwise_add(h, bias, out=h)
+        loss = h.sum()
+    loss.backward()
+""",
+            line=7,
+        ),
+        Example(
+            """
+from mxnet import autograd
+
+def step(net, loss_fn, data, label):
+    with autograd.record():
+        loss = 0
+        for x, y in zip(data, label):
+            loss += loss_fn(net(x), y)
+    loss.backward()
+""",
+            line=8,
+        ),
+    )
+    valid = (
+        Valid("""
+from mxnet import autograd, nd
+
+def step(net, x):
+    with autograd.record():
+        out = nd.relu(net(x))
+        loss = out.sum()
+    loss.backward()
+"""),
+        Valid("""
+import numpy as np
+from mxnet import autograd
+
+def train(net, loss_fn, loader, n):
+    scores = np.zeros(n)
+    total = 0.0
+    for i, (x, y) in enumerate(loader):
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+            scores[i] = loss.mean().asscalar()
+            total += loss.mean().asscalar()
+        loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd, nd
+
+def step(net, loss_fn, x, y):
+    with autograd.record():
+        out = net(x)
+        mask = nd.ones(out.shape, ctx=out.context)
+        mask[:, 0] = 0
+        loss = loss_fn(nd.where(mask, out, nd.zeros_like(out)), y)
+    loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd
+
+def step(net, loss_fn, data, label):
+    with autograd.record():
+        loss = 0
+        for x, y in zip(data, label):
+            loss = loss + loss_fn(net(x), y)
+    loss.backward()
+"""),
+        Valid("""
+from mxnet import autograd, nd
+
+def step(net, x):
+    x[:] = x / 255
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    x[:] = 0
+"""),
+    )

@@ -1,0 +1,148 @@
+"""MXL304 seed-after-randomness: checks entry scripts that seed a generator only after drawing from
+it, in execution order (following calls into the script's functions and the project's helpers).
+
+Its findings are decided by the family's checker (`rules/reproducibility/checker.py`); its tests
+are the examples below (run by `tests/test_rule_examples.py`), `tests/test_reproducibility.py`
+and `tests/snapshots/MXL304.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule, Valid
+
+
+class SeedAfterRandomness(Rule):
+    code = "MXL304"
+    name = "seed-after-randomness"
+    message = (
+        "`{seed}` runs after `{what}` (line {line}) already drew from {generator}: move "
+        "the seed before the first draw"
+    )
+    what = """
+        Checks entry scripts that seed a generator only after drawing from it, in execution
+        order (following calls into the script's functions and the project's helpers).
+    """
+    why = """
+        The draws made before the seed (synthetic data, a random split, a permutation) come
+        from an unseeded generator (numpy, `random`) or from MXNet's default seed rather than the
+        one the user asked for, so runs with different `--seed` values share them and reruns of
+        one seed do not. A shuffling DataLoader built before the seed is fine: it shuffles
+        when iterated. Draws that produce the seed itself are not reported.
+    """
+    example = """
+        if __name__ == "__main__":
+            data = np.random.uniform(size=(512, 10))
+            np.random.seed(args.seed)
+    """
+    use_instead = """
+        if __name__ == "__main__":
+            np.random.seed(args.seed)
+            data = np.random.uniform(size=(512, 10))
+    """
+
+    invalid = (
+        Example(
+            """import numpy as np
+
+if __name__ == "__main__":
+    data = np.random.uniform(size=(512, 10))
+    np.random.seed(args.seed)
+    train(data)
+""",
+            line=5,
+            filename="train.py",
+        ),
+        Example(
+            """import mxnet as mx
+
+
+def make_data():
+    return mx.nd.random.normal(shape=(100, 4))
+
+
+def main(args):
+    data = make_data()
+    mx.random.seed(args.seed)
+    train(data)
+
+
+if __name__ == "__main__":
+    main(parse())
+""",
+            line=10,
+            filename="train.py",
+        ),
+        Example(
+            """import random
+from utils import seed_all
+
+if __name__ == "__main__":
+    random.shuffle(files)
+    seed_all(0)
+    train(files)
+""",
+            line=6,
+            filename="train.py",
+            project=(("utils", "import random\n\n\ndef seed_all(s):\n    random.seed(s)\n"),),
+        ),
+    )
+
+    valid = (
+        Valid(
+            """import numpy as np
+
+if __name__ == "__main__":
+    np.random.seed(args.seed)
+    data = np.random.uniform(size=(512, 10))
+""",
+            filename="train.py",
+        ),
+        Valid(
+            """import numpy as np
+from mxnet import gluon
+
+if __name__ == "__main__":
+    loader = gluon.data.DataLoader(ds, batch_size=8, shuffle=True)
+    np.random.seed(0)
+""",
+            filename="train.py",
+        ),
+        # The draw is in a function that runs after the seed, even though it is defined above.
+        Valid(
+            """import numpy as np
+
+
+def make_data():
+    return np.random.rand(10)
+
+
+def main():
+    np.random.seed(0)
+    train(make_data())
+
+
+if __name__ == "__main__":
+    main()
+""",
+            filename="train.py",
+        ),
+        Valid(
+            """import numpy as np
+
+if __name__ == "__main__":
+    seed = args.seed if args.seed is not None else np.random.randint(1 << 16)
+    np.random.seed(seed)
+""",
+            filename="train.py",
+        ),
+        # Drawn from an explicit generator, not the global one.
+        Valid(
+            """import numpy as np
+
+if __name__ == "__main__":
+    x = np.random.default_rng(0).random(4)
+    np.random.seed(1)
+""",
+            filename="train.py",
+        ),
+    )

@@ -1,0 +1,117 @@
+"""MXL601 timing-without-sync: finds a duration measured with
+`time.time()`/`time.perf_counter()`/`time.monotonic()`/ `timeit.default_timer()` around MXNet
+work with no synchronising call between the work and the end timestamp.
+
+Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
+`tests/snapshots/MXL601.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule, Valid
+
+
+class TimingWithoutSync(Rule):
+    code = "MXL601"
+    name = "timing-without-sync"
+    message = (
+        "`{expr}` times MXNet work that may not have run yet: operators return before "
+        "they compute; call `mx.nd.waitall()` before reading the end time"
+    )
+    what = """
+        Finds a duration measured with `time.time()`/`time.perf_counter()`/`time.monotonic()`/
+        `timeit.default_timer()` around MXNet work with no synchronising call between the work
+        and the end timestamp.
+    """
+    why = """
+        MXNet's engine is asynchronous: `net(x)`, `loss.backward()` and `trainer.step()` return
+        as soon as the operators are queued. Without `mx.nd.waitall()` (or `.asnumpy()`,
+        `.asscalar()`, `.wait_to_read()`) the measured time is how long queuing took, and the
+        real cost lands in whatever line synchronises next.
+    """
+    example = """
+        tic = time.time()
+        for data, label in loader:
+            ...
+            trainer.step(batch_size)
+        print("epoch took", time.time() - tic)
+    """
+    use_instead = """
+        tic = time.time()
+        for data, label in loader:
+            ...
+            trainer.step(batch_size)
+        mx.nd.waitall()
+        print("epoch took", time.time() - tic)
+    """
+    fix_safety = """
+        No automatic fix: the right sync point depends on what the timing is meant to cover.
+    """
+    invalid = (
+        Example(
+            """
+import time
+from mxnet import autograd
+
+def epoch(net, loss_fn, trainer, loader):
+    tic = time.time()
+    for data, label in loader:
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+        loss.backward()
+        trainer.step(64)
+    print("took", time.time() - tic)
+""",
+            line=12,
+        ),
+        Example(
+            """
+import time
+import mxnet as mx
+
+def bench(net, x):
+    start = time.perf_counter()
+    for _ in range(10):
+        y = net(x)
+    elapsed = time.perf_counter() - start
+    return elapsed
+""",
+            line=9,
+        ),
+    )
+    valid = (
+        Valid("""
+import time
+import mxnet as mx
+from mxnet import autograd
+
+def epoch(net, loss_fn, trainer, loader):
+    tic = time.time()
+    for data, label in loader:
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+        loss.backward()
+        trainer.step(64)
+    mx.nd.waitall()
+    print("took", time.time() - tic)
+"""),
+        Valid("""
+import time
+
+def bench(net, x):
+    start = time.perf_counter()
+    y = net(x).asnumpy()
+    return time.perf_counter() - start
+"""),
+        Valid("""
+import time
+import mxnet as mx
+
+def load(path):
+    tic = time.time()
+    with open(path) as fh:
+        text = fh.read()
+    return text, time.time() - tic
+"""),
+    )

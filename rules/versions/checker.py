@@ -1,0 +1,53 @@
+"""The versions checker: MXL5xx: the environment an MXNet project declares (requirements, pyproject, setup.py/cfg,
+conda environment.yml, Dockerfile) — pins, variants, CUDA and the numpy/onnx releases that break
+MXNet 1.x.
+
+This module holds the rules and picks the files; `_dependency_sets` groups what the readers
+(`mxlint.requirements_parsing`, `mxlint.dockerfile`) find into *dependency sets* and judges
+them. It is imported only when a run has a dependency file, so linting Python alone never
+loads `packaging`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mxlint.checker import TextChecker
+from mxlint.rule import Finding, Rule
+
+if TYPE_CHECKING:
+    from mxlint.config import Settings
+from mxlint.rules.versions._files import file_kind
+from mxlint.rules.versions.conflicting_mxnet_variants import ConflictingMxnetVariants
+from mxlint.rules.versions.cuda_variant_mismatch import CudaVariantMismatch
+from mxlint.rules.versions.numpy_breaks_mxnet_import import NumpyBreaksMxnetImport
+from mxlint.rules.versions.onnx_breaks_mxnet_export import OnnxBreaksMxnetExport
+from mxlint.rules.versions.unpinned_mxnet import UnpinnedMxnet
+from mxlint.rules.versions.unreleased_mxnet_version import UnreleasedMxnetVersion
+
+VERSION_RULES: tuple[type[Rule], ...] = (
+    UnpinnedMxnet,
+    ConflictingMxnetVariants,
+    CudaVariantMismatch,
+    UnreleasedMxnetVersion,
+    OnnxBreaksMxnetExport,
+    NumpyBreaksMxnetImport,
+)
+
+
+class DependencyFilesChecker(TextChecker):
+    """Reads every dependency file of the run together (Dockerfiles see their `-r` files)."""
+
+    rules = VERSION_RULES
+    name = "versions"
+
+    @classmethod
+    def matches(cls, filename: str) -> bool:
+        return file_kind(filename) is not None
+
+    def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
+        from mxlint.rules.versions._dependency_sets import (
+            check_files,  # only runs that have such files
+        )
+
+        return check_files(files, settings)

@@ -1,0 +1,99 @@
+"""MXL501 unpinned-mxnet: checks for an `mxnet` distribution (`mxnet`, `mxnet-cuXXX`, `mxnet-mkl`,
+`mxnet-cuXXXmkl`, `mxnet-native`) required without a version or with a lower bound only
+(`mxnet-cu112>=1.8`), in requirements/constraints files, pyproject.toml (PEP 621 and Poetry),
+setup.py/setup.cfg, conda environment.yml and Dockerfile `pip install` lines.
+
+Its findings are decided by the evaluation of the project's dependency sets
+(`rules/versions/_dependency_sets.py`, run by `rules/versions/checker.py`); its tests are the
+examples below (run by `tests/test_rule_examples.py`), `tests/test_versions.py` and
+`tests/snapshots/MXL501.txt`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mxlint.rule import Example, Rule, Valid
+
+if TYPE_CHECKING:
+    pass
+from mxlint.rules.versions._docs import _NOT_FLAKE8
+
+
+class UnpinnedMxnet(Rule):
+    code = "MXL501"
+    name = "unpinned-mxnet"
+    message = "`{text}` does not pin MXNet: pin `{name}=={version}`"
+    kind = "requirements"
+    what = (
+        """
+        Checks for an `mxnet` distribution (`mxnet`, `mxnet-cuXXX`, `mxnet-mkl`,
+        `mxnet-cuXXXmkl`, `mxnet-native`) required without a version or with a lower bound only
+        (`mxnet-cu112>=1.8`), in requirements/constraints files, pyproject.toml (PEP 621 and
+        Poetry), setup.py/setup.cfg, conda environment.yml and Dockerfile `pip install` lines.
+    """
+        + _NOT_FLAKE8
+    )
+    why = """
+        MXNet's releases changed behaviour between minor versions (operators, defaults,
+        the numpy front end), and an open range lets a rebuild pick up another release — or,
+        with `--pre`, the 2.0 betas, which replace `hybrid_forward` with `forward`. A model that
+        trained yesterday then fails to rebuild or to load. An upper bound (`<1.10`, `~=1.9.0`)
+        or an exact pin keeps the environment reproducible. A constraint in a `-c` file that
+        pins the version counts.
+    """
+    example = """
+        # requirements.txt
+        mxnet-cu112>=1.8
+    """
+    use_instead = """
+        # requirements.txt
+        mxnet-cu112==1.9.1
+    """
+    invalid = (
+        Example("mxnet\n", line=1, filename="requirements.txt"),
+        Example("numpy<1.24\nmxnet-cu112>=1.8  # GPU build\n", line=2, filename="requirements.txt"),
+        Example(
+            '[project]\nname = "x"\ndependencies = [\n  "mxnet>=1.6",\n  "numpy<1.24",\n]\n',
+            line=4,
+            filename="pyproject.toml",
+        ),
+        Example(
+            '[tool.poetry.dependencies]\npython = "^3.8"\nmxnet = "*"\n',
+            line=3,
+            filename="pyproject.toml",
+        ),
+        Example(
+            "FROM python:3.8\nRUN pip install --no-cache-dir mxnet 'numpy<1.24'\n",
+            line=2,
+            filename="Dockerfile",
+        ),
+        Example(
+            "name: env\ndependencies:\n  - python=3.8\n  - pip:\n    - mxnet-cu112\n",
+            line=5,
+            filename="environment.yml",
+        ),
+        Example("[options]\ninstall_requires =\n    mxnet>=1.5\n", line=3, filename="setup.cfg"),
+        Example(
+            "from setuptools import setup\nsetup(name='x', install_requires=['mxnet'])\n",
+            line=2,
+            filename="setup.py",
+        ),
+    )
+    valid = (
+        Valid("mxnet==1.9.1\n", filename="requirements.txt"),
+        Valid("mxnet-cu112>=1.8,<1.10\n", filename="requirements.txt"),
+        Valid("mxnet~=1.9.0\n", filename="requirements.txt"),
+        Valid(
+            "-c constraints.txt\nmxnet\n",
+            filename="requirements.txt",
+            project=(("constraints.txt", "mxnet==1.9.1\n"),),
+        ),
+        Valid('[tool.poetry.dependencies]\nmxnet = "^1.9.1"\n', filename="pyproject.toml"),
+        Valid("mxnet-model-server\ngluoncv>=0.10\n", filename="requirements.txt"),
+        Valid(
+            "https://example.com/wheels/mxnet_cu112-1.9.1-py3-none-manylinux2014_x86_64.whl\n",
+            filename="requirements.txt",
+        ),
+        Valid("name: env\ndependencies:\n  - mxnet=1.9\n", filename="environment.yml"),
+    )
