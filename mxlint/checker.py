@@ -60,8 +60,9 @@ class FileFacts:
     is_package: bool = False
     #: class qualname -> resolved base names
     classes: dict[str, list[str]] = field(default_factory=dict)
-    #: checker name -> its own facts
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: Facts a cross-file checker keeps of this file for its `finalize`, under the checker's
+    #: `name` (picklable: cached with the file's result).
+    checker_facts: dict[str, Any] = field(default_factory=dict)
 
 
 class FileContext:

@@ -38,9 +38,11 @@ class ProjectIndex:
         self._hybrid: dict[str, bool | None] = {}
         self._block: dict[str, bool | None] = {}
 
-    def extra(self, checker: str) -> list[tuple[str, object]]:
+    def checker_facts(self, checker: str) -> list[tuple[str, object]]:
         """(module, facts) of one checker, for every file that has some."""
-        return [(f.module, f.extra[checker]) for f in self.files if checker in f.extra]
+        return [
+            (f.module, f.checker_facts[checker]) for f in self.files if checker in f.checker_facts
+        ]
 
     def context(self, facts: FileFacts) -> FileContext | None:
         """A file of the run parsed again (memoised), for analyses that need its tree only when

@@ -413,14 +413,14 @@ class HybridAnalysis(Checker):
                 if m not in ("__init__", "hybrid_forward", "forward")
             )
         if summaries or out_sites or defined:
-            ctx.facts.extra[NAME] = {"summaries": summaries, "sites": out_sites, "defined": defined}
+            ctx.facts.checker_facts[NAME] = {"summaries": summaries, "sites": out_sites, "defined": defined}
 
     @classmethod
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
         sites: list[Site] = []
         summaries = LazySummaries(project)
         for file in project.files:
-            facts = file.extra.get(NAME)
+            facts = file.checker_facts.get(NAME)
             if facts is None:
                 continue
             summaries.add(file, facts["summaries"], facts["defined"])

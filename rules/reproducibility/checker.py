@@ -487,7 +487,7 @@ class ReproducibilityChecker(Checker):
                 tuple(fix_objs),
                 bool(_TRAINING.search(ctx.source)),
             )
-        ctx.facts.extra[self.name] = facts
+        ctx.facts.checker_facts[self.name] = facts
 
     def _fixes(self) -> tuple[dict[str, cst.CSTNode], dict[str, tuple[str, cst.CSTNode]]]:
         """Where `np.random.seed(0)` / `random.seed(0)` can be inserted cleanly: after the
@@ -544,7 +544,7 @@ class ReproducibilityChecker(Checker):
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
         summaries: dict[str, Summary] = {}
         entries: list[EntryFacts] = []
-        for _module, facts in project.extra(cls.name):
+        for _module, facts in project.checker_facts(cls.name):
             assert isinstance(facts, dict)
             summaries.update(facts.get("functions", {}))
             if facts.get("entry") is not None:
