@@ -22,7 +22,7 @@ import numpy as np
 from mxnet import autograd, gluon
 
 from mxlint.verify import ctxmap
-from mxlint.verify.child import exception_info, load_module, trace_lines
+from mxlint.verify.harness import exception_info, load_module, trace_lines
 
 RTOL, ATOL = 1e-4, 1e-5
 #: Input shapes tried (in order) when neither config nor the first layer declares one.

@@ -23,7 +23,7 @@ from typing import Any
 import mxnet as mx
 import numpy as np
 
-from mxlint.verify.child import StopRun, Watch, exception_info, load_module, trace_lines
+from mxlint.verify.harness import StopRun, Watch, exception_info, load_module, trace_lines
 
 _MEMORY = re.compile(r"Memory:\s+(\S+)\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
 
