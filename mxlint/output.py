@@ -50,8 +50,7 @@ def _fix_json(fix: Fix | None) -> dict[str, Any] | None:
 
 def verify_json(f: Finding) -> dict[str, Any] | None:
     """The `verify` object `mxlint --verify` attached to a finding (None when verify did not run)."""
-    value = getattr(f, "verify", None)
-    return value if isinstance(value, dict) else None
+    return f.verification
 
 
 def finding_json(f: Finding) -> dict[str, Any]:

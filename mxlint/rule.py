@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 Applicability = Literal["safe", "unsafe", "display"]
+#: (filename, cell, row, column, code): what tells one finding of a run from another.
+FindingKey = tuple[str, "int | None", int, int, str]
 
 CODE_RE = re.compile(r"^MXL\d{3}$")
 DOCS_URL = "https://github.com/mxlint/mxlint/blob/main/docs/rules/{code}.md"
@@ -82,10 +84,17 @@ class Finding:
     data: dict[str, object] = field(default_factory=dict)
     #: Notebook cell (1-based) when the file is a notebook.
     cell: int | None = None
+    #: The verdict of `--verify` on this finding (its JSON object), None when verify did not run.
+    verification: dict[str, Any] | None = None
 
     @property
     def url(self) -> str:
         return DOCS_URL.format(code=self.code)
+
+    def key(self) -> FindingKey:
+        """The finding's identity within a run: the engine reports one finding per code and
+        place, so a verdict or any other fact about a finding can be keyed by it."""
+        return (self.filename, self.cell, self.location.row, self.location.column, self.code)
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)

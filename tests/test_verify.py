@@ -89,7 +89,7 @@ def verdicts() -> dict[tuple[str, int, str], dict[str, Any]]:
         )
         result = verify(findings, sorted(VERIFY.rglob("*.py")), options)
         for i, key in enumerate(missing):
-            found[key] = result.verdicts[i].to_json()
+            found[key] = result.verdicts[findings[i].key()].to_json()
     return found
 
 
@@ -156,7 +156,7 @@ def test_rewrites_are_verified_and_benchmarked() -> None:
     )
     result = verify(findings, [bad / "blocks.py", bad / "rnn.py"], options)
     for i in range(2):
-        v = result.verdicts[i]
+        v = result.verdicts[findings[i].key()]
         assert v.verdict == "confirmed", v
         assert v.rewrite is not None and v.rewrite.verified is True, v.rewrite
         assert v.rewrite.ratio is not None and v.rewrite.ratio > 0
@@ -168,7 +168,7 @@ def test_a_rewrite_that_changes_results_is_rejected_and_not_timed() -> None:
     bad = VERIFY / "hybrid" / "bad" / "blocks.py"
     finding = _fix_finding(bad, "MXL105", "nd.relu(", "F.sigmoid(")
     result = verify([finding], [bad], VerifyOptions(bench=True, timeout=120))
-    rewrite = result.verdicts[0].rewrite
+    rewrite = result.verdicts[finding.key()].rewrite
     assert rewrite is not None and rewrite.verified is False
     assert "changes results" in rewrite.evidence and rewrite.ratio is None
 
@@ -201,7 +201,7 @@ def test_hanging_and_crashing_blocks_end_inconclusive(tmp_path: Path) -> None:
     start = time.monotonic()
     result = verify(findings, [path], VerifyOptions(timeout=8, bench=False, jobs=2))
     elapsed = time.monotonic() - start
-    hang, crash = result.verdicts[0], result.verdicts[1]
+    hang, crash = (result.verdicts[f.key()] for f in findings)
     assert hang.verdict == "inconclusive" and hang.reason.startswith("timeout"), hang
     assert crash.verdict == "inconclusive" and "SIGSEGV" in crash.reason, crash
     assert elapsed < 30
@@ -217,7 +217,7 @@ def test_memory_limit_ends_inconclusive(tmp_path: Path) -> None:
     )
     finding = Finding("MXL302", "x", str(path), Location(4, 5), Location(4, 6))
     options = VerifyOptions(timeout=60, bench=False, memory_mb=3072)
-    verdict = verify([finding], [path], options).verdicts[0]
+    verdict = verify([finding], [path], options).verdicts[finding.key()]
     assert verdict.verdict == "inconclusive"
     assert "MemoryError" in verdict.reason or "memory" in verdict.reason, verdict
 
@@ -269,7 +269,9 @@ def test_context_bug_confirmed_on_a_real_gpu() -> None:
     path = VERIFY / "contexts" / "bad" / "train_gpu.py"
     row = next(i for i, line in enumerate(path.read_text().splitlines(), 1) if "expect" in line)
     finding = Finding("MXL201", "x", str(path), Location(row, 1), Location(row, 2))
-    verdict = verify([finding], [path], VerifyOptions(timeout=300, bench=False)).verdicts[0]
+    verdict = verify([finding], [path], VerifyOptions(timeout=300, bench=False)).verdicts[
+        finding.key()
+    ]
     assert verdict.verdict == "confirmed" and "gpu(0)" in verdict.evidence
 
 
@@ -314,8 +316,8 @@ def test_a_fixed_break_unmasks_a_silent_finding(tmp_path: Path) -> None:
     first = _fix_finding(path, "MXL105", "nd.relu(", "F.relu(")
     second = Finding("MXL104", "x", str(path), Location(13, 16), Location(13, 20))
     result = verify([first, second], [path], VerifyOptions(bench=False, timeout=120))
-    assert result.verdicts[0].verdict == "confirmed"
-    later = result.verdicts[1]
+    assert result.verdicts[first.key()].verdict == "confirmed"
+    later = result.verdicts[second.key()]
     assert later.verdict == "confirmed" and "(2, 4) hybridized" in later.evidence, later
     assert "after applying the fixes at lines 12" in later.evidence
 
@@ -346,7 +348,7 @@ def test_breaks_behind_a_loud_break_are_attributed(tmp_path: Path) -> None:
         for code, row in (("MXL103", 11), ("MXL106", 12), ("MXL101", 13))
     ]
     result = verify(findings, [path], VerifyOptions(bench=False, timeout=120))
-    shape, printed, branch = (result.verdicts[i] for i in range(3))
+    shape, printed, branch = (result.verdicts[f.key()] for f in findings)
     assert shape.verdict == "confirmed" and "'shape'" in shape.evidence
     assert printed.verdict == "confirmed" and "<Symbol" in printed.evidence, printed
     assert branch.verdict == "confirmed" and "__bool__" in branch.evidence, branch

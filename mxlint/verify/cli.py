@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mxlint.rule import Finding
+from mxlint.rule import Finding, FindingKey
 from mxlint.settings import Settings
+from mxlint.verify.model import Verdict
 
 
 def _shard(value: str) -> tuple[int, int]:
@@ -101,10 +102,10 @@ def run_verify(
     files, _ = discover(list(paths), settings)
     files = [f for f in files if f.suffix != ".ipynb"]  # entry candidates: Python files
     result = verify(findings, files, options, progress_bar() if options.progress else None)
-    for i, finding in enumerate(findings):
-        verdict = result.verdicts.get(i)
+    for finding in findings:
+        verdict = result.verdicts.get(finding.key())
         if verdict is not None:
-            finding.verify = verdict.to_json()  # type: ignore[attr-defined]
+            finding.verification = verdict.to_json()
     if args.report is not None:
         from mxlint.verify.report import write_report
 
@@ -113,12 +114,12 @@ def run_verify(
     return table(findings, result.verdicts)
 
 
-def table(findings: Sequence[Finding], verdicts: dict[int, Any]) -> str:
+def table(findings: Sequence[Finding], verdicts: Mapping[FindingKey, Verdict]) -> str:
     from mxlint.output import where
 
     rows = []
-    for i, f in enumerate(findings):
-        v = verdicts.get(i)
+    for f in findings:
+        v = verdicts.get(f.key())
         if v is None:
             continue
         detail = v.evidence or v.reason
@@ -127,9 +128,10 @@ def table(findings: Sequence[Finding], verdicts: dict[int, Any]) -> str:
             state = {True: "verified", False: "REJECTED", None: "not run"}[v.rewrite.verified]
             rewrite = f"\n      rewrite {state}"
             if v.rewrite.ratio is not None:
+                low, high = v.rewrite.spread or (v.rewrite.ratio, v.rewrite.ratio)
                 rewrite += (
                     f", step-time ratio {v.rewrite.ratio:.2f}x "
-                    f"[{v.rewrite.spread[0]:.2f}, {v.rewrite.spread[1]:.2f}]"
+                    f"[{low:.2f}, {high:.2f}]"
                     + (" (within noise)" if v.rewrite.within_noise else "")
                 )
             elif v.rewrite.evidence and not v.rewrite.verified:

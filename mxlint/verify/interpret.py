@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from mxlint.rule import FindingKey
 from mxlint.verify.model import Rewrite, Verdict, inconclusive
 from mxlint.verify.plan import Item
 
@@ -64,10 +65,10 @@ def _failure(payload: dict[str, Any]) -> str | None:
 # -- hybridization and in-forward contexts ---------------------------------------------------
 
 
-def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[int, Verdict]:
+def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[FindingKey, Verdict]:
     failure = _failure(payload)
     if failure:
-        return {it.index: inconclusive(failure) for it in items}
+        return {it.key: inconclusive(failure) for it in items}
     stages = payload.get("stages", {})
     imperative = stages.get("imperative", {})
     mode_ctx = any(it.finding.code.startswith("MXL2") for it in items)
@@ -80,10 +81,9 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[int, 
     if not imperative.get("ok", False):
         exc = imperative.get("exception", {})
         return {
-            it.index: inconclusive(f"the block fails imperatively: {_exc_text(exc)}")
-            for it in items
+            it.key: inconclusive(f"the block fails imperatively: {_exc_text(exc)}") for it in items
         }
-    out: dict[int, Verdict] = {}
+    out: dict[FindingKey, Verdict] = {}
     executed = {(os.path.realpath(f), ln) for f, ln in payload.get("lines_hybrid", [])}
     broken = next(
         ((s, stages[s]) for s in HYBRID_STAGES if s in stages and not stages[s].get("ok")), None
@@ -96,7 +96,7 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[int, 
             stage, info = broken
             exc = info.get("exception", {})
             if _frames_hit(exc, it):
-                out[it.index] = Verdict(
+                out[it.key] = Verdict(
                     "confirmed",
                     f"{STAGE_TEXT[stage]} raised {_exc_text(exc)} at line {it.line} ({where})",
                 )
@@ -115,21 +115,21 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[int, 
                 None,
             )
             if later is not None:
-                out[it.index] = Verdict(
+                out[it.key] = Verdict(
                     "confirmed",
                     f"masked by the break{at}; with that "
                     f"break answered, line {it.line} {'fails' if kind == 'raise' else 'misbehaves'} too under "
                     f"{STAGE_TEXT[stage]}: {later['what']}",
                 )
                 continue
-            out[it.index] = inconclusive(
+            out[it.key] = inconclusive(
                 f"{STAGE_TEXT[stage]} fails{at} for another reason "
                 f"first ({_exc_text(exc)}); this line is masked"
             )
             continue
         if it.finding.code == "MXL106" and ran and printed:
             shown = next(ln for ln in payload["stdout_hybrid"].splitlines() if "<Symbol" in ln)
-            out[it.index] = Verdict(
+            out[it.key] = Verdict(
                 "confirmed",
                 "under hybridize() print() showed "
                 f"{shown.strip()[:80]!r} (a graph node), not values",
@@ -137,20 +137,20 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[int, 
             continue
         if mismatch is not None and ran:
             stage, detail = mismatch
-            out[it.index] = Verdict(
+            out[it.key] = Verdict(
                 "confirmed",
                 f"silent graph break: imperative and "
                 f"{STAGE_TEXT[stage]} results differ: {detail} ({where})",
             )
             continue
         if not ran:
-            out[it.index] = Verdict(
+            out[it.key] = Verdict(
                 "refuted",
                 "the line never runs under hybridize() "
                 f"({where}); hybridized results equal imperative ones",
             )
             continue
-        out[it.index] = Verdict(
+        out[it.key] = Verdict(
             "refuted",
             "ran hybridized (plain and static_alloc) and "
             f"exported; outputs and gradients equal the imperative run "
@@ -172,17 +172,19 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[int, 
                 f", a finding without a fix ({evidence})"
             )
         for it in items:
-            if it.finding.fix is not None and it.index in out:
-                out[it.index].rewrite = Rewrite(verified, evidence)
+            if it.finding.fix is not None and it.key in out:
+                out[it.key].rewrite = Rewrite(verified, evidence)
     return out
 
 
-def _ctx_block(items: Sequence[Item], stages: dict[str, Any], where: str) -> dict[int, Verdict]:
-    out: dict[int, Verdict] = {}
+def _ctx_block(
+    items: Sequence[Item], stages: dict[str, Any], where: str
+) -> dict[FindingKey, Verdict]:
+    out: dict[FindingKey, Verdict] = {}
     failed = next(((s, v) for s, v in stages.items() if not v.get("ok")), None)
     for it in items:
         if failed is None:
-            out[it.index] = Verdict(
+            out[it.key] = Verdict(
                 "refuted",
                 "forward and backward ran with parameters and "
                 f"input on gpu(0) ({where}) without a context error",
@@ -194,11 +196,11 @@ def _ctx_block(items: Sequence[Item], stages: dict[str, Any], where: str) -> dic
         # block's forward comes from a tensor the forward created on the default context.
         if in_file and CTX_ERROR.search(str(exc.get("message", ""))):
             at = "" if in_file[-1] == it.line else f" (raised at line {in_file[-1]})"
-            out[it.index] = Verdict(
+            out[it.key] = Verdict(
                 "confirmed", f"with parameters and input on gpu(0): {_exc_text(exc)}{at}"
             )
         else:
-            out[it.index] = inconclusive(f"the block fails on gpu(0) elsewhere: {_exc_text(exc)}")
+            out[it.key] = inconclusive(f"the block fails on gpu(0) elsewhere: {_exc_text(exc)}")
     return out
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mxlint.rule import Finding
+from mxlint.rule import Finding, FindingKey
 
 HYBRID_CODES = frozenset(f"MXL10{i}" for i in range(1, 10))
 #: Context findings that are proven by running the enclosing block's forward on a device.
@@ -35,6 +35,11 @@ class Item:
     finding: Finding
     path: str  # real path
     line: int
+
+    @property
+    def key(self) -> FindingKey:
+        """What the finding's verdict is kept under."""
+        return self.finding.key()
 
 
 @dataclass

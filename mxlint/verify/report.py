@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from mxlint.rule import Finding
+from mxlint.rule import Finding, FindingKey
 from mxlint.verify.model import Verdict
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
@@ -86,11 +86,11 @@ def histogram(
     return "".join(parts)
 
 
-def render(findings: Sequence[Finding], verdicts: dict[int, Verdict], gpus: int) -> str:
+def render(findings: Sequence[Finding], verdicts: Mapping[FindingKey, Verdict], gpus: int) -> str:
     counts: Counter[str] = Counter(v.verdict for v in verdicts.values())
     rows = []
-    for i, f in enumerate(findings):
-        v = verdicts.get(i)
+    for f in findings:
+        v = verdicts.get(f.key())
         if v is None:
             continue
         plots = line_plot(v.series) if v.series else ""
@@ -127,7 +127,7 @@ def render(findings: Sequence[Finding], verdicts: dict[int, Verdict], gpus: int)
 
 
 def write_report(
-    directory: Path, findings: Sequence[Finding], verdicts: dict[int, Verdict], gpus: int
+    directory: Path, findings: Sequence[Finding], verdicts: Mapping[FindingKey, Verdict], gpus: int
 ) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "index.html"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mxlint.fixes import apply_edits
-from mxlint.rule import Finding
+from mxlint.rule import Finding, FindingKey
 from mxlint.verify import bench, interpret, plan
 from mxlint.verify.gpu import nvidia_smi_gpus
 from mxlint.verify.model import Verdict, inconclusive
@@ -38,7 +38,7 @@ class VerifyOptions:
 
 @dataclass
 class VerifyResult:
-    verdicts: dict[int, Verdict]
+    verdicts: dict[FindingKey, Verdict]
     tasks: int
     gpus: int
 
@@ -88,23 +88,25 @@ def _rewrite_source(items: Sequence[plan.Item]) -> str | None:
         return None
 
 
-def _child_failed(items: Sequence[plan.Item], result: ChildResult) -> dict[int, Verdict] | None:
+def _child_failed(
+    items: Sequence[plan.Item], result: ChildResult
+) -> dict[FindingKey, Verdict] | None:
     if result.ok:
         return None
-    return {it.index: inconclusive(result.reason) for it in items}
+    return {it.key: inconclusive(result.reason) for it in items}
 
 
 #: Re-runs of a block to unmask findings behind an earlier graph break.
 ISOLATION_ROUNDS = 3
 
 
-def run_block(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[int, Verdict]:
+def run_block(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[FindingKey, Verdict]:
     """Run the block; when a confirmed break with a fix masks later findings, apply that fix
     (only it) and run again, so each finding gets its own verdict."""
     job = dict(task.job)
     if job["mode"] == "hybrid":
         job["rewrite_source"] = _rewrite_source(task.items)
-    verdicts: dict[int, Verdict] = {}
+    verdicts: dict[FindingKey, Verdict] = {}
     pending: list[plan.Item] = list(task.items)
     applied: list[plan.Item] = []
     for round_ in range(ISOLATION_ROUNDS + 1):
@@ -117,25 +119,25 @@ def run_block(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[in
             verdicts.update(failed)
             break
         found = interpret.block_verdicts(pending, result.payload)
-        masked = [it for it in pending if "masked" in found[it.index].reason]
+        masked = [it for it in pending if "masked" in found[it.key].reason]
         breakers = [
             it
             for it in pending
-            if found[it.index].verdict == "confirmed" and it.finding.fix is not None
+            if found[it.key].verdict == "confirmed" and it.finding.fix is not None
         ]
         for it in pending:
             if applied and it not in masked:
                 lines = ", ".join(str(a.line) for a in applied)
-                found[it.index].evidence += f" (after applying the fixes at lines {lines})"
-            verdicts[it.index] = found[it.index]
+                found[it.key].evidence += f" (after applying the fixes at lines {lines})"
+            verdicts[it.key] = found[it.key]
         if not masked or not breakers or round_ == ISOLATION_ROUNDS:
             break
         applied += breakers
         pending = masked
     rewrite = next((v.rewrite for v in verdicts.values() if v.rewrite), None)
     for it in task.items:  # the rewrite (all fixes together) ran in the first round only
-        if it.finding.fix is not None and it.index in verdicts:
-            verdicts[it.index].rewrite = verdicts[it.index].rewrite or rewrite
+        if it.finding.fix is not None and it.key in verdicts:
+            verdicts[it.key].rewrite = verdicts[it.key].rewrite or rewrite
     if rewrite is not None and rewrite.verified and options.bench:
         bench_job = dict(job, kind="bench", bench={"pairs": options.bench_pairs, "warmup": 5})
         results = [_payload(slots.run(bench_job, options)) for _ in range(2)]
@@ -146,10 +148,10 @@ def run_block(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[in
     return verdicts
 
 
-def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[int, Verdict]:
+def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[FindingKey, Verdict]:
     job = dict(task.job, steps=options.steps)
     codes = {it.finding.code for it in task.items}
-    verdicts: dict[int, Verdict] = {}
+    verdicts: dict[FindingKey, Verdict] = {}
     naive: dict[str, Any] | None = None
     if codes & (plan.LOUD_CODES | plan.MEMORY_CODES):
         naive = _payload(slots.run(dict(job, memory=True), options))
@@ -159,9 +161,9 @@ def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[i
         for it in task.items:
             code = it.finding.code
             if code in plan.MEMORY_CODES:
-                verdicts[it.index] = interpret.memory_verdict(it, naive, threaded)
+                verdicts[it.key] = interpret.memory_verdict(it, naive, threaded)
             elif code in plan.LOUD_CODES:
-                verdicts[it.index] = interpret.loud_verdict(it, naive)
+                verdicts[it.key] = interpret.loud_verdict(it, naive)
     seeds = [it for it in task.items if it.finding.code in plan.SEED_CODES]
     by_rng: dict[str, list[plan.Item]] = {}
     lines = Path(task.job["file"]).read_text(encoding="utf-8").splitlines()
@@ -179,7 +181,7 @@ def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[i
             seeded_job, how = dict(job, seed=others + [rng]), f"seeding {rng} before user code"
         seeded = [_payload(slots.run(seeded_job, options)) for _ in range(2)]
         for it in items:
-            verdicts[it.index] = interpret.seed_verdict(it, rng, unseeded, seeded, how)
+            verdicts[it.key] = interpret.seed_verdict(it, rng, unseeded, seeded, how)
     return verdicts
 
 
@@ -209,21 +211,21 @@ def verify(
             id(s.item.finding) for s in skipped if zlib_shard(s.item.finding, total) == index - 1
         }
         skipped = [s for s in skipped if id(s.item.finding) in keep]
-    verdicts: dict[int, Verdict] = {s.item.index: inconclusive(s.reason) for s in skipped}
+    verdicts: dict[FindingKey, Verdict] = {s.item.key: inconclusive(s.reason) for s in skipped}
     gpus = nvidia_smi_gpus()
     jobs = options.jobs or (gpus if gpus else max(1, os.cpu_count() or 1))
     slots = _Slots(gpus, jobs)
     done = 0
     lock = threading.Lock()
 
-    def work(task: plan.Task) -> dict[int, Verdict]:
+    def work(task: plan.Task) -> dict[FindingKey, Verdict]:
         try:
             if task.kind == "block":
                 return run_block(task, slots, options)
             return run_script(task, slots, options)
         except Exception as exc:  # noqa: BLE001 - a verify bug must not lose the lint result
             return {
-                it.index: inconclusive(f"verify failed: {type(exc).__name__}: {exc}")
+                it.key: inconclusive(f"verify failed: {type(exc).__name__}: {exc}")
                 for it in task.items
             }
 
@@ -235,9 +237,9 @@ def verify(
             task = futures[future]
             result = future.result()
             for it in task.items:
-                v = result.get(it.index) or inconclusive("no verdict")
+                v = result.get(it.key) or inconclusive("no verdict")
                 v.job = task.key
-                verdicts[it.index] = v
+                verdicts[it.key] = v
             with lock:
                 done += 1
                 if on_progress:
