@@ -100,6 +100,29 @@ class Finding:
         return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
 
 
+#: The error text a device-context failure shows (parameters or data on another device).
+CONTEXT_ERROR = r"context|not initialized on|same device|ctx"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How `mxlint --verify` proves a finding of a rule on real MXNet.
+
+    `check` names the experiment: "hybrid" runs the flagged HybridBlock imperatively,
+    hybridized, with static allocation and exported, and compares; "context" runs the code on a
+    device; "seed" runs the entry script twice unseeded and twice seeded; "memory" runs it
+    watching memory and the recorded graph; "raise" runs it expecting an exception.
+    """
+
+    check: Literal["hybrid", "context", "seed", "memory", "raise"]
+    #: The predicted failure is an exception raised at (or after) the flagged line, whose
+    #: `Type: message` text matches `error` (any exception when None).
+    loud: bool = False
+    error: str | None = None
+    #: Inside a class, proven by running that block's forward (else by the entry script).
+    in_block: bool = False
+
+
 @dataclass(frozen=True)
 class Example:
     """An invalid example: the code, the 1-based line the finding is on, and the fixed code."""
@@ -145,6 +168,8 @@ class Rule:
     #: Codes whose finding at the same place this rule's finding replaces: a more precise
     #: diagnosis of the same problem, with advice that fits it better.
     supersedes: ClassVar[tuple[str, ...]] = ()
+    #: How `--verify` proves a finding of this rule; None: static only.
+    runtime: ClassVar[Runtime | None] = None
     valid: ClassVar[tuple[Valid | str, ...]] = ()
     invalid: ClassVar[tuple[Example | str, ...]] = ()
 

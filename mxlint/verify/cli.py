@@ -129,10 +129,8 @@ def table(findings: Sequence[Finding], verdicts: Mapping[FindingKey, Verdict]) -
             rewrite = f"\n      rewrite {state}"
             if v.rewrite.ratio is not None:
                 low, high = v.rewrite.spread or (v.rewrite.ratio, v.rewrite.ratio)
-                rewrite += (
-                    f", step-time ratio {v.rewrite.ratio:.2f}x "
-                    f"[{low:.2f}, {high:.2f}]"
-                    + (" (within noise)" if v.rewrite.within_noise else "")
+                rewrite += f", step-time ratio {v.rewrite.ratio:.2f}x [{low:.2f}, {high:.2f}]" + (
+                    " (within noise)" if v.rewrite.within_noise else ""
                 )
             elif v.rewrite.evidence and not v.rewrite.verified:
                 rewrite += f": {v.rewrite.evidence}"

@@ -8,9 +8,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mxlint.rule import FindingKey
+from mxlint.rule import CONTEXT_ERROR, FindingKey
 from mxlint.verify.model import Rewrite, Verdict, inconclusive
-from mxlint.verify.plan import Item
+from mxlint.verify.plan import Item, runtime
 
 HYBRID_STAGES = ("hybridize", "hybridize-train", "static", "export")
 STAGE_TEXT = {
@@ -19,18 +19,20 @@ STAGE_TEXT = {
     "static": "hybridize(static_alloc=True, static_shape=True)",
     "export": "export()",
 }
-CTX_ERROR = re.compile(r"context|not initialized on|same device|ctx", re.I)
-#: The error each loud code predicts; another error at the line means something else broke.
-EXPECTED_ERROR = {
-    "MXL403": re.compile(r"not in a computational graph|is_recording|record\(\)", re.I),
-    "MXL404": re.compile(r"computational graph|in-?place", re.I),
-    "MXL701": re.compile(r"forward|hybridize|export", re.I),
-}
+CTX_ERROR = re.compile(CONTEXT_ERROR, re.I)
 
 
 def _expected(code: str, exc: dict[str, Any]) -> bool:
-    pattern = CTX_ERROR if code.startswith("MXL2") else EXPECTED_ERROR.get(code)
-    return pattern is None or bool(pattern.search(f"{exc.get('type')}: {exc.get('message')}"))
+    """Whether `exc` is the failure the rule of `code` predicts (its runtime's `error`)."""
+    how = runtime(code)
+    pattern = how.error if how is not None else None
+    text = f"{exc.get('type')}: {exc.get('message')}"
+    return pattern is None or re.search(pattern, text, re.I) is not None
+
+
+def _is_context(code: str) -> bool:
+    how = runtime(code)
+    return how is not None and how.check == "context"
 
 
 SYMBOL_REPR = re.compile(r"<Symbol\b")
@@ -71,7 +73,7 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[Findi
         return {it.key: inconclusive(failure) for it in items}
     stages = payload.get("stages", {})
     imperative = stages.get("imperative", {})
-    mode_ctx = any(it.finding.code.startswith("MXL2") for it in items)
+    mode_ctx = any(_is_context(it.finding.code) for it in items)
     shapes = payload.get("input_shapes")
     where = f"input shape {shapes}" if shapes else "the probe input"
     if payload.get("guessed_ctor"):
@@ -232,13 +234,13 @@ def loud_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
     if exc and _frames_hit(exc, item) and _expected(code, exc):
         return Verdict("confirmed", f"line {item.line} raised {_exc_text(exc)}")
     for text in payload.get("unraisable", []):
-        if code.startswith("MXL2") and CTX_ERROR.search(text):
+        if _is_context(code) and CTX_ERROR.search(text):
             return Verdict(
                 "confirmed",
                 "the kvstore updater raised (swallowed by ctypes, "
                 f"'Exception ignored on calling ctypes callback'): {text[:300]}",
             )
-    if exc and code.startswith("MXL2") and w["runs"] and _expected(code, exc):
+    if exc and _is_context(code) and w["runs"] and _expected(code, exc):
         return Verdict(
             "confirmed", f"after line {item.line} ran, the script failed with {_exc_text(exc)}"
         )

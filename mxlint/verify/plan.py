@@ -14,17 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mxlint.rule import Finding, FindingKey
+from mxlint import registry
+from mxlint.rule import Finding, FindingKey, Runtime
 
-HYBRID_CODES = frozenset(f"MXL10{i}" for i in range(1, 10))
-#: Context findings that are proven by running the enclosing block's forward on a device.
-CTX_BLOCK_CODES = frozenset({"MXL202"})
-CTX_CODES = frozenset({"MXL201", "MXL202", "MXL203", "MXL204"})
-SEED_CODES = frozenset({"MXL301", "MXL302", "MXL303", "MXL304"})
-MEMORY_CODES = frozenset({"MXL401", "MXL402", "MXL403", "MXL404", "MXL405"})
-#: Codes whose predicted failure is an exception raised at (or after) the flagged line.
-LOUD_CODES = CTX_CODES | frozenset({"MXL403", "MXL404", "MXL701"})
-SCRIPT_CODES = CTX_CODES | SEED_CODES | MEMORY_CODES | frozenset({"MXL701"})
+
+def runtime(code: str) -> Runtime | None:
+    """How a finding of `code` is proven: its rule's declared `runtime` (None: static only)."""
+    rule = registry.get_rule(code)
+    return rule.runtime if rule is not None else None
 
 
 @dataclass
@@ -188,7 +185,8 @@ def build(
         path = Path(finding.filename).resolve()
         item = Item(index, finding, str(path), finding.location.row)
         code = finding.code
-        if code not in HYBRID_CODES and code not in SCRIPT_CODES:
+        how = runtime(code)
+        if how is None:
             skipped.append(
                 Skipped(
                     item,
@@ -209,14 +207,14 @@ def build(
             skipped.append(Skipped(item, "the file does not parse"))
             continue
         cls = enclosing_class(tree, item.line)
-        if code in HYBRID_CODES or (code in CTX_BLOCK_CODES and cls):
+        if how.check == "hybrid" or (how.in_block and cls):
             if cls is None:
                 data_cls = finding.data.get("class") if finding.data else None
                 if not isinstance(data_cls, str):
                     skipped.append(Skipped(item, "not inside a class: no block to run"))
                     continue
                 cls = data_cls.rsplit(".", 1)[-1]
-            mode = "hybrid" if code in HYBRID_CODES else "context"
+            mode = "hybrid" if how.check == "hybrid" else "context"
             key = f"block:{path}:{cls}:{mode}"
             task = tasks.get(key)
             if task is None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mxlint.fixes import apply_edits
-from mxlint.rule import Finding, FindingKey
+from mxlint.rule import Finding, FindingKey, Runtime
 from mxlint.verify import bench, interpret, plan
 from mxlint.verify.gpu import nvidia_smi_gpus
 from mxlint.verify.model import Verdict, inconclusive
@@ -148,23 +148,28 @@ def run_block(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[Fi
     return verdicts
 
 
+def _checks(how: Runtime | None, check: str) -> bool:
+    return how is not None and how.check == check
+
+
 def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[FindingKey, Verdict]:
     job = dict(task.job, steps=options.steps)
     codes = {it.finding.code for it in task.items}
+    hows = {code: plan.runtime(code) for code in codes}
     verdicts: dict[FindingKey, Verdict] = {}
     naive: dict[str, Any] | None = None
-    if codes & (plan.LOUD_CODES | plan.MEMORY_CODES):
+    if any(h is not None and (h.loud or h.check == "memory") for h in hows.values()):
         naive = _payload(slots.run(dict(job, memory=True), options))
         threaded = None
         if "MXL401" in codes:
             threaded = _payload(slots.run(dict(job, memory="light"), options, engine=THREADED))
         for it in task.items:
-            code = it.finding.code
-            if code in plan.MEMORY_CODES:
+            declared = hows[it.finding.code]
+            if _checks(declared, "memory"):
                 verdicts[it.key] = interpret.memory_verdict(it, naive, threaded)
-            elif code in plan.LOUD_CODES:
+            elif declared is not None and declared.loud:
                 verdicts[it.key] = interpret.loud_verdict(it, naive)
-    seeds = [it for it in task.items if it.finding.code in plan.SEED_CODES]
+    seeds = [it for it in task.items if _checks(hows[it.finding.code], "seed")]
     by_rng: dict[str, list[plan.Item]] = {}
     lines = Path(task.job["file"]).read_text(encoding="utf-8").splitlines()
     for it in seeds:

@@ -11,12 +11,13 @@ the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule
+from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime
 
 
 class DataContextMismatch(Rule):
     code = "MXL201"
     name = "data-context-mismatch"
+    runtime = Runtime("context", loud=True, error=CONTEXT_ERROR)
     message = (
         "`{net}` has its parameters on `{ctx}` but {origin} is fed to it unmoved; move "
         "the batch with `{arg}.as_in_context({ctx})` or "

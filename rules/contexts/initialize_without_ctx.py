@@ -9,12 +9,13 @@ the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule
+from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime
 
 
 class InitializeWithoutCtx(Rule):
     code = "MXL203"
     name = "initialize-without-ctx"
+    runtime = Runtime("context", loud=True, error=CONTEXT_ERROR)
     message = (
         "`{block}.initialize()` has no `ctx`: the new layer's parameters land on cpu "
         "while the model is on `{ctx}`; pass `ctx={ctx}` (or call "

@@ -8,12 +8,13 @@ the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule
+from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime
 
 
 class ParamDataWithoutCtx(Rule):
     code = "MXL204"
     name = "param-data-without-ctx"
+    runtime = Runtime("context", loud=True, error=CONTEXT_ERROR)
     message = (
         "`.{method}()` without `ctx` on a parameter initialised on several contexts "
         "(`{ctx}`) fails: pass one context (`.{method}({ctx0})`) or use "

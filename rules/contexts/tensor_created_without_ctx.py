@@ -10,12 +10,13 @@ the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime, Valid
 
 
 class TensorCreatedWithoutCtx(Rule):
     code = "MXL202"
     name = "tensor-created-without-ctx"
+    runtime = Runtime("context", loud=True, error=CONTEXT_ERROR, in_block=True)
     message = (
         "`{creator}` inside `{method}` has no `ctx` and lands on the default context "
         "(cpu) while the inputs may be on a GPU; create it on the input's context "

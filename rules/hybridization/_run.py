@@ -413,7 +413,11 @@ class HybridAnalysis(Checker):
                 if m not in ("__init__", "hybrid_forward", "forward")
             )
         if summaries or out_sites or defined:
-            ctx.facts.checker_facts[NAME] = {"summaries": summaries, "sites": out_sites, "defined": defined}
+            ctx.facts.checker_facts[NAME] = {
+                "summaries": summaries,
+                "sites": out_sites,
+                "defined": defined,
+            }
 
     @classmethod
     def finalize(cls, project: ProjectIndex) -> list[Finding]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from mxlint.rules.hybridization._examples import _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
-from mxlint.rule import Example, Rule
+from mxlint.rule import Example, Rule, Runtime
 
 
 class AutogradStateInHybrid(Rule):
     code = "MXL108"
     name = "autograd-state-in-hybrid"
+    runtime = Runtime("hybrid")
     message = (
         "`autograd.is_training()`/`is_recording()` in hybridized code is frozen when "
         "the graph is built; use mode-aware operators or a constructor argument"

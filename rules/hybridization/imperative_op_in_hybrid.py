@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class ImperativeOpInHybrid(Rule):
     code = "MXL105"
     name = "imperative-op-in-hybrid"
+    runtime = Runtime("hybrid")
     message = "Imperative `nd.*` call in hybridized code; call `F.*` instead"
     fixable = "safe"
     what = """

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from mxlint.rules.hybridization._examples import _L, _PLAIN_BLOCK, _block
 
-from mxlint.rule import Example, Rule
+from mxlint.rule import Example, Rule, Runtime
 
 
 class InplaceOpInHybrid(Rule):
     code = "MXL107"
     name = "inplace-op-in-hybrid"
+    runtime = Runtime("hybrid")
     message = "In-place write to a tensor in hybridized code; assign a new value instead"
     what = """
         Finds augmented assignment (`x += y`), slice assignment (`x[...] = v`) and `out=`

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
 
-from mxlint.rule import Example, Rule
+from mxlint.rule import Example, Rule, Runtime
 
 
 class PrintTensorInHybrid(Rule):
     code = "MXL106"
     name = "print-tensor-in-hybrid"
+    runtime = Runtime("hybrid")
     message = (
         "`print` of a tensor in hybridized code prints a Symbol, not values; guard "
         "debugging output with `if F is nd:`"

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class TensorAsSequence(Rule):
     code = "MXL104"
     name = "tensor-as-sequence"
+    runtime = Runtime("hybrid")
     message = (
         "Tensor used as a Python sequence in MXNet 1.x hybridized code; use "
         "`F.slice_axis`/`F.take`/`F.split`"

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class TensorAttribute(Rule):
     code = "MXL103"
     name = "tensor-attribute"
+    runtime = Runtime("hybrid")
     message = (
         "`.shape`/`.dtype`/`.context` of a tensor in MXNet 1.x hybridized code; pass "
         "sizes as constructor arguments or use shape-free operators"

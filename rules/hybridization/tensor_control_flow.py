@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class TensorControlFlow(Rule):
     code = "MXL101"
     name = "tensor-control-flow"
+    runtime = Runtime("hybrid")
     message = (
         "Python control flow on a tensor value in hybridized code; select with "
         "`F.where(cond, a, b)` instead"

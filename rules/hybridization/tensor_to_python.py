@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class TensorToPython(Rule):
     code = "MXL102"
     name = "tensor-to-python"
+    runtime = Runtime("hybrid")
     message = (
         "Tensor value read into Python in hybridized code; keep the computation in `F.*` operators"
     )

@@ -9,12 +9,13 @@ the examples below (run by `tests/test_rule_examples.py`), `tests/test_lifecycle
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class ExportBeforeForward(Rule):
     code = "MXL701"
     name = "export-before-forward"
+    runtime = Runtime("raise", loud=True, error=r"forward|hybridize|export")
     message = (
         '`{net}.export()` {problem}: MXNet raises "Please first call block.hybridize() '
         'and then run forward with this block at least once before calling export"; '

@@ -10,12 +10,13 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class AccumulatedWithoutSync(Rule):
     code = "MXL401"
     name = "accumulated-ndarray-without-sync"
+    runtime = Runtime("memory")
     message = (
         "`{target}` accumulates NDArrays across iterations of a loop that never "
         "synchronises: the asynchronous engine runs ahead and memory grows; accumulate "

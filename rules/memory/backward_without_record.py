@@ -8,12 +8,15 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class BackwardWithoutRecord(Rule):
     code = "MXL403"
     name = "backward-without-record"
+    runtime = Runtime(
+        "memory", loud=True, error=r"not in a computational graph|is_recording|record\(\)"
+    )
     message = (
         "`{name}` was computed outside `autograd.record()`, so `{name}.backward()` has no "
         'graph to differentiate (MXNet raises "Cannot differentiate node because it is '

@@ -11,12 +11,13 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class EvaluationInRecord(Rule):
     code = "MXL405"
     name = "evaluation-in-record"
+    runtime = Runtime("memory")
     message = "{what} inside `autograd.record()`: {why}; {advice}"
     what = """
         Finds evaluation work inside `with autograd.record():`: updates of evaluation metrics

@@ -12,12 +12,13 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class InplaceWriteInRecord(Rule):
     code = "MXL404"
     name = "inplace-write-in-record"
+    runtime = Runtime("memory", loud=True, error=r"computational graph|in-?place")
     message = (
         "{write} writes into `{target}` in place inside `autograd.record()`, and "
         '{reason}: MXNet raises "Inplace operations (+=, -=, x[:]=, etc) are not '

@@ -11,12 +11,13 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class OutputsKeptInRecord(Rule):
     code = "MXL402"
     name = "outputs-kept-in-record"
+    runtime = Runtime("memory")
     supersedes = ("MXL401",)
     message = (
         "`{value}` is recorded inside `autograd.record()` and kept in `{container}`, "

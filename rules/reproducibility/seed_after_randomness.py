@@ -8,12 +8,13 @@ and `tests/snapshots/MXL304.txt`.
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class SeedAfterRandomness(Rule):
     code = "MXL304"
     name = "seed-after-randomness"
+    runtime = Runtime("seed")
     message = (
         "`{seed}` runs after `{what}` (line {line}) already drew from {generator}: move "
         "the seed before the first draw"

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class UnseededNumpyRandom(Rule):
     code = "MXL302"
     name = "unseeded-numpy-random"
+    runtime = Runtime("seed")
     message = (
         "`{what}` draws from numpy's global generator, which this entry script never "
         "seeds: call `np.random.seed(SEED)` at its start (or draw from "

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 
 class UnseededPythonRandom(Rule):
     code = "MXL303"
     name = "unseeded-python-random"
+    runtime = Runtime("seed")
     message = (
         "`{what}` draws from Python's `random` module, which this entry script never "
         "seeds: call `random.seed(SEED)` at its start{mx_note}"

@@ -10,7 +10,7 @@ and `tests/snapshots/MXL301.txt`.
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 
 #: An entry script whose DataLoader shuffles (the examples below vary it).
 _LOADER_SCRIPT = """import mxnet as mx
@@ -34,6 +34,7 @@ if __name__ == "__main__":
 class UnseededShuffle(Rule):
     code = "MXL301"
     name = "unseeded-shuffle"
+    runtime = Runtime("seed")
     message = (
         "`{what}` shuffles with {generator} ({why}), which this entry script never seeds: "
         "call `{seed}` before creating the loader{mx_note}"
