@@ -1,4 +1,4 @@
-"""The contexts checker: MXL2xx: device contexts — parameters and data on different contexts.
+"""The contexts checker (MXL2xx): parameters and data on different device contexts.
 
 The analysis (where each value lives) is in `mxlint.placement`; this module decides which of
 its events are findings, and spells messages and fixes.

@@ -3,8 +3,7 @@
 `hybrid_forward(self, F, x)` runs twice in a model's life: imperatively with `F = mx.nd` (what
 every unit test sees) and symbolically with `F = mx.sym` once `net.hybridize()` is called, when
 `x` is a Symbol with no value, no shape and different indexing semantics. These rules find the
-statements that only work in the first mode. The analysis lives in `_hybrid_analysis` (hooks
-over `mxlint.taint`) and `_hybrid_checker` (per-file run, helper summaries, cross-file calls).
+statements that only work in the first mode.
 
 One file per rule (class, message, documentation, examples). The analysis they share:
 `_taint.py` (the tensor-taint interpreter), `_analysis.py` (MXNet's meaning plugged into it, the

@@ -1,4 +1,5 @@
-"""The lifecycle checker: MXL7xx: calls made at the wrong point of a network's life (export, AMP initialisation).
+"""The lifecycle checker (MXL7xx): calls made at the wrong point of a network's life
+(export, AMP initialisation).
 
 Both rules were checked against MXNet 1.9.1: `HybridBlock.export` raises "Please first call
 block.hybridize() and then run forward with this block at least once before calling export"

@@ -1,4 +1,5 @@
-"""The memory and sync checkers: MXL4xx autograd and memory, MXL6xx sync and timing: the asynchronous engine in training loops.
+"""The memory and sync checkers (MXL4xx autograd and memory, MXL6xx sync and timing): the
+asynchronous engine in training loops.
 
 MXNet's engine returns from every operator at once and computes later. A loop that only keeps
 NDArrays (a running `total += loss`, a list of outputs) never waits for the engine, so the Python

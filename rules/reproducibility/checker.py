@@ -1,4 +1,5 @@
-"""The reproducibility checker: MXL3xx: runs that cannot be repeated because a global generator is never (or too late) seeded.
+"""The reproducibility checker (MXL3xx): runs that cannot be repeated because a global
+generator is never (or too late) seeded.
 
 MXNet 1.x seeds its own generator with a fixed default, so the real sources of run-to-run
 variation in a Gluon script are numpy's and Python's global generators: gluon's RandomSampler

@@ -2,11 +2,6 @@
 conda environment.yml, Dockerfile) — pins, variants, CUDA and the numpy/onnx releases that break
 MXNet 1.x.
 
-This module holds the rules and picks the files; `_dependency_sets` groups what the readers
-(`mxlint.requirements_parsing`, `mxlint.dockerfile`) find into *dependency sets* and judges
-them. It is imported only when a run has a dependency file, so linting Python alone never
-loads `packaging`.
-
 One file per rule; `checker.py` holds the text checker, which loads the evaluation
 (`_dependency_sets.py`: packaging, the requirements and Dockerfile readers) only when a run has
 a dependency file; `_files.py` says which files those are.

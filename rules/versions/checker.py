@@ -1,10 +1,10 @@
-"""The versions checker: MXL5xx: the environment an MXNet project declares (requirements, pyproject, setup.py/cfg,
-conda environment.yml, Dockerfile) — pins, variants, CUDA and the numpy/onnx releases that break
-MXNet 1.x.
+"""The versions checker (MXL5xx): the environment an MXNet project declares (requirements,
+pyproject, setup.py/cfg, conda environment.yml, Dockerfile) — pins, variants, CUDA and the
+numpy/onnx releases that break MXNet 1.x.
 
-This module holds the rules and picks the files; `_dependency_sets` groups what the readers
-(`mxlint.requirements_parsing`, `mxlint.dockerfile`) find into *dependency sets* and judges
-them. It is imported only when a run has a dependency file, so linting Python alone never
+The rules are in their own files; this module picks the files, and `_dependency_sets` groups
+what the readers (`mxlint.requirements_parsing`, `mxlint.dockerfile`) find into *dependency
+sets* and judges them. It is imported only when a run has a dependency file, so linting Python alone never
 loads `packaging`.
 """
 
