@@ -7,6 +7,8 @@ spellings of one API (`mxnet.ndarray.zeros`, `mxnet.nd.zeros`) collapse to one.
 
 from __future__ import annotations
 
+import sys
+
 # Longest prefixes first; each maps an import path onto the spelling rules use.
 _PREFIXES: tuple[tuple[str, str], ...] = (
     ("mxnet.ndarray.ndarray", "mxnet.nd"),
@@ -1038,3 +1040,36 @@ SHARD_WORDS = frozenset(
 SYMBOLIC_EXECUTION = ("mxnet.mod", "mxnet.module", "mxnet.executor", "mxnet.sym")
 #: Methods that turn a Symbol into an Executor (whose `backward()` is the symbolic one).
 EXECUTOR_METHODS = frozenset({"bind", "simple_bind", "_bind", "_simple_bind", "reshape"})
+
+
+# --- Libraries -----------------------------------------------------------------------------
+
+#: Top-level packages of libraries (with the standard library's): never a project's own code,
+#: so a call into one is not followed as a project helper, is not a forward pass of a network
+#: and, for seeding, is known (`ALL_SEEDERS`) or draws nothing the project seeds.
+LIBRARY_ROOTS = frozenset(
+    {
+        "cv2",
+        "gluoncv",
+        "gluonnlp",
+        "horovod",
+        "jax",
+        "matplotlib",
+        "mxnet",
+        "numpy",
+        "onnx",
+        "pandas",
+        "PIL",
+        "scipy",
+        "sklearn",
+        "sockeye",
+        "tensorflow",
+        "torch",
+        "tqdm",
+    }
+) | frozenset(sys.stdlib_module_names)
+
+
+def is_library(name: str) -> bool:
+    """Whether the dotted `name` lives in a library rather than in the project."""
+    return name.split(".", 1)[0] in LIBRARY_ROOTS

@@ -24,29 +24,6 @@ from mxlint.walker import iter_nodes
 _LISTY = ("state", "hidden", "args", "list", "mem", "cache", "past")
 #: Prefix of a pending callee that is a `self.method` to look up along the class's bases.
 INHERITED = "self@"
-#: Roots that are never project helpers.
-_FOREIGN_ROOTS = (
-    "mxnet",
-    "numpy",
-    "math",
-    "os",
-    "sys",
-    "logging",
-    "random",
-    "builtins",
-    "functools",
-    "itertools",
-    "collections",
-    "warnings",
-    "typing",
-    "gluonnlp",
-    "gluoncv",
-    "scipy",
-    "time",
-    "copy",
-    "re",
-    "json",
-)
 
 
 @dataclass(frozen=True)
@@ -416,7 +393,7 @@ class HybridHooks(Hooks):
                 f"calls `{self.ctx.code(node.func)}()` on a tensor",
             )
             return Kind.PYTHON
-        if name.split(".", 1)[0] in _FOREIGN_ROOTS or knowledge.is_mxnet(name):
+        if knowledge.is_library(name) or knowledge.is_mxnet(name):
             return Kind.UNKNOWN if not tensor_args else None
         self.pending_calls.append((node, name, _tensor_keys(args), self.fallback))
         return Kind.MAYBE_GROUP if tensor_args else Kind.UNKNOWN

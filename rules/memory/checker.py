@@ -1491,43 +1491,6 @@ class _Record:
             self.fresh.discard(name)
 
 
-#: Modules whose functions are not networks: a call into them is no forward pass.
-_LIBRARY_ROOTS = frozenset(
-    {
-        "mxnet",
-        "numpy",
-        "np",
-        "math",
-        "time",
-        "os",
-        "sys",
-        "logging",
-        "random",
-        "json",
-        "pickle",
-        "collections",
-        "itertools",
-        "functools",
-        "copy",
-        "re",
-        "tqdm",
-        "scipy",
-        "pandas",
-        "warnings",
-        "gluoncv",
-        "gluonnlp",
-        "sklearn",
-        "matplotlib",
-        "cv2",
-        "PIL",
-        "shutil",
-        "argparse",
-        "datetime",
-        "timeit",
-        "typing",
-        "operator",
-    }
-)
 #: Data-pipeline words: a `zip` over one of these is a loop over batches, not over devices.
 _PIPELINE_WORDS = (
     "loader",
@@ -1616,7 +1579,7 @@ class RecordChecker(Checker):
     # -- knowledge ------------------------------------------------------------------------------
 
     def known_module(self, resolved: str) -> bool:
-        return resolved.split(".", 1)[0] in _LIBRARY_ROOTS
+        return knowledge.is_library(resolved)
 
     def creates_array(self, value: cst.BaseExpression) -> bool:
         if type(value) is not cst.Call:

@@ -13,7 +13,6 @@ helpers of other files of the run (`from utils import set_seed`).
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,29 +40,6 @@ from mxlint.rule import Edit, Finding, Fix, Location, Rule
 from mxlint.walker import iter_nodes
 
 ALL_KINDS = ("numpy", "python", "mxnet")
-#: Top-level packages whose functions are never project helpers (their seeding is known).
-_LIBRARIES = frozenset(
-    {
-        "numpy",
-        "mxnet",
-        "random",
-        "torch",
-        "tensorflow",
-        "jax",
-        "gluoncv",
-        "gluonnlp",
-        "scipy",
-        "sklearn",
-        "cv2",
-        "PIL",
-        "pandas",
-        "tqdm",
-        "matplotlib",
-        "horovod",
-        "onnx",
-        "sockeye",
-    }
-) | frozenset(sys.stdlib_module_names)
 #: A file that mentions none of these has nothing to tell about seeding or randomness.
 _RELEVANT = re.compile(r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b")
 #: Training scripts; scripts without these (benchmarks, demos) do not need raw draws seeded.
@@ -141,7 +117,7 @@ def _assumed_seeder(name: str) -> bool:
     """An unknown function named like a seeder (`set_seed`, `seed_everything`) is taken at its
     word: reporting a script that seeds through it would cry wolf."""
     last = name.rsplit(".", 1)[-1]
-    return "seed" in last.lower() and name.split(".", 1)[0] not in _LIBRARIES
+    return "seed" in last.lower() and not knowledge.is_library(name)
 
 
 class _Collector:
@@ -245,7 +221,7 @@ class _Collector:
                     )
             return found
         top = name.split(".", 1)[0]
-        if top not in _LIBRARIES or name in knowledge.ALL_SEEDERS:
+        if top not in knowledge.LIBRARY_ROOTS or name in knowledge.ALL_SEEDERS:
             return [
                 (
                     replace(
@@ -395,8 +371,7 @@ class ReproducibilityChecker(Checker):
                         # (its summary may seed or draw: kept as a call for `finalize`).
                         resolved = self.ctx.resolve(node.func)
                         if resolved is not None and (
-                            _RELEVANT.search(resolved)
-                            or resolved.split(".", 1)[0] not in _LIBRARIES
+                            _RELEVANT.search(resolved) or not knowledge.is_library(resolved)
                         ):
                             hit = True
             if hit:
