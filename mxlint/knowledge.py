@@ -1073,3 +1073,82 @@ LIBRARY_ROOTS = frozenset(
 def is_library(name: str) -> bool:
     """Whether the dotted `name` lives in a library rather than in the project."""
     return name.split(".", 1)[0] in LIBRARY_ROOTS
+
+
+# --- Memory and sync (MXL4xx, MXL6xx) ------------------------------------------------------
+
+#: NDArray methods whose result is again an NDArray computed from the array (reductions,
+#: reshapes, casts, copies): a value accumulated from one is still a pending tensor.
+TENSOR_RESULT_METHODS = frozenset(
+    {
+        "mean",
+        "sum",
+        "max",
+        "min",
+        "norm",
+        "reshape",
+        "flatten",
+        "square",
+        "sqrt",
+        "abs",
+        "exp",
+        "log",
+        "detach",
+        "copy",
+        "astype",
+        "squeeze",
+    }
+)
+#: NDArray methods that reduce to one number (when called without an axis).
+SCALAR_REDUCTIONS = frozenset({"mean", "sum", "max", "min", "prod", "norm", "nansum", "nanprod"})
+#: NDArray methods that copy the value to Python: each call waits for the engine.
+READBACK_METHODS = frozenset({"asscalar", "asnumpy", "item"})
+#: Methods that move or reshape data without running a network (validation data stays it).
+DATA_METHODS = frozenset(
+    {
+        "as_in_context",
+        "as_in_ctx",
+        "copyto",
+        "to_device",
+        "astype",
+        "reshape",
+        "expand_dims",
+        "transpose",
+        "squeeze",
+        "flatten",
+        "copy",
+        "as_nd_ndarray",
+        "as_np_ndarray",
+    }
+)
+#: Methods only an NDArray has: a parameter they are called on is one.
+NDARRAY_ONLY_METHODS = frozenset(
+    {
+        "as_in_context",
+        "as_in_ctx",
+        "asnumpy",
+        "asscalar",
+        "attach_grad",
+        "wait_to_read",
+        "copyto",
+        "as_nd_ndarray",
+        "as_np_ndarray",
+    }
+)
+
+
+# --- Lifecycle (MXL7xx) ----------------------------------------------------------------------
+
+#: Calls on a network that neither run it nor let it escape.
+INERT_BLOCK_METHODS = BLOCK_METHODS | {
+    "export",
+    "name_scope",
+    "add",
+    "register_child",
+    "save_params",
+    "zero_grad",
+    "setattr",
+    "share_parameters",
+}
+#: Block methods that run the network's forward pass.
+FORWARD_METHODS = frozenset({"forward", "summary"})

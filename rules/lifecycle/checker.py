@@ -24,18 +24,6 @@ from mxlint.flow import Flow
 from mxlint.walker import children
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-#: Calls on a network that neither run it nor let it escape.
-_INERT_METHODS = knowledge.BLOCK_METHODS | {
-    "export",
-    "name_scope",
-    "add",
-    "register_child",
-    "save_params",
-    "zero_grad",
-    "setattr",
-    "share_parameters",
-}
-_FORWARD_METHODS = frozenset({"forward", "summary"})
 
 
 @dataclass
@@ -161,7 +149,7 @@ class LifecycleChecker(Checker):
                 if not (type(active) is cst.Name and active.value == "False"):
                     state.hybridized, state.forwarded = True, False
                 state.known_block = state.known_block or state.project_class is None
-            elif method in _FORWARD_METHODS:
+            elif method in knowledge.FORWARD_METHODS:
                 state.forwarded = True
             elif method == "export":
                 if not state.unknown and (state.known_block or state.project_class):
@@ -176,7 +164,7 @@ class LifecycleChecker(Checker):
                 state.unknown = True  # one report per network and scope
             elif method in knowledge.BLOCK_METHODS:
                 state.known_block = state.known_block or state.project_class is None
-            elif method not in _INERT_METHODS:
+            elif method not in knowledge.INERT_BLOCK_METHODS:
                 state.unknown = True
             return
         if type(parent) is cst.Attribute and parent.value is node:

@@ -46,33 +46,6 @@ _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 #: What the per-scope passes (tensor names, loops, MXL403, timing) look at.
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _SCOPE_KINDS = frozenset({cst.Assign, cst.Call, cst.IndentedBlock, *_LOOPS, *_COMPREHENSIONS})
-_REDUCERS = frozenset(
-    {
-        "mean",
-        "sum",
-        "max",
-        "min",
-        "norm",
-        "reshape",
-        "flatten",
-        "square",
-        "sqrt",
-        "abs",
-        "exp",
-        "log",
-        "detach",
-        "copy",
-        "astype",
-        "squeeze",
-    }
-)
-
-
-#: NDArray methods that reduce to one number (when called without an axis).
-_REDUCTIONS = frozenset({"mean", "sum", "max", "min", "prod", "norm", "nansum", "nanprod"})
-
-
-_EVERY_STEP_SYNCS = frozenset({"asscalar", "asnumpy", "item"})
 
 
 def _comprehension_calls(node: cst.CSTNode) -> set[cst.CSTNode]:
@@ -302,7 +275,9 @@ class MemoryChecker(Checker):
                 method = func.attr.value
                 if method in knowledge.TO_PYTHON_METHODS:
                     return False
-                return method in _REDUCERS and self._is_tensor(func.value, names)
+                return method in knowledge.TENSOR_RESULT_METHODS and self._is_tensor(
+                    func.value, names
+                )
             if type(func) is cst.Name:
                 if func.value in ("float", "int", "len", "str", "range", "list", "dict"):
                     return False
@@ -362,7 +337,7 @@ class MemoryChecker(Checker):
         if (
             type(value) is not cst.Call
             or type(value.func) is not cst.Attribute
-            or value.func.attr.value not in _REDUCTIONS
+            or value.func.attr.value not in knowledge.SCALAR_REDUCTIONS
         ):
             return False
         if any(a.keyword is not None or a.star for a in value.args):
@@ -458,7 +433,7 @@ class MemoryChecker(Checker):
             if (
                 type(node) is cst.Call
                 and type(node.func) is cst.Attribute
-                and node.func.attr.value in _EVERY_STEP_SYNCS
+                and node.func.attr.value in knowledge.READBACK_METHODS
                 and self._is_tensor(node.func.value, tensors, node)
             ):
                 self.ctx.report(
@@ -656,38 +631,6 @@ _PYTHON_BUILTINS = frozenset(
     }
 )
 _SYNC_BUILTINS = frozenset({"float", "int", "bool"})
-#: Methods that move or reshape data without running a network (validation data stays it).
-_DATA_METHODS = frozenset(
-    {
-        "as_in_context",
-        "as_in_ctx",
-        "copyto",
-        "to_device",
-        "astype",
-        "reshape",
-        "expand_dims",
-        "transpose",
-        "squeeze",
-        "flatten",
-        "copy",
-        "as_nd_ndarray",
-        "as_np_ndarray",
-    }
-)
-#: Methods only an NDArray has: a parameter they are called on is one.
-_NDARRAY_METHODS = frozenset(
-    {
-        "as_in_context",
-        "as_in_ctx",
-        "asnumpy",
-        "asscalar",
-        "attach_grad",
-        "wait_to_read",
-        "copyto",
-        "as_nd_ndarray",
-        "as_np_ndarray",
-    }
-)
 #: Methods of `self` that are not a forward pass.
 _SELF_NON_FORWARD = knowledge.NON_TENSOR_CALL_METHODS | frozenset({"save", "load", "print"})
 _METRIC_WORDS = frozenset({"metric", "metrics", "acc", "accuracy"})
@@ -960,7 +903,7 @@ class _Scope:
                 "list",
             ):
                 return any(self.is_validation(a, names) for a in _call_args(expr))
-            if type(func) is cst.Attribute and func.attr.value in _DATA_METHODS:
+            if type(func) is cst.Attribute and func.attr.value in knowledge.DATA_METHODS:
                 return self.is_validation(func.value, names)
         return False
 
@@ -1120,7 +1063,7 @@ class _Record:
             func = n.func
             if (
                 type(func) is cst.Attribute
-                and func.attr.value in _NDARRAY_METHODS
+                and func.attr.value in knowledge.NDARRAY_ONLY_METHODS
                 and type(func.value) is cst.Name
                 and func.value.value in params
             ):
@@ -1346,7 +1289,7 @@ class _Record:
             if (
                 method in _SELF_NON_FORWARD
                 or method in knowledge.DETACHING_METHODS
-                or method in _DATA_METHODS
+                or method in knowledge.DATA_METHODS
             ):
                 return False
             receiver = func.value
