@@ -15,6 +15,11 @@ from typing import TypeGuard
 
 import libcst as cst
 
+#: Nodes that open a scope of their own: a walk of one function's statements stops at them.
+NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+#: Loop statements.
+LOOPS = (cst.For, cst.While)
+
 _SKIP_FIELDS = frozenset(
     {
         "lpar",

@@ -10,7 +10,15 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from mxlint import knowledge
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+if TYPE_CHECKING:
+    from mxlint.rules.memory.checker import MemoryChecker
 
 
 class AccumulatedWithoutSync(Rule):
@@ -171,3 +179,81 @@ def scores(net, loader):
     return out
 """),
     )
+
+
+def python_value_hint(checker: MemoryChecker, shape: str, value: cst.BaseExpression) -> str:
+    """The statement (`shape`, see `_accumulation`) accumulating a Python value:
+    `.asscalar()` of a reduction (one number), `.asnumpy()` of anything else (the same
+    values, elementwise)."""
+    code = checker.ctx.code(value).strip()
+    if "\n" in code or len(code) > 40:
+        code = "(...)"
+    elif type(value) not in (cst.Name, cst.Attribute, cst.Call, cst.Subscript):
+        code = f"({code})"
+    sync = "asscalar" if checker._reduces_to_one_number(value) else "asnumpy"
+    return shape.format(value=code, kept=f"{code}.{sync}()")
+
+
+def reduces_to_one_number(checker: MemoryChecker, value: cst.BaseExpression) -> bool:
+    """`x.mean()`, `nd.sum(x)`: a reduction over every axis."""
+    if (
+        type(value) is not cst.Call
+        or type(value.func) is not cst.Attribute
+        or value.func.attr.value not in knowledge.SCALAR_REDUCTIONS
+    ):
+        return False
+    if any(a.keyword is not None or a.star for a in value.args):
+        return False  # axis=..., keepdims=..., or unknown
+    resolved = checker.ctx.resolve(value.func)
+    function = resolved is not None and knowledge.in_namespace(
+        resolved, knowledge.TENSOR_NAMESPACES
+    )
+    return len(value.args) == (1 if function else 0)
+
+
+def accumulation(
+    checker: MemoryChecker, node: cst.CSTNode, assigned_inside: set[str]
+) -> tuple[str, cst.BaseExpression, str] | None:
+    """(target, accumulated value, the statement's shape with `{kept}` for the value made
+    a Python value, `{value}` for the value as written), or None."""
+    if (
+        type(node) is cst.AugAssign
+        and type(node.target) is cst.Name
+        and type(node.operator) in (cst.AddAssign, cst.MultiplyAssign)
+    ):
+        target = node.target.value
+        op = "+=" if type(node.operator) is cst.AddAssign else "*="
+        return target, node.value, f"{target} {op} {{kept}}"
+    if (
+        type(node) is cst.Assign
+        and len(node.targets) == 1
+        and type(node.targets[0].target) is cst.Name
+    ):
+        name = node.targets[0].target.value
+        value = node.value
+        branches = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
+        for branch in branches:
+            if (
+                type(branch) is cst.BinaryOperation
+                and type(branch.left) is cst.Name
+                and branch.left.value == name
+            ):
+                op = checker.ctx.code(branch.operator).strip()
+                return name, branch.right, f"{name} = {name} {op} {{kept}}"
+    if type(node) is cst.Expr and type(node.value) is cst.Call:
+        call = node.value
+        if (
+            type(call.func) is cst.Attribute
+            and call.func.attr.value in ("append", "extend")
+            and type(call.func.value) is cst.Name
+            and call.func.value.value not in assigned_inside
+            and len(call.args) == 1
+        ):
+            name = call.func.value.value
+            shape = (
+                f"{name}.append({{kept}})"
+                if call.func.attr.value == "append"
+                else f"{name}.extend(x.asnumpy() for x in {{value}})"
+            )
+            return name, call.args[0].value, shape
+    return None

@@ -8,7 +8,15 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls
+
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+if TYPE_CHECKING:
+    from mxlint.rules.memory.checker import MemoryChecker
 
 
 class BackwardWithoutRecord(Rule):
@@ -131,3 +139,45 @@ def step(net, loss_fn, data, label, compute):
     loss.backward()
 """),
     )
+
+
+def check_backward(checker: MemoryChecker, nodes: list[cst.CSTNode]) -> None:
+    """MXL403: the last assignment of `x` before `x.backward()` ran outside record().
+    `nodes`: the scope's nodes of the kinds `_SCOPE_KINDS` lists, in source order."""
+    last: dict[str, cst.CSTNode] = {}
+    #: `.backward()` calls on a comprehension's own variable (`[l.backward() for l in ls]`).
+    shadowed: set[cst.CSTNode] = set()
+    for node in nodes:
+        for target, value in checker._bindings(node):
+            # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an
+            # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
+            simple = type(node) is cst.Assign and type(node.targets[0].target) is cst.Name
+            if (
+                simple
+                and type(value) in (cst.Call, cst.BinaryOperation)
+                and not (type(value) is cst.Call and checker._not_a_loss(value))
+            ):
+                last[target] = node
+            else:
+                last.pop(target, None)
+        if type(node) in _COMPREHENSION_TYPES:
+            shadowed.update(_comprehension_calls(node))
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value == "backward"
+            and node not in shadowed
+            and type(node.func.value) is cst.Name
+            and checker._uses_autograd()
+        ):
+            name = node.func.value.value
+            where = last.get(name)
+            if (
+                where is not None
+                and where not in checker._recording
+                and node not in checker._recording
+                and not checker._symbolic(where)
+            ):
+                checker.ctx.report(
+                    node, BackwardWithoutRecord, BackwardWithoutRecord.format(name=name)
+                )

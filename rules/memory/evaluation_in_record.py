@@ -11,7 +11,15 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from mxlint.rules.memory._analysis import _call_args, _chain_names, _Record
+
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+if TYPE_CHECKING:
+    from mxlint.rules.memory.checker import RecordChecker
 
 
 class EvaluationInRecord(Rule):
@@ -156,4 +164,66 @@ def train(net, loss_fn, trainer, train_data, val_data, evaluate):
         print(loss.mean().asscalar())
     return evaluate(net, val_data)
 """),
+    )
+
+
+def check_evaluation(
+    checker: RecordChecker, rec: _Record, call: cst.Call, stmt: cst.CSTNode
+) -> None:
+    func = call.func
+    code = rec.ctx.code(call).strip()
+    short = code if len(code) <= 60 else code[:57] + "..."
+    if (
+        type(func) is cst.Attribute
+        and func.attr.value == "update"
+        and checker._is_metric(rec, func.value, call)
+    ):
+        checker._report(
+            call,
+            EvaluationInRecord,
+            what=f"`{short}` updates an evaluation metric",
+            why="it reads the outputs back (a sync) and any operator it runs is "
+            "recorded into a graph that is never backpropagated",
+            advice="move it after the `with` block, next to `trainer.step()`",
+        )
+        return
+    if checker._is_logging(call):
+        if any(rec.readback(a) for a in _call_args(call)):
+            checker._report(
+                call,
+                EvaluationInRecord,
+                what=f"`{short}` reads a recorded value back for logging",
+                why="it blocks until the forward pass has run, before "
+                "`backward()` is even queued, and records the reductions "
+                "it logs",
+                advice="log after the `with` block (after `backward()`)",
+            )
+        return
+    if rec.predict or stmt in checker._evaluated or not rec.forward_like(call):
+        return
+    args = _call_args(call)
+    if any(rec.graph_expr(a) for a in args):
+        return
+    validation = [a for a in args if rec.scope.is_validation(a)]
+    if not validation and not (rec.eval_function and args):
+        return
+    if rec.scope.feeds_backward(stmt):
+        return
+    if any(rec.scope.attaches_grad(n) for a in validation for n in _chain_names(a)):
+        return
+    checker._evaluated.add(stmt)
+    what = (
+        f"`{short}` runs the network on validation data"
+        if validation
+        else f"`{short}` runs the network in an evaluation function"
+    )
+    checker._report(
+        call,
+        EvaluationInRecord,
+        what=what,
+        why="its graph is recorded but never backpropagated (memory, time) and "
+        "Dropout/BatchNorm run in training mode",
+        advice="run it outside `autograd.record()` (after the `with` block, in "
+        "its own loop; Gluon layers default to inference mode there, or "
+        "use `autograd.predict_mode()`)",
     )

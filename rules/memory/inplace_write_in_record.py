@@ -12,7 +12,16 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from mxlint.rules.memory._analysis import _IN_GRAPH, _full_slice, _keyword, _Record
+
+from mxlint import knowledge
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+if TYPE_CHECKING:
+    from mxlint.rules.memory.checker import RecordChecker
 
 
 class InplaceWriteInRecord(Rule):
@@ -158,3 +167,117 @@ def step(net, x):
     x[:] = 0
 """),
     )
+
+
+def check_slice_write(
+    checker: RecordChecker,
+    rec: _Record,
+    stmt: cst.CSTNode,
+    target: cst.Subscript,
+    name: str,
+    value: cst.BaseExpression,
+) -> bool:
+    if name in rec.in_graph:
+        checker._report(
+            stmt,
+            InplaceWriteInRecord,
+            target=name,
+            write=f"`{name}[...] = ...`",
+            reason=_IN_GRAPH.format(name=name),
+        )
+        return True
+    if name in rec.fresh:
+        if rec.graph_expr(value):
+            if not _full_slice(target):
+                checker._report(
+                    stmt,
+                    InplaceWriteInRecord,
+                    target=name,
+                    write=f"`{name}[...] = ...`",
+                    reason="a recorded value is written into part of it",
+                )
+            else:
+                rec.recorded.add(name)
+                rec.in_graph.add(name)
+                rec.fresh.discard(name)
+        return True
+    return False
+
+
+def check_augassign(checker: RecordChecker, rec: _Record, node: cst.AugAssign, name: str) -> bool:
+    op = rec.ctx.code(node.operator).strip()
+    write = f"`{name} {op} ...`"
+    if name in rec.in_graph:
+        checker._report(
+            node,
+            InplaceWriteInRecord,
+            target=name,
+            write=write,
+            reason=_IN_GRAPH.format(name=name),
+        )
+        return True
+    if name in rec.containers or type(node.value) in (
+        cst.List,
+        cst.Tuple,
+        cst.ListComp,
+        cst.GeneratorExp,
+    ):
+        return False
+    if not rec.recorded_expr(node.value):
+        return False
+    if name in rec.fresh:
+        checker._report(
+            node,
+            InplaceWriteInRecord,
+            target=name,
+            write=write,
+            reason=f"`{name}` is an NDArray and the value added is recorded",
+        )
+        return True
+    loop = rec.loops[0] if rec.loops else None
+    if loop is None or name in rec.scope.params:
+        return False
+    inside = checker._inside(loop)
+    bindings = rec.scope.assigns.get(name, [])
+    if bindings and not any(n in inside for n, _ in bindings):
+        checker._report(
+            node,
+            InplaceWriteInRecord,
+            target=name,
+            write=write,
+            reason=f"from the second iteration on, `{name}` is the NDArray "
+            "recorded by the previous one",
+        )
+        return True
+    return False
+
+
+def check_out_keyword(checker: RecordChecker, rec: _Record, call: cst.Call) -> None:
+    out = _keyword(call, "out")
+    if type(out) is not cst.Name:
+        return
+    resolved = checker.ctx.resolve(call.func)
+    if resolved is not None and checker.known_module(resolved) and not knowledge.is_mxnet(resolved):
+        return
+    name = out.value
+    write = f"`out={name}`"
+    if name in rec.in_graph:
+        checker._report(
+            call,
+            InplaceWriteInRecord,
+            target=name,
+            write=write,
+            reason=_IN_GRAPH.format(name=name),
+        )
+        return
+    inputs = [a.value for a in call.args if a.keyword is None or a.keyword.value != "out"]
+    if any(type(a) is cst.Name and a.value == name for a in inputs) and any(
+        rec.graph_expr(a) for a in inputs
+    ):
+        checker._report(
+            call,
+            InplaceWriteInRecord,
+            target=name,
+            write=write,
+            reason="the operator reads and overwrites it while recording",
+        )

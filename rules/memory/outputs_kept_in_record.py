@@ -11,7 +11,16 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from mxlint.rules.memory._analysis import _Record
+
+from mxlint import knowledge
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+if TYPE_CHECKING:
+    from mxlint.rules.memory.checker import RecordChecker
 
 
 class OutputsKeptInRecord(Rule):
@@ -188,3 +197,70 @@ def train(model, loss_fn, trainer, loader, hiddens, detach):
         loss.backward()
 """),
     )
+
+
+def check_store_call(
+    checker: RecordChecker, rec: _Record, call: cst.Call, stmt: cst.CSTNode
+) -> None:
+    func = call.func
+    if (
+        type(func) is not cst.Attribute
+        or func.attr.value not in knowledge.STORING_METHODS
+        or not call.args
+    ):
+        return
+    value = call.args[-1].value
+    if not rec.recorded_expr(value):
+        return
+    container = func.value
+    if type(container) is cst.Subscript:  # `history["loss"].append(loss)`
+        container = container.value
+    where = checker._lifetime(rec, container, reads=False)
+    if where is not None:
+        checker._report(
+            call,
+            OutputsKeptInRecord,
+            value=rec.ctx.code(value).strip(),
+            container=rec.ctx.code(func.value).strip(),
+            where=where,
+        )
+
+
+def check_list_extend(checker: RecordChecker, rec: _Record, node: cst.AugAssign) -> None:
+    """`outputs += [out]`."""
+    if not rec.recorded_expr(node.value):
+        return
+    where = checker._lifetime(rec, node.target, reads=False)
+    if where is not None:
+        checker._report(
+            node,
+            OutputsKeptInRecord,
+            value=rec.ctx.code(node.value).strip(),
+            container=rec.ctx.code(node.target).strip(),
+            where=where,
+        )
+
+
+def check_subscript_store(
+    checker: RecordChecker,
+    rec: _Record,
+    stmt: cst.CSTNode,
+    target: cst.Subscript,
+    value: cst.BaseExpression,
+) -> None:
+    container = target.value
+    if type(container) is cst.Name and (
+        container.value in rec.fresh or container.value in rec.in_graph
+    ):
+        return
+    if not rec.recorded_expr(value):
+        return
+    where = checker._lifetime(rec, container, reads=True)
+    if where is not None:
+        checker._report(
+            stmt,
+            OutputsKeptInRecord,
+            value=rec.ctx.code(value).strip(),
+            container=rec.ctx.code(container).strip(),
+            where=where,
+        )

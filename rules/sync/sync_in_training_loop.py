@@ -9,7 +9,16 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from mxlint import knowledge
 from mxlint.rule import Example, Rule, Valid
+from mxlint.walker import LOOPS, NESTED_SCOPES
+
+if TYPE_CHECKING:
+    from mxlint.rules.memory.checker import MemoryChecker
 
 
 class SyncEveryStep(Rule):
@@ -129,3 +138,36 @@ def train(net, loss_fn, trainer, loader):
     return total
 """),
     )
+
+
+def check_every_step(checker: MemoryChecker, loop: cst.For, tensors: set[str]) -> None:
+    """`.asscalar()`/`.asnumpy()`/`.item()` of a tensor on every iteration of a training
+    loop, before the step's `backward()`/`trainer.step()` (the last of them) is queued;
+    a sync under `if` (every N steps) or after the step is not reported."""
+    if type(loop.body) is not cst.IndentedBlock:
+        return
+    body = list(loop.body.body)
+    last = max((i for i, stmt in enumerate(body) if checker._queues_step(stmt)), default=None)
+    if last is None:
+        return
+    stack: list[cst.CSTNode] = list(reversed(body[:last]))
+    while stack:
+        node = stack.pop()
+        if isinstance(
+            node,
+            (*NESTED_SCOPES, *LOOPS, cst.If, cst.Try, cst.IfExp, cst.ListComp, cst.GeneratorExp),
+        ):
+            continue
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value in knowledge.READBACK_METHODS
+            and checker._is_tensor(node.func.value, tensors, node)
+        ):
+            checker.ctx.report(
+                node, SyncEveryStep, SyncEveryStep.format(expr=checker.ctx.code(node).strip())
+            )
+            continue
+        from mxlint.walker import children
+
+        stack.extend(reversed(list(children(node))))

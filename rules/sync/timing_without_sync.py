@@ -9,7 +9,15 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
 from mxlint.rule import Example, Rule, Valid
+from mxlint.walker import NESTED_SCOPES, iter_nodes
+
+if TYPE_CHECKING:
+    from mxlint.rules.memory.checker import MemoryChecker
 
 
 class TimingWithoutSync(Rule):
@@ -115,3 +123,33 @@ def load(path):
     return text, time.time() - tic
 """),
     )
+
+
+def check_timing(checker: MemoryChecker, body: list[cst.BaseStatement]) -> None:
+    starts: dict[str, int] = {}
+    for index, stmt in enumerate(body):
+        for node in iter_nodes(stmt, stop=NESTED_SCOPES):
+            if (
+                type(node) is cst.BinaryOperation
+                and type(node.operator) is cst.Subtract
+                and checker._timer(node.left)
+                and type(node.right) is cst.Name
+                and node.right.value in starts
+            ):
+                begin = starts[node.right.value]
+                between = body[begin + 1 : index]
+                if checker._mxnet_work(between) and not any(checker._has_sync(s) for s in between):
+                    checker.ctx.report(
+                        node,
+                        TimingWithoutSync,
+                        TimingWithoutSync.format(expr=checker.ctx.code(node).strip()),
+                    )
+        if type(stmt) is cst.SimpleStatementLine:
+            for small in stmt.body:
+                if (
+                    type(small) is cst.Assign
+                    and len(small.targets) == 1
+                    and type(small.targets[0].target) is cst.Name
+                    and checker._timer(small.value)
+                ):
+                    starts[small.targets[0].target.value] = index
