@@ -6,22 +6,27 @@ its events are findings, and spells messages and fixes.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 
 import libcst as cst
+from mxlint.rules.contexts import (
+    data_context_mismatch,
+    initialize_without_ctx,
+    param_data_without_ctx,
+    tensor_created_without_ctx,
+)
+from mxlint.rules.contexts._analysis import _GPU_TEXT, _PLACING_ATTRS, _functions, _has_net
 from mxlint.rules.contexts.data_context_mismatch import DataContextMismatch
 from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
 from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
 from mxlint.rules.contexts.tensor_created_without_ctx import TensorCreatedWithoutCtx
 
 from mxlint import knowledge
-from mxlint.checker import Checker, FixSpec, NodeEdit
+from mxlint.checker import Checker
 from mxlint.names import dotted_name
 from mxlint.placement import (
     Ctx,
     Env,
-    ForwardCreations,
     InitNoCtx,
     LossCall,
     Net,
@@ -32,18 +37,8 @@ from mxlint.placement import (
     context_helpers,
     module_env_copy,
     parameter_env,
-    tensor_parameters,
 )
 from mxlint.walker import iter_nodes
-
-#: Attributes that place parameters somewhere (`net.initialize`, `SymbolBlock.imports`).
-_PLACING_ATTRS = knowledge.PARAM_PLACING_METHODS | {"imports"}
-#: `gpu|cuda|context(|try_all` in any case, spelled out: IGNORECASE makes the search slower.
-_GPU_TEXT = re.compile(
-    r"[gG][pP][uU]|[cC][uU][dD][aA]|[cC][oO][nN][tT][eE][xX][tT]\(|"
-    r"[tT][rR][yY]_[aA][lL][lL]"
-)
-_CONST_CTX = re.compile(r"^[A-Za-z_][\w.]*\(\s*\d*\s*\)$")
 
 
 class ContextChecker(Checker):
@@ -186,127 +181,14 @@ class ContextChecker(Checker):
             elif isinstance(event, ParamRead):
                 self._param_read(scope, event, symbol, data_fn)
 
-    def _net_call(self, scope: Scope, event: NetCall, symbol: str | None, data_fn: str) -> None:
-        net = event.net
-        if not net.placed or net.ctx is None:
-            return
-        net_name = _callee_name(self.ctx.code, event.node)
-        for arg, value in event.args:
-            if not isinstance(value, Tensor):
-                continue
-            if net.ctx.gpu is True and value.on_gpu() is False:
-                self._report_unmoved(scope, arg, value, net.ctx, net_name, symbol, data_fn)
-            elif (
-                net.ctx.gpu is False
-                and value.where == "placed"
-                and value.ctx is not None
-                and value.ctx.gpu is True
-                and net.fresh
-            ):
-                src = value.ctx.src or "ctx"
-                self.ctx.report(
-                    arg,
-                    DataContextMismatch,
-                    f"`{net_name}`'s parameters are on the cpu (placed with no `ctx`) but "
-                    f"`{self.ctx.code(arg)}` was moved to `{src}`; place the network there "
-                    f"too: `{net_name}.initialize(ctx={src})` or "
-                    f"`{net_name}.collect_params().reset_ctx({src})`",
-                    symbol=symbol,
-                    data={"function": data_fn, "ctx": src},
-                )
-
-    def _report_unmoved(
-        self,
-        scope: Scope,
-        arg: cst.BaseExpression,
-        value: Tensor,
-        ctx: Ctx,
-        net_name: str,
-        symbol: str | None,
-        data_fn: str,
-        what: str | None = None,
-    ) -> None:
-        src = ctx.src or "ctx"
-        arg_code = self.ctx.code(arg)
-        origin = what or (f"`{arg_code}` ({value.origin})" if value.origin else f"`{arg_code}`")
-        short_arg = arg_code if len(arg_code) <= 30 else "data"
-        message = DataContextMismatch.format(net=net_name, ctx=src, origin=origin, arg=short_arg)
-        if ctx.multi:
-            message = (
-                f"`{net_name}` has its parameters on `{src}` but {origin} is fed to it "
-                f"unmoved; split the batch with `gluon.utils.split_and_load({short_arg}, "
-                f"{src})` and call `{net_name}` on each slice"
-            )
-        mover = self._mover()
-        message = message.replace(".as_in_context(", f".{mover}(")
-        fix = None
-        spelled = _spelled_ctx(scope, ctx)
-        if spelled is not None and not ctx.multi:
-            wrapped = (
-                arg_code
-                if type(arg) in (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
-                else f"({arg_code})"
-            )
-            fix = FixSpec(
-                "unsafe",
-                f"Move `{arg_code}` to `{spelled}`",
-                (NodeEdit(arg, f"{wrapped}.{mover}({spelled})"),),
-            )
-        self.ctx.report(
-            arg,
-            DataContextMismatch,
-            message,
-            fix=fix,
-            symbol=symbol,
-            data={"function": data_fn, "ctx": src},
-        )
+    _net_call = data_context_mismatch.check_net_call
+    _report_unmoved = data_context_mismatch.report_unmoved
 
     def _mover(self) -> str:
         """The method that moves a tensor: `as_in_context` (1.x), `to_device` (MXNet 2)."""
         return "to_device" if self.ctx.mxnet_line == "2" else "as_in_context"
 
-    def _loss_call(self, scope: Scope, event: LossCall, symbol: str | None, data_fn: str) -> None:
-        tensors = [(a, v) for a, v in event.args[:2] if isinstance(v, Tensor)]
-        gpu = [
-            v for _, v in tensors if v.where == "placed" and v.ctx is not None and v.ctx.gpu is True
-        ]
-        if not gpu:
-            return
-        for arg, value in tensors:
-            if value.on_gpu() is False:
-                ctx = gpu[0].ctx
-                assert ctx is not None
-                src = _spelled_ctx(scope, ctx) or ctx.src or "ctx"
-                loss_name = _callee_name(self.ctx.code, event.node)
-                arg_code = self.ctx.code(arg)
-                origin = f" ({value.origin})" if value.origin else ""
-                message = (
-                    f"`{loss_name}` compares a prediction on a GPU context with "
-                    f"`{arg_code}`{origin}, which is still on the cpu; move it with "
-                    f"`{arg_code}.{self._mover()}({src})` or "
-                    f"`gluon.utils.split_and_load({arg_code}, {src})`"
-                )
-                spelled = _spelled_ctx(scope, ctx)
-                fix = None
-                if spelled is not None and type(arg) in (
-                    cst.Name,
-                    cst.Attribute,
-                    cst.Call,
-                    cst.Subscript,
-                ):
-                    fix = FixSpec(
-                        "unsafe",
-                        f"Move `{arg_code}` to `{spelled}`",
-                        (NodeEdit(arg, f"{arg_code}.{self._mover()}({spelled})"),),
-                    )
-                self.ctx.report(
-                    arg,
-                    DataContextMismatch,
-                    message,
-                    fix=fix,
-                    symbol=symbol,
-                    data={"function": data_fn, "ctx": src},
-                )
+    _loss_call = data_context_mismatch.check_loss_call
 
     def _init_target(self, event: InitNoCtx, calls: Sequence[NetCall]) -> Ctx | None:
         """The GPU context the freshly initialised layer should have been placed on."""
@@ -332,111 +214,9 @@ class ContextChecker(Checker):
                     return event.gpu_ctx
         return None
 
-    def _report_init(
-        self, scope: Scope, event: InitNoCtx, target: Ctx, symbol: str | None, data_fn: str
-    ) -> None:
-        node = event.node
-        func = node.func
-        block = self.ctx.code(func.value) if type(func) is cst.Attribute else "layer"
-        src = target.src or "ctx"
-        fix = None
-        spelled = _spelled_ctx(scope, target)
-        if spelled is not None:
-            fix = FixSpec(
-                "unsafe",
-                f"Initialise on `{spelled}`",
-                (NodeEdit(node, _add_keyword(self.ctx.code, node, "ctx", spelled)),),
-            )
-        self.ctx.report(
-            node,
-            InitializeWithoutCtx,
-            InitializeWithoutCtx.format(block=block, ctx=src),
-            fix=fix,
-            symbol=symbol,
-            data={"function": data_fn, "ctx": src},
-        )
-
-    def _param_read(self, scope: Scope, event: ParamRead, symbol: str | None, data_fn: str) -> None:
-        node = event.node
-        net_ctx = event.net.ctx
-        if node.args or event.default_ctx is not None or net_ctx is None:
-            return
-        if not (net_ctx.multi and net_ctx.gpu is True and event.net.placed):
-            return
-        func = node.func
-        method = func.attr.value if type(func) is cst.Attribute else "data"
-        src = net_ctx.src or "ctx"
-        ctx0 = f"{src}[0]" if src.isidentifier() else "ctx[0]"
-        fix = None
-        if src.isidentifier() and isinstance(scope.env.get(src), Ctx):
-            fix = FixSpec(
-                "unsafe",
-                f"Read the copy on `{ctx0}`",
-                (NodeEdit(node, f"{self.ctx.code(func)}({ctx0})"),),
-            )
-        self.ctx.report(
-            node,
-            ParamDataWithoutCtx,
-            ParamDataWithoutCtx.format(method=method, ctx=src, ctx0=ctx0),
-            fix=fix,
-            symbol=symbol,
-            data={"function": data_fn, "ctx": src},
-        )
-
-    # -- MXL202 --------------------------------------------------------------------------------
-
-    def _forward(self, path: list[str], cls: cst.ClassDef, fn: cst.FunctionDef) -> None:
-        hybrid = fn.name.value == "hybrid_forward"
-        positional = [*fn.params.posonly_params, *fn.params.params]
-        f_name = positional[1].name.value if hybrid and len(positional) > 1 else None
-        params = tensor_parameters(fn, 2 if hybrid else 1)
-        if not params:
-            return
-        found = ForwardCreations(self.ctx.imports, f_name).run(fn, params)
-        if not found:
-            return
-        arg = params[0]
-        symbol = ".".join(path)
-        cls_path = path[:-1]
-        requires = None if hybrid else ("block", self.ctx.qualname(".".join(cls_path)))
-        if not hybrid and not _has_bases(cls):
-            return
-        hybrid_forward_2 = not hybrid and self._hybrid_base(cls)
-        for node in found:
-            name = self.ctx.imports.resolve(node.func) or ""
-            numpy_style = name.startswith("mxnet.np.")
-            if hybrid_forward_2 and (numpy_style or self.ctx.mxnet_line == "2"):
-                # MXNet 2 hybridizes `forward`: like `F.zeros`, bound on the inputs' device
-                continue
-            if numpy_style and self.ctx.mxnet_line == "2":
-                keyword, value = "device", f"{arg}.device"
-            elif numpy_style:
-                keyword, value = "ctx", f"{arg}.ctx"
-            else:
-                keyword, value = "ctx", f"{arg}.context"
-            fix = (
-                FixSpec(
-                    "unsafe",
-                    f"Create it on `{value}`",
-                    (NodeEdit(node, _add_keyword(self.ctx.code, node, keyword, value)),),
-                )
-                if node.args
-                else None
-            )
-            message = TensorCreatedWithoutCtx.format(
-                creator=f"{self.ctx.code(node.func)}(...)", method=fn.name.value, arg=arg
-            )
-            if keyword == "device":
-                message = message.replace(f"ctx={arg}.context", f"device={arg}.device")
-            self.ctx.report(
-                node,
-                TensorCreatedWithoutCtx,
-                message,
-                fix=fix,
-                symbol=symbol,
-                data={"function": self.ctx.qualname(symbol), "ctx": value},
-                requires=requires,
-            )
+    _report_init = initialize_without_ctx.report_init
+    _param_read = param_data_without_ctx.check_param_read
+    _forward = tensor_created_without_ctx.check_forward
 
     def _hybrid_base(self, cls: cst.ClassDef) -> bool:
         for base in cls.bases:
@@ -444,94 +224,6 @@ class ContextChecker(Checker):
             if name in knowledge.HYBRID_BLOCK_CLASSES or "Hybrid" in name.rsplit(".", 1)[-1]:
                 return True
         return False
-
-
-def _has_net(env: Env) -> bool:
-    return any(isinstance(v, Net) for v in env.values())
-
-
-def _has_bases(cls: cst.ClassDef) -> bool:
-    return bool(cls.bases)
-
-
-def _functions(
-    body: Sequence[cst.CSTNode], path: list[str], cls: cst.ClassDef | None = None
-) -> Iterator[tuple[list[str], cst.ClassDef | None, cst.FunctionDef]]:
-    """Every function (methods and nested ones too) with its qualified path and class."""
-    for stmt in body:
-        if type(stmt) is cst.FunctionDef:
-            here = [*path, stmt.name.value]
-            yield here, cls, stmt
-            if type(stmt.body) is cst.IndentedBlock:
-                yield from _functions(stmt.body.body, here, None)
-        elif type(stmt) is cst.ClassDef:
-            if type(stmt.body) is cst.IndentedBlock:
-                yield from _functions(stmt.body.body, [*path, stmt.name.value], stmt)
-        elif type(stmt) in (cst.If, cst.Try, cst.With, cst.For, cst.While):
-            inner: list[cst.CSTNode] = []
-            for suite in _suites(stmt):
-                inner.extend(suite.body)
-            yield from _functions(inner, path, cls)
-
-
-def _suites(stmt: cst.CSTNode) -> Iterator[cst.IndentedBlock]:
-    body = getattr(stmt, "body", None)
-    if type(body) is cst.IndentedBlock:
-        yield body
-    orelse = getattr(stmt, "orelse", None)
-    if type(orelse) is cst.If:
-        yield from _suites(orelse)
-    elif type(orelse) is cst.Else and type(orelse.body) is cst.IndentedBlock:
-        yield orelse.body
-    for handler in getattr(stmt, "handlers", ()):
-        if type(handler.body) is cst.IndentedBlock:
-            yield handler.body
-    final = getattr(stmt, "finalbody", None)
-    if final is not None and type(final.body) is cst.IndentedBlock:
-        yield final.body
-
-
-def _callee_name(code: Callable[[cst.CSTNode], str], call: cst.Call) -> str:
-    func = call.func
-    if type(func) is cst.Attribute and func.attr.value == "forward":
-        func = func.value
-    text = code(func)
-    return text if len(text) <= 40 else "net"
-
-
-def _spelled_ctx(scope: Scope, ctx: Ctx) -> str | None:
-    """How a fix can name `ctx` at this point: a variable still bound to it, or a constant
-    expression like `mx.gpu(0)`."""
-    src = ctx.src
-    if src is None:
-        return None
-    if all(part.isidentifier() for part in src.split(".")):
-        return src if isinstance(scope.env.get(src), Ctx) else None
-    if _CONST_CTX.match(src) and "gpu" in src:
-        return src
-    return None
-
-
-def _add_keyword(
-    code: Callable[[cst.CSTNode], str], call: cst.Call, keyword: str, value: str
-) -> str:
-    """The source of `call` with `keyword=value` appended to its arguments."""
-    args = list(call.args)
-    if args and isinstance(args[-1].comma, cst.MaybeSentinel):
-        args[-1] = args[-1].with_changes(
-            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        )
-    args.append(
-        cst.Arg(
-            value=cst.parse_expression(value),
-            keyword=cst.Name(keyword),
-            equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""),
-                whitespace_after=cst.SimpleWhitespace(""),
-            ),
-        )
-    )
-    return code(call.with_changes(args=args))
 
 
 __all__ = [

@@ -4,14 +4,31 @@ on a (possibly GPU) context with `initialize(ctx=...)`, `load_parameters(..., ct
 `collect_params().reset_ctx(...)` or a pretrained model-zoo factory, and data that comes from a
 DataLoader, `nd.array(...)`/`nd.load(...)` or an image reader without being moved.
 
-Its findings are decided by the family's checker (`rules/contexts/checker.py`); its tests are
+The functions after the class decide and word its findings; the family's checker
+(`rules/contexts/checker.py`) runs them. Its tests are
 the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.py` and
 `tests/snapshots/MXL201.txt`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from mxlint.rules.contexts._analysis import _callee_name, _spelled_ctx
+
+from mxlint.checker import FixSpec, NodeEdit
+from mxlint.placement import (
+    Ctx,
+    LossCall,
+    NetCall,
+    Scope,
+    Tensor,
+)
 from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime
+
+if TYPE_CHECKING:
+    from mxlint.rules.contexts.checker import ContextChecker
 
 
 class DataContextMismatch(Rule):
@@ -236,3 +253,126 @@ class DataContextMismatch(Rule):
         "net.initialize(ctx=mx.gpu())\nnet.collect_params().reset_ctx(mx.cpu())\n"
         "net(nd.ones((1, 2)))\n",
     )
+
+
+def check_net_call(
+    checker: ContextChecker, scope: Scope, event: NetCall, symbol: str | None, data_fn: str
+) -> None:
+    net = event.net
+    if not net.placed or net.ctx is None:
+        return
+    net_name = _callee_name(checker.ctx.code, event.node)
+    for arg, value in event.args:
+        if not isinstance(value, Tensor):
+            continue
+        if net.ctx.gpu is True and value.on_gpu() is False:
+            checker._report_unmoved(scope, arg, value, net.ctx, net_name, symbol, data_fn)
+        elif (
+            net.ctx.gpu is False
+            and value.where == "placed"
+            and value.ctx is not None
+            and value.ctx.gpu is True
+            and net.fresh
+        ):
+            src = value.ctx.src or "ctx"
+            checker.ctx.report(
+                arg,
+                DataContextMismatch,
+                f"`{net_name}`'s parameters are on the cpu (placed with no `ctx`) but "
+                f"`{checker.ctx.code(arg)}` was moved to `{src}`; place the network there "
+                f"too: `{net_name}.initialize(ctx={src})` or "
+                f"`{net_name}.collect_params().reset_ctx({src})`",
+                symbol=symbol,
+                data={"function": data_fn, "ctx": src},
+            )
+
+
+def report_unmoved(
+    checker: ContextChecker,
+    scope: Scope,
+    arg: cst.BaseExpression,
+    value: Tensor,
+    ctx: Ctx,
+    net_name: str,
+    symbol: str | None,
+    data_fn: str,
+    what: str | None = None,
+) -> None:
+    src = ctx.src or "ctx"
+    arg_code = checker.ctx.code(arg)
+    origin = what or (f"`{arg_code}` ({value.origin})" if value.origin else f"`{arg_code}`")
+    short_arg = arg_code if len(arg_code) <= 30 else "data"
+    message = DataContextMismatch.format(net=net_name, ctx=src, origin=origin, arg=short_arg)
+    if ctx.multi:
+        message = (
+            f"`{net_name}` has its parameters on `{src}` but {origin} is fed to it "
+            f"unmoved; split the batch with `gluon.utils.split_and_load({short_arg}, "
+            f"{src})` and call `{net_name}` on each slice"
+        )
+    mover = checker._mover()
+    message = message.replace(".as_in_context(", f".{mover}(")
+    fix = None
+    spelled = _spelled_ctx(scope, ctx)
+    if spelled is not None and not ctx.multi:
+        wrapped = (
+            arg_code
+            if type(arg) in (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+            else f"({arg_code})"
+        )
+        fix = FixSpec(
+            "unsafe",
+            f"Move `{arg_code}` to `{spelled}`",
+            (NodeEdit(arg, f"{wrapped}.{mover}({spelled})"),),
+        )
+    checker.ctx.report(
+        arg,
+        DataContextMismatch,
+        message,
+        fix=fix,
+        symbol=symbol,
+        data={"function": data_fn, "ctx": src},
+    )
+
+
+def check_loss_call(
+    checker: ContextChecker, scope: Scope, event: LossCall, symbol: str | None, data_fn: str
+) -> None:
+    tensors = [(a, v) for a, v in event.args[:2] if isinstance(v, Tensor)]
+    gpu = [v for _, v in tensors if v.where == "placed" and v.ctx is not None and v.ctx.gpu is True]
+    if not gpu:
+        return
+    for arg, value in tensors:
+        if value.on_gpu() is False:
+            ctx = gpu[0].ctx
+            assert ctx is not None
+            src = _spelled_ctx(scope, ctx) or ctx.src or "ctx"
+            loss_name = _callee_name(checker.ctx.code, event.node)
+            arg_code = checker.ctx.code(arg)
+            origin = f" ({value.origin})" if value.origin else ""
+            message = (
+                f"`{loss_name}` compares a prediction on a GPU context with "
+                f"`{arg_code}`{origin}, which is still on the cpu; move it with "
+                f"`{arg_code}.{checker._mover()}({src})` or "
+                f"`gluon.utils.split_and_load({arg_code}, {src})`"
+            )
+            spelled = _spelled_ctx(scope, ctx)
+            fix = None
+            if spelled is not None and type(arg) in (
+                cst.Name,
+                cst.Attribute,
+                cst.Call,
+                cst.Subscript,
+            ):
+                fix = FixSpec(
+                    "unsafe",
+                    f"Move `{arg_code}` to `{spelled}`",
+                    (NodeEdit(arg, f"{arg_code}.{checker._mover()}({spelled})"),),
+                )
+            checker.ctx.report(
+                arg,
+                DataContextMismatch,
+                message,
+                fix=fix,
+                symbol=symbol,
+                data={"function": data_fn, "ctx": src},
+            )

@@ -2,14 +2,29 @@
 being attached to) a model whose parameters were placed on a (possibly GPU) context — the
 classic fine-tuning step of replacing the output layer of a pretrained network.
 
-Its findings are decided by the family's checker (`rules/contexts/checker.py`); its tests are
+The functions after the class decide and word its findings; the family's checker
+(`rules/contexts/checker.py`) runs them. Its tests are
 the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.py` and
 `tests/snapshots/MXL203.txt`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from mxlint.rules.contexts._analysis import _add_keyword, _spelled_ctx
+
+from mxlint.checker import FixSpec, NodeEdit
+from mxlint.placement import (
+    Ctx,
+    InitNoCtx,
+    Scope,
+)
 from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime
+
+if TYPE_CHECKING:
+    from mxlint.rules.contexts.checker import ContextChecker
 
 
 class InitializeWithoutCtx(Rule):
@@ -117,4 +132,34 @@ class InitializeWithoutCtx(Rule):
         "import mxnet as mx\nfrom mxnet.gluon import nn\nctx = mx.cpu()\n"
         "net = nn.Sequential()\nnet.initialize(ctx=ctx)\nhead = nn.Dense(2)\nhead.initialize()\n"
         "net.add(head)\n",
+    )
+
+
+def report_init(
+    checker: ContextChecker,
+    scope: Scope,
+    event: InitNoCtx,
+    target: Ctx,
+    symbol: str | None,
+    data_fn: str,
+) -> None:
+    node = event.node
+    func = node.func
+    block = checker.ctx.code(func.value) if type(func) is cst.Attribute else "layer"
+    src = target.src or "ctx"
+    fix = None
+    spelled = _spelled_ctx(scope, target)
+    if spelled is not None:
+        fix = FixSpec(
+            "unsafe",
+            f"Initialise on `{spelled}`",
+            (NodeEdit(node, _add_keyword(checker.ctx.code, node, "ctx", spelled)),),
+        )
+    checker.ctx.report(
+        node,
+        InitializeWithoutCtx,
+        InitializeWithoutCtx.format(block=block, ctx=src),
+        fix=fix,
+        symbol=symbol,
+        data={"function": data_fn, "ctx": src},
     )

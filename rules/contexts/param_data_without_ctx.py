@@ -1,14 +1,28 @@
 """MXL204 param-data-without-ctx: finds `param.data()` / `param.grad()` called without a context on
 the parameters of a network initialised on a list of (possibly GPU) contexts.
 
-Its findings are decided by the family's checker (`rules/contexts/checker.py`); its tests are
+The functions after the class decide and word its findings; the family's checker
+(`rules/contexts/checker.py`) runs them. Its tests are
 the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.py` and
 `tests/snapshots/MXL204.txt`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from mxlint.checker import FixSpec, NodeEdit
+from mxlint.placement import (
+    Ctx,
+    ParamRead,
+    Scope,
+)
 from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime
+
+if TYPE_CHECKING:
+    from mxlint.rules.contexts.checker import ContextChecker
 
 
 class ParamDataWithoutCtx(Rule):
@@ -96,4 +110,34 @@ class ParamDataWithoutCtx(Rule):
         # a batch's .data() is not a parameter
         "import mxnet as mx\nctx = [mx.gpu(0), mx.gpu(1)]\nnet = build()\nnet.initialize(ctx=ctx)\n"
         "for batch in train_iter:\n    x = batch.data()\n",
+    )
+
+
+def check_param_read(
+    checker: ContextChecker, scope: Scope, event: ParamRead, symbol: str | None, data_fn: str
+) -> None:
+    node = event.node
+    net_ctx = event.net.ctx
+    if node.args or event.default_ctx is not None or net_ctx is None:
+        return
+    if not (net_ctx.multi and net_ctx.gpu is True and event.net.placed):
+        return
+    func = node.func
+    method = func.attr.value if type(func) is cst.Attribute else "data"
+    src = net_ctx.src or "ctx"
+    ctx0 = f"{src}[0]" if src.isidentifier() else "ctx[0]"
+    fix = None
+    if src.isidentifier() and isinstance(scope.env.get(src), Ctx):
+        fix = FixSpec(
+            "unsafe",
+            f"Read the copy on `{ctx0}`",
+            (NodeEdit(node, f"{checker.ctx.code(func)}({ctx0})"),),
+        )
+    checker.ctx.report(
+        node,
+        ParamDataWithoutCtx,
+        ParamDataWithoutCtx.format(method=method, ctx=src, ctx0=ctx0),
+        fix=fix,
+        symbol=symbol,
+        data={"function": data_fn, "ctx": src},
     )

@@ -3,14 +3,28 @@
 imperative `nd.*` call in `hybrid_forward`) and then combined with the forward's tensor inputs
 (arithmetic, an `nd`/`F` operator, a sub-layer call, a slice assignment).
 
-Its findings are decided by the family's checker (`rules/contexts/checker.py`); its tests are
+The functions after the class decide and word its findings; the family's checker
+(`rules/contexts/checker.py`) runs them. Its tests are
 the examples below (run by `tests/test_rule_examples.py`), `tests/test_contexts.py` and
 `tests/snapshots/MXL202.txt`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from mxlint.rules.contexts._analysis import _add_keyword, _has_bases
+
+from mxlint.checker import FixSpec, NodeEdit
+from mxlint.placement import (
+    ForwardCreations,
+    tensor_parameters,
+)
 from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime, Valid
+
+if TYPE_CHECKING:
+    from mxlint.rules.contexts.checker import ContextChecker
 
 
 class TensorCreatedWithoutCtx(Rule):
@@ -180,3 +194,59 @@ class TensorCreatedWithoutCtx(Rule):
             mxnet="2",
         ),
     )
+
+
+def check_forward(
+    checker: ContextChecker, path: list[str], cls: cst.ClassDef, fn: cst.FunctionDef
+) -> None:
+    hybrid = fn.name.value == "hybrid_forward"
+    positional = [*fn.params.posonly_params, *fn.params.params]
+    f_name = positional[1].name.value if hybrid and len(positional) > 1 else None
+    params = tensor_parameters(fn, 2 if hybrid else 1)
+    if not params:
+        return
+    found = ForwardCreations(checker.ctx.imports, f_name).run(fn, params)
+    if not found:
+        return
+    arg = params[0]
+    symbol = ".".join(path)
+    cls_path = path[:-1]
+    requires = None if hybrid else ("block", checker.ctx.qualname(".".join(cls_path)))
+    if not hybrid and not _has_bases(cls):
+        return
+    hybrid_forward_2 = not hybrid and checker._hybrid_base(cls)
+    for node in found:
+        name = checker.ctx.imports.resolve(node.func) or ""
+        numpy_style = name.startswith("mxnet.np.")
+        if hybrid_forward_2 and (numpy_style or checker.ctx.mxnet_line == "2"):
+            # MXNet 2 hybridizes `forward`: like `F.zeros`, bound on the inputs' device
+            continue
+        if numpy_style and checker.ctx.mxnet_line == "2":
+            keyword, value = "device", f"{arg}.device"
+        elif numpy_style:
+            keyword, value = "ctx", f"{arg}.ctx"
+        else:
+            keyword, value = "ctx", f"{arg}.context"
+        fix = (
+            FixSpec(
+                "unsafe",
+                f"Create it on `{value}`",
+                (NodeEdit(node, _add_keyword(checker.ctx.code, node, keyword, value)),),
+            )
+            if node.args
+            else None
+        )
+        message = TensorCreatedWithoutCtx.format(
+            creator=f"{checker.ctx.code(node.func)}(...)", method=fn.name.value, arg=arg
+        )
+        if keyword == "device":
+            message = message.replace(f"ctx={arg}.context", f"device={arg}.device")
+        checker.ctx.report(
+            node,
+            TensorCreatedWithoutCtx,
+            message,
+            fix=fix,
+            symbol=symbol,
+            data={"function": checker.ctx.qualname(symbol), "ctx": value},
+            requires=requires,
+        )

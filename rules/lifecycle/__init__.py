@@ -7,6 +7,7 @@ exports without one); and a network that was hybridized and run before `amp.init
 float32 cached graph (AMP silently does nothing for it), which is why MXNet's documentation
 asks for `amp.init()` before the model is created.
 
-One file per rule; `checker.py` holds the one checker that follows a script in execution order
-(`mxlint/flow.py`) for both rules.
+One file per rule: the rule's class and the function that decides and words its findings.
+`checker.py` holds the one checker that follows a script in execution order (`mxlint/flow.py`)
+for both rules; `_analysis.py` the state of each network it follows.
 """

@@ -1,14 +1,23 @@
 """MXL702 amp-init-after-net: checks `amp.init()` (`mxnet.contrib.amp`) called after a Gluon
 network was constructed, in execution order (following calls into the same file's functions).
 
-Its findings are decided by the family's checker (`rules/lifecycle/checker.py`); its tests are
+The functions after the class decide and word its findings; the family's checker
+(`rules/lifecycle/checker.py`) runs them. Its tests are
 the examples below (run by `tests/test_rule_examples.py`), `tests/test_lifecycle.py` and
 `tests/snapshots/MXL702.txt`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from mxlint import knowledge
 from mxlint.rule import Example, Rule
+
+if TYPE_CHECKING:
+    from mxlint.rules.lifecycle.checker import LifecycleChecker
 
 
 class AmpInitAfterNet(Rule):
@@ -138,3 +147,29 @@ def setup():
     amp.init()
 """,
     )
+
+
+def check_amp(checker: LifecycleChecker, sites: list) -> None:
+    built: tuple[str, cst.CSTNode] | None = None
+    for site in sites:
+        call = site.call
+        name = checker.ctx.resolve(call.func)
+        if name is not None and knowledge.canonical(name) in knowledge.AMP_INIT:
+            if built is not None:
+                what, node = built
+                checker.ctx.report(
+                    call,
+                    AmpInitAfterNet,
+                    AmpInitAfterNet.format(what=what, line=checker._line(node)),
+                )
+            return
+        if built is None:
+            if knowledge.builds_network(name):
+                built = (checker.ctx.code(call.func) + "(...)", call)
+            elif (
+                type(call.func) is cst.Attribute
+                and name is None
+                and call.func.attr.value
+                in ("initialize", "hybridize", "collect_params", "load_parameters")
+            ):
+                built = (checker.ctx.code(call.func) + "()", call)

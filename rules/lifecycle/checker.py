@@ -11,44 +11,15 @@ asks for `amp.init()` before the model is created.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-
 import libcst as cst
+from mxlint.rules.lifecycle import amp_init_after_net, export_before_forward
+from mxlint.rules.lifecycle._analysis import _NetState, _walk_with_parent
 from mxlint.rules.lifecycle.amp_init_after_net import AmpInitAfterNet
 from mxlint.rules.lifecycle.export_before_forward import ExportBeforeForward
 
 from mxlint import knowledge
 from mxlint.checker import Checker
 from mxlint.flow import Flow
-from mxlint.walker import children
-
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-@dataclass
-class _NetState:
-    known_block: bool = False
-    project_class: str | None = None
-    hybridized: bool = False
-    forwarded: bool = False
-    unknown: bool = False
-    exports: list[tuple[cst.Call, str]] = field(default_factory=list)
-
-
-def _walk_with_parent(
-    node: cst.CSTNode,
-) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]]:
-    """Pre-order (node, parent, grandparent), not entering nested definitions below `node`."""
-    stack: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = [(node, None, None)]
-    while stack:
-        current, parent, grand = stack.pop()
-        yield current, parent, grand
-        if current is not node and isinstance(current, _NESTED):
-            continue
-        kids = list(children(current))
-        kids.reverse()
-        stack.extend((k, current, parent) for k in kids)
 
 
 class LifecycleChecker(Checker):
@@ -71,46 +42,7 @@ class LifecycleChecker(Checker):
             for fn in flow.functions.values():
                 self._amp(list(Flow(module).function_sites(fn)))
 
-    # -- MXL701 ------------------------------------------------------------------------------
-
-    def _exports(self, scope: cst.Module | cst.FunctionDef) -> None:
-        body: Sequence[cst.CSTNode] | cst.CSTNode = scope.body
-        nested_refs: set[str] = set()
-        if type(scope) is cst.Module:
-            # A module-level network used inside functions may be run by them at any time.
-            for node, _, _ in _walk_with_parent(scope):
-                if type(node) is cst.FunctionDef:
-                    nested_refs.update(
-                        n.value for n, _, _ in _walk_with_parent(node.body) if type(n) is cst.Name
-                    )
-        states: dict[str, _NetState] = {}
-        stmts: list[cst.CSTNode] = [body] if isinstance(body, cst.CSTNode) else list(body)
-        for stmt in stmts:
-            if isinstance(stmt, _NESTED):
-                continue
-            for node, parent, grand in _walk_with_parent(stmt):
-                if isinstance(node, _NESTED):
-                    # A nested definition mentioning the network may run it: unknown.
-                    for name, _, _ in _walk_with_parent(node):
-                        if type(name) is cst.Name and name.value in states:
-                            states[name.value].unknown = True
-                    continue
-                if type(node) is cst.Name:
-                    self._name_event(node, parent, grand, states, nested_refs)
-        for net, state in states.items():
-            for call, problem in state.exports:
-                advice = (
-                    f"call `{net}.hybridize()` and run one batch through `{net}` before exporting"
-                )
-                requires = None
-                if not state.known_block and state.project_class is not None:
-                    requires = ("hybridblock", state.project_class)
-                self.ctx.report(
-                    call,
-                    ExportBeforeForward,
-                    ExportBeforeForward.format(net=net, problem=problem, advice=advice),
-                    requires=requires,
-                )
+    _exports = export_before_forward.check_exports
 
     def _name_event(
         self,
@@ -192,32 +124,7 @@ class LifecycleChecker(Checker):
             state.project_class = self.ctx.qualname(value.func.value)
         return state
 
-    # -- MXL702 ------------------------------------------------------------------------------
-
-    def _amp(self, sites: list) -> None:
-        built: tuple[str, cst.CSTNode] | None = None
-        for site in sites:
-            call = site.call
-            name = self.ctx.resolve(call.func)
-            if name is not None and knowledge.canonical(name) in knowledge.AMP_INIT:
-                if built is not None:
-                    what, node = built
-                    self.ctx.report(
-                        call,
-                        AmpInitAfterNet,
-                        AmpInitAfterNet.format(what=what, line=self._line(node)),
-                    )
-                return
-            if built is None:
-                if knowledge.builds_network(name):
-                    built = (self.ctx.code(call.func) + "(...)", call)
-                elif (
-                    type(call.func) is cst.Attribute
-                    and name is None
-                    and call.func.attr.value
-                    in ("initialize", "hybridize", "collect_params", "load_parameters")
-                ):
-                    built = (self.ctx.code(call.func) + "()", call)
+    _amp = amp_init_after_net.check_amp
 
     def _line(self, node: cst.CSTNode) -> int:
         from mxlint.positions import node_ranges

@@ -2,14 +2,24 @@
 function or script, was never hybridized, or was not run forward since its last `hybridize()`
 call.
 
-Its findings are decided by the family's checker (`rules/lifecycle/checker.py`); its tests are
+The functions after the class decide and word its findings; the family's checker
+(`rules/lifecycle/checker.py`) runs them. Its tests are
 the examples below (run by `tests/test_rule_examples.py`), `tests/test_lifecycle.py` and
 `tests/snapshots/MXL701.txt`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from mxlint.rules.lifecycle._analysis import _NESTED, _NetState, _walk_with_parent
+
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+if TYPE_CHECKING:
+    from mxlint.rules.lifecycle.checker import LifecycleChecker
 
 
 class ExportBeforeForward(Rule):
@@ -172,3 +182,41 @@ net.export("x")
             ),
         ),
     )
+
+
+def check_exports(checker: LifecycleChecker, scope: cst.Module | cst.FunctionDef) -> None:
+    body: Sequence[cst.CSTNode] | cst.CSTNode = scope.body
+    nested_refs: set[str] = set()
+    if type(scope) is cst.Module:
+        # A module-level network used inside functions may be run by them at any time.
+        for node, _, _ in _walk_with_parent(scope):
+            if type(node) is cst.FunctionDef:
+                nested_refs.update(
+                    n.value for n, _, _ in _walk_with_parent(node.body) if type(n) is cst.Name
+                )
+    states: dict[str, _NetState] = {}
+    stmts: list[cst.CSTNode] = [body] if isinstance(body, cst.CSTNode) else list(body)
+    for stmt in stmts:
+        if isinstance(stmt, _NESTED):
+            continue
+        for node, parent, grand in _walk_with_parent(stmt):
+            if isinstance(node, _NESTED):
+                # A nested definition mentioning the network may run it: unknown.
+                for name, _, _ in _walk_with_parent(node):
+                    if type(name) is cst.Name and name.value in states:
+                        states[name.value].unknown = True
+                continue
+            if type(node) is cst.Name:
+                checker._name_event(node, parent, grand, states, nested_refs)
+    for net, state in states.items():
+        for call, problem in state.exports:
+            advice = f"call `{net}.hybridize()` and run one batch through `{net}` before exporting"
+            requires = None
+            if not state.known_block and state.project_class is not None:
+                requires = ("hybridblock", state.project_class)
+            checker.ctx.report(
+                call,
+                ExportBeforeForward,
+                ExportBeforeForward.format(net=net, problem=problem, advice=advice),
+                requires=requires,
+            )

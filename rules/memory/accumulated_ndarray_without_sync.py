@@ -3,7 +3,8 @@
 synchronises with the engine (`.asscalar()`, `.asnumpy()`, `.item()`, `.wait_to_read()`,
 `mx.nd.waitall()`, `metric.update(...)`).
 
-Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+The functions after the class decide and word its findings; the family's checker
+(`rules/memory/checker.py`) runs them. Its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
 `tests/snapshots/MXL401.txt`.
 """

@@ -1,7 +1,8 @@
 """MXL403 backward-without-record: finds `loss.backward()` where `loss` was last assigned, in the
 same function or script, outside any `with autograd.record():` block.
 
-Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+The functions after the class decide and word its findings; the family's checker
+(`rules/memory/checker.py`) runs them. Its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
 `tests/snapshots/MXL403.txt`.
 """

@@ -4,7 +4,8 @@ test data (`net(val_data)`, `evaluate(net, val_loader)`, a loop over a validatio
 record block in an `evaluate`/`validate`/`test` function), and readbacks of recorded values
 (`.asscalar()`, `.asnumpy()`) passed to `print` or a logger.
 
-Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+The functions after the class decide and word its findings; the family's checker
+(`rules/memory/checker.py`) runs them. Its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
 `tests/snapshots/MXL405.txt`.
 """

@@ -5,7 +5,8 @@ recorded operator, or an array a recorded operator has read), a partial write or
 recorded value into an NDArray, and `x += v` that makes `x` a recorded array on one iteration
 and writes into it on the next.
 
-Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+The functions after the class decide and word its findings; the family's checker
+(`rules/memory/checker.py`) runs them. Its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
 `tests/snapshots/MXL404.txt`.
 """

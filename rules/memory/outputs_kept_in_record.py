@@ -4,7 +4,8 @@ network output, a loss) stored into a container that outlives the training step:
 where the list or dict is created before the training loop (or is an attribute of `self` or a
 module global) and is not re-created or cleared in the loop.
 
-Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+The functions after the class decide and word its findings; the family's checker
+(`rules/memory/checker.py`) runs them. Its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
 `tests/snapshots/MXL402.txt`.
 """

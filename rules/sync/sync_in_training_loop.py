@@ -2,7 +2,8 @@
 run unconditionally on every iteration of a training loop (a loop over a data pipeline that
 calls `backward()`) before the iteration's last `backward()`/`trainer.step()`.
 
-Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+The functions after the class decide and word its findings; the family's checker
+(`rules/memory/checker.py`) runs them. Its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
 `tests/snapshots/MXL602.txt`.
 """

@@ -2,7 +2,8 @@
 `time.time()`/`time.perf_counter()`/`time.monotonic()`/ `timeit.default_timer()` around MXNet
 work with no synchronising call between the work and the end timestamp.
 
-Its findings are decided by the memory checkers (`rules/memory/checker.py`); its tests are the
+The functions after the class decide and word its findings; the family's checker
+(`rules/memory/checker.py`) runs them. Its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` and
 `tests/snapshots/MXL601.txt`.
 """
