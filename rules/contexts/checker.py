@@ -1,7 +1,5 @@
-"""The contexts checker (MXL2xx): parameters and data on different device contexts.
-
-The analysis (where each value lives) is in `mxlint.placement`; this module decides which of
-its events are findings, and spells messages and fixes.
+"""The contexts checker (MXL2xx): reads each function once, over the placement analysis of
+`mxlint/placement.py`, and runs the decisions of the four rules' files on what it finds.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The hybridization checker (MXL1xx): code that breaks when a HybridBlock is hybridized.
-
-`hybrid_forward(self, F, x)` runs twice in a model's life: imperatively with `F = mx.nd` (what
-every unit test sees) and symbolically with `F = mx.sym` once `net.hybridize()` is called, when
-`x` is a Symbol with no value, no shape and different indexing semantics. These rules find the
-statements that only work in the first mode. The analysis lives in `_analysis.py` (hooks over
-the taint interpreter of `_taint.py`) and `_run.py` (per-file run, helper summaries,
-cross-file calls); the rules' classes are in their own files.
+"""The hybridization checker (MXL1xx): one analysis per file (`_run.py`, over `_analysis.py` and
+the taint interpreter of `_taint.py`) reports every rule of the family; this class names the
+rules and how the analysis spells code.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The lifecycle checker (MXL7xx): calls made at the wrong point of a network's life
-(export, AMP initialisation).
-
-Both rules were checked against MXNet 1.9.1: `HybridBlock.export` raises "Please first call
-block.hybridize() and then run forward with this block at least once before calling export"
-unless a forward pass ran *after* the last `hybridize()` (a SymbolBlock loaded from a file
-exports without one); and a network that was hybridized and run before `amp.init()` keeps its
-float32 cached graph (AMP silently does nothing for it), which is why MXNet's documentation
-asks for `amp.init()` before the model is created.
+"""The lifecycle checker (MXL7xx): follows a script in execution order (`mxlint/flow.py`), keeps
+the state of each network it builds (`_analysis.py`), and runs the decisions of the two rules'
+files on the calls it meets.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""The memory and sync checkers (MXL4xx autograd and memory, MXL6xx sync and timing): the
-asynchronous engine in training loops.
-
-MXNet's engine returns from every operator at once and computes later. A loop that only keeps
-NDArrays (a running `total += loss`, a list of outputs) never waits for the engine, so the Python
-side runs ahead and the pending work and its buffers pile up; a timer read without a sync
-measures how fast operators were *queued*, not run. Both end at the first synchronising call.
-
-Inside `with autograd.record():` (MXL402, MXL404, MXL405) a block is read statement by
-statement, tracking which names hold outputs of recorded operators and which arrays a recorded
-operator has read (MXNet gives both autograd information): recorded outputs kept beyond the
-step pile up (with their whole graph when they are not backpropagated), writing into an array
-with autograd information raises, and evaluation recorded there is never backpropagated.
+"""The memory and sync checkers (MXL4xx, MXL6xx): `MemoryChecker` reads each loop of a function
+once (for MXL401, MXL403 and the sync family), `RecordChecker` each `autograd.record()` block
+(for MXL402, MXL404 and MXL405); the rules' files decide and word the findings, and
+`_analysis.py` holds what they share.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The reproducibility checker (MXL3xx): runs that cannot be repeated because a global
-generator is never (or too late) seeded.
-
-MXNet 1.x seeds its own generator with a fixed default, so the real sources of run-to-run
-variation in a Gluon script are numpy's and Python's global generators: gluon's RandomSampler
-(`DataLoader(shuffle=True)`) calls `np.random.shuffle`, mx.image augmenters and some gluon
-transforms call `random`, and `mx.random.seed` seeds neither. The analysis is program level: it
-follows an entry script (a `__main__` block, a module-level training loop or a configured entry
-point) in execution order, into the functions of the same file and, through `finalize`, into
-helpers of other files of the run (`from utils import set_seed`).
+"""The reproducibility checker (MXL3xx): collects the seeds and the draws of each file in execution
+order (`mxlint/flow.py`), keeps them as the file's facts, and decides per entry script once every
+file of the run is known (`finalize`), following calls into other files' helpers.
 """
 
 from __future__ import annotations

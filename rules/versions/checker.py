@@ -1,11 +1,7 @@
-"""The versions checker (MXL5xx): the environment an MXNet project declares (requirements,
-pyproject, setup.py/cfg, conda environment.yml, Dockerfile) — pins, variants, CUDA and the
-numpy/onnx releases that break MXNet 1.x.
-
-The rules are in their own files; this module picks the files, and `_dependency_sets` groups
-what the readers (`mxlint.requirements_parsing`, `mxlint.dockerfile`) find into *dependency
-sets* and judges them. It is imported only when a run has a dependency file, so linting Python alone never
-loads `packaging`.
+"""The versions checker (MXL5xx): picks the dependency files of a run and hands them to the
+evaluation (`_dependency_sets.py`), which groups what the readers (`mxlint.requirements_parsing`,
+`mxlint.dockerfile`) find into dependency sets and judges them. The evaluation is imported only
+when a run has a dependency file, so linting Python alone never loads `packaging`.
 """
 
 from __future__ import annotations
