@@ -208,7 +208,7 @@ class Rule:
             + (f" · Fix: {cls.fixable}" if cls.fixable else ""),
             "",
             f"Defined in `{cls.source_file()}`, with its examples (run by "
-            "`tests/test_rule_examples.py`); its findings on the fixtures are pinned in "
+            "`tests/test_rule_examples.py`); its findings on the fixtures and on its examples are pinned in "
             f"`tests/snapshots/{cls.code}.txt`.",
             "",
             "## What it does",
