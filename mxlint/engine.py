@@ -12,19 +12,22 @@ import re
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from mxlint import context, registry, sources, suppressions
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec
 from mxlint.funnel import admit
-from mxlint.notebooks import CellMap, Notebook
 from mxlint.parsing import DEEP_RECURSION_LIMIT, ParseFailure, on_large_stack, parse_module
 from mxlint.positions import Range, node_ranges
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 from mxlint.settings import Settings
 from mxlint.suppressions import Suppressions
 from mxlint.walker import TreeIndex, dispatch, use_index, walk
+
+if TYPE_CHECKING:
+    from mxlint.notebooks import CellMap
 
 #: A file that mentions none of these is not parsed for Python rules: not MXNet code, and no
 #: randomness an MXNet program's reproducibility depends on (numpy/random in entry scripts).
@@ -79,6 +82,8 @@ def lint_notebook(path: str, data: bytes, settings: Settings) -> FileResult:
     the whole run: the runner maps both to cells once the notebook's `# noqa` comments (read
     from the joined source) are applied.
     """
+    from mxlint.notebooks import Notebook  # only runs that have a notebook
+
     notebook = Notebook.parse(data)
     if not notebook.python or not notebook.source:
         return FileResult(path)

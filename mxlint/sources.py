@@ -16,10 +16,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from mxlint import registry
-from mxlint.notebooks import SUFFIX as NOTEBOOK_SUFFIX
 from mxlint.parsing import decode_source
 from mxlint.rule import Finding, Location
 from mxlint.settings import Settings
+
+#: `mxlint.notebooks.SUFFIX`, named here so that discovery does not load the notebook reader.
+NOTEBOOK_SUFFIX = ".ipynb"
 
 __all__ = [
     "NOTEBOOK_SUFFIX",

@@ -213,8 +213,9 @@ def test_the_project_is_armed(victim, tmp_path):
 
 def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
     """Start-up is most of a one-file run (pre-commit, editors): the dependency-file readers
-    (`packaging`) load only when the run has a dependency file, and the worker pool only when
-    there are enough files to share out."""
+    (`packaging`) load only when the run has a dependency file, the worker pool only when
+    there are enough files to share out, the notebook reader only for a notebook and verify's
+    model only for `--verify`."""
     (tmp_path / "train.py").write_text(
         "from mxnet.gluon import nn\n\n\nclass Net(nn.HybridBlock):\n"
         "    def hybrid_forward(self, F, x):\n        return x * x.asscalar()\n"
@@ -224,8 +225,9 @@ def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
         import sys
         from mxlint.cli import main
         code = main(["check", "--isolated", "--no-cache", "--select", "ALL", *sys.argv[1:]])
-        print(code, *sorted(m for m in ("packaging", "concurrent.futures", "multiprocessing")
-                            if m in sys.modules))
+        lazy = ("packaging", "concurrent.futures", "multiprocessing", "mxlint.notebooks",
+                "mxlint.verify.model")
+        print(code, *sorted(m for m in lazy if m in sys.modules))
         """)
     alone = _run([sys.executable, "-c", code, "train.py"], tmp_path)
     assert alone.stdout.splitlines()[-1] == "1", alone.stdout + alone.stderr

@@ -432,3 +432,10 @@ def test_notebook_errors_are_read_errors():
     with pytest.raises(NotebookError):
         Notebook.parse(json.dumps({"cells": [{"cell_type": "code", "source": 3}]}))
     assert issubclass(NotebookError, SyntaxError)  # handled like a bad encoding declaration
+
+
+def test_discovery_names_the_notebook_suffix_the_reader_reads():
+    """`mxlint.sources` names the suffix itself, so that discovery does not load the reader."""
+    from mxlint import notebooks, sources
+
+    assert sources.NOTEBOOK_SUFFIX == notebooks.SUFFIX

@@ -8,11 +8,13 @@ import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mxlint.rule import Finding, FindingKey
 from mxlint.settings import Settings
-from mxlint.verify.model import Verdict
+
+if TYPE_CHECKING:
+    from mxlint.verify.model import Verdict
 
 
 def _shard(value: str) -> tuple[int, int]:
