@@ -9,5 +9,7 @@ point) in execution order, into the functions of the same file and, through `fin
 helpers of other files of the run (`from utils import set_seed`).
 
 One file per rule; `checker.py` holds the one checker that collects seeds and draws per file and
-decides per entry script once every file is known (`finalize`).
+decides per entry script once every file is known (`finalize`): MXL301-MXL303 by one shared
+decision (a generator never seeded), MXL304 by the function in its own file. `_analysis.py`
+holds the per-file facts and the walk that collects them.
 """

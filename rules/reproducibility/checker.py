@@ -6,10 +6,26 @@ file of the run is known (`finalize`), following calls into other files' helpers
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import libcst as cst
+from mxlint.rules.reproducibility import seed_after_randomness
+from mxlint.rules.reproducibility._analysis import (
+    _GENERATOR,
+    _RELEVANT,
+    _SEED_CALL,
+    _TRAINING,
+    EntryFacts,
+    Item,
+    Summary,
+    _Collector,
+    _expand,
+    _finding,
+    _truth,
+    _why,
+    module_level_training_loop,
+)
 from mxlint.rules.reproducibility.seed_after_randomness import SeedAfterRandomness
 from mxlint.rules.reproducibility.unseeded_numpy_random import UnseededNumpyRandom
 from mxlint.rules.reproducibility.unseeded_python_random import UnseededPythonRandom
@@ -19,317 +35,14 @@ from mxlint import knowledge
 from mxlint.checker import Checker
 from mxlint.flow import (
     Flow,
-    Frame,
-    Site,
-    bound_argument,
-    flows_to_return,
     function_params,
     has_main_guard,
 )
-from mxlint.names import ImportMap, ProjectNames, last_name
+from mxlint.names import ImportMap, ProjectNames
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 from mxlint.walker import iter_nodes
-
-ALL_KINDS = ("numpy", "python", "mxnet")
-#: A file that mentions none of these has nothing to tell about seeding or randomness.
-_RELEVANT = re.compile(r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b")
-#: Training scripts; scripts without these (benchmarks, demos) do not need raw draws seeded.
-_TRAINING = re.compile(r"\b(?:autograd|backward|Trainer|train\w*|fit)\b")
-_SEEDGEN = re.compile(r"seed", re.IGNORECASE)
-
-_SEED_CALL = {
-    "numpy": "np.random.seed(SEED)",
-    "python": "random.seed(SEED)",
-    "mxnet": "mx.random.seed(SEED)",
-}
-_GENERATOR = {
-    "numpy": "numpy's global generator",
-    "python": "Python's `random` module",
-    "mxnet": "MXNet's generator",
-}
-
-
-@dataclass(frozen=True)
-class Item:
-    """One relevant call in execution order, with its place already turned into a span."""
-
-    op: str  # "seed" | "use" | "call"
-    kinds: tuple[str, ...] = ()
-    code: str = ""  # the rule a use belongs to ("" for MXNet draws: only ordering matters)
-    what: str = ""
-    span: tuple[int, int, int, int] | None = None  # 1-based row/col start and end
-    symbol: str | None = None
-    line: int = 0
-    module: str = ""
-    reached: bool = True
-    seedgen: bool = False
-    #: A raw draw (`np.random.rand()`), as opposed to an API that draws when applied.
-    direct: bool = False
-    #: A loader whose `shuffle=` is a parameter of the summarised function (bound by callers).
-    cond: str | None = None
-    target: str = ""
-    args: tuple[bool | None, ...] = ()
-    kwargs: tuple[tuple[str, bool | None], ...] = ()
-
-
-@dataclass(frozen=True)
-class Summary:
-    params: tuple[tuple[str, bool | None], ...]
-    items: tuple[Item, ...]
-
-
-@dataclass(frozen=True)
-class EntryFacts:
-    path: str
-    items: tuple[Item, ...]
-    fixes: tuple[tuple[str, Fix | None], ...]
-    training: bool
-
-
-def _truth(expr: cst.BaseExpression | None) -> bool | None:
-    """The truth of a literal (`True`, `0`, `None`...), None when not a literal."""
-    if type(expr) is cst.Name and expr.value in ("True", "False", "None"):
-        return expr.value == "True"
-    if type(expr) is cst.Integer:
-        return expr.evaluated_value != 0
-    return None
-
-
-def _seeding_decorator(fn: cst.FunctionDef) -> bool:
-    """`@with_seed()`, `@seed_everything`: a decorator named like a seeder seeds the call."""
-    for dec in fn.decorators:
-        expr = dec.decorator.func if type(dec.decorator) is cst.Call else dec.decorator
-        if "seed" in last_name(expr).lower():
-            return True
-    return False
-
-
-def _assumed_seeder(name: str) -> bool:
-    """An unknown function named like a seeder (`set_seed`, `seed_everything`) is taken at its
-    word: reporting a script that seeds through it would cry wolf."""
-    last = name.rsplit(".", 1)[-1]
-    return "seed" in last.lower() and not knowledge.is_library(name)
-
-
-class _Collector:
-    """Turns traced call sites of one file into items (nodes kept until positions are paid)."""
-
-    def __init__(self, checker: ReproducibilityChecker, flow: Flow) -> None:
-        self.ctx = checker.ctx
-        self.flow = flow
-        self.returns: dict[cst.FunctionDef, frozenset[str]] = {}
-
-    def _is_local(self, site: Site) -> bool:
-        """A call the tracer follows into this file's own code (its effects are traced)."""
-        func = site.call.func
-        if type(func) is cst.Name:
-            return func.value in self.flow.functions or func.value in self.flow.classes
-        cls = site.frames[-1].cls if site.frames else None
-        return (
-            type(func) is cst.Attribute
-            and type(func.value) is cst.Name
-            and func.value.value == "self"
-            and cls is not None
-            and func.attr.value in self.flow.classes.get(cls, {})
-        )
-
-    def items(
-        self, sites: list[Site], root_params: frozenset[str]
-    ) -> list[tuple[Item, cst.CSTNode]]:
-        out: list[tuple[Item, cst.CSTNode]] = []
-        for site in sites:
-            for item in self.classify(site, root_params):
-                out.append(item)
-        return out
-
-    def classify(self, site: Site, root_params: frozenset[str]) -> list[tuple[Item, cst.CSTNode]]:
-        call = site.call
-        ctx = self.ctx
-        name = ctx.resolve(call.func)
-        symbol = _symbol(site.frames)
-        base = Item("use", reached=site.reached, symbol=symbol)
-        if name is None:
-            last = last_name(call.func)
-            if "seed" in last.lower() and not self._is_local(site):
-                return [(replace(base, op="seed", kinds=ALL_KINDS, what=ctx.code(call.func)), call)]
-            return []
-        what = ctx.code(call.func)
-        if name in knowledge.NUMPY_SEEDERS:
-            return [(replace(base, op="seed", kinds=("numpy",), what=what), call)]
-        if name in knowledge.PY_SEEDERS:
-            return [(replace(base, op="seed", kinds=("python",), what=what), call)]
-        if name in knowledge.MXNET_SEEDERS:
-            return [(replace(base, op="seed", kinds=("mxnet",), what=what), call)]
-        if name in knowledge.ALL_SEEDERS:
-            return [(replace(base, op="seed", kinds=ALL_KINDS, what=what), call)]
-        if any(_seeding_decorator(frame.function) for frame in site.frames):
-            return []  # `@with_seed()` (MXNet's test suite) seeds every generator per call
-        draw = {
-            "numpy": knowledge.numpy_random_call(name),
-            "python": knowledge.python_random_call(name),
-            "mxnet": knowledge.mxnet_random_call(name),
-        }
-        for kind, hit in draw.items():
-            if hit:
-                code = {"numpy": "MXL302", "python": "MXL303"}.get(kind, "")
-                return [
-                    (
-                        replace(
-                            base,
-                            kinds=(kind,),
-                            code=code,
-                            what=what + "()",
-                            direct=True,
-                            seedgen=self._seedgen(site),
-                        ),
-                        call,
-                    )
-                ]
-        pipeline = knowledge.SHUFFLING_PIPELINES.get(name)
-        if pipeline is not None:
-            return self._pipeline(site, base, what, pipeline, root_params)
-        if name in knowledge.PY_RANDOM_AUGMENTERS:
-            return [(replace(base, kinds=("python",), code="MXL303", what=what + "()"), call)]
-        if name in knowledge.NUMPY_RANDOM_AUGMENTERS:
-            return [(replace(base, kinds=("numpy",), code="MXL302", what=what + "()"), call)]
-        if name == knowledge.CREATE_AUGMENTER:
-            found: list[tuple[Item, cst.CSTNode]] = []
-            for kinds, code, keys in (
-                (("python",), "MXL303", knowledge.CREATE_AUGMENTER_PY_KEYWORDS),
-                (("numpy",), "MXL302", knowledge.CREATE_AUGMENTER_NUMPY_KEYWORDS),
-            ):
-                on = [
-                    a.keyword.value
-                    for a in call.args
-                    if a.keyword is not None
-                    and a.keyword.value in keys
-                    and _truth(a.value) is not False
-                    and not _is_zero(a.value)
-                ]
-                if on:
-                    found.append(
-                        (replace(base, kinds=kinds, code=code, what=f"{what}({on[0]}=...)"), call)
-                    )
-            return found
-        top = name.split(".", 1)[0]
-        if top not in knowledge.LIBRARY_ROOTS or name in knowledge.ALL_SEEDERS:
-            return [
-                (
-                    replace(
-                        base,
-                        op="call",
-                        target=name,
-                        what=what,
-                        args=tuple(
-                            _truth(a.value) for a in call.args if a.keyword is None and not a.star
-                        ),
-                        kwargs=tuple(
-                            (a.keyword.value, _truth(a.value))
-                            for a in call.args
-                            if a.keyword is not None
-                        ),
-                    ),
-                    call,
-                )
-            ]
-        return []
-
-    def _seedgen(self, site: Site) -> bool:
-        """The draw computes a seed (`seed = random.randint(...)`, `--seed` default)."""
-        if type(site.stmt) in (cst.If, cst.For, cst.While, cst.With):
-            return False
-        return bool(_SEEDGEN.search(self.ctx.code(site.stmt)))
-
-    def _pipeline(
-        self,
-        site: Site,
-        base: Item,
-        what: str,
-        pipeline: tuple[tuple[str, ...], tuple[str, int] | None],
-        root_params: frozenset[str],
-    ) -> list[tuple[Item, cst.CSTNode]]:
-        kinds, shuffle = pipeline
-        call = site.call
-        cond: str | None = None
-        label = what + "()"
-        if shuffle is not None:
-            keyword, position = shuffle
-            expr = _argument(call, keyword, position)
-            verdict, cond = self._evaluate(expr, site.frames, root_params)
-            if verdict is False or (verdict is None and cond is None):
-                return []
-            label = f"{what}(shuffle=True)"
-        anchor: cst.CSTNode = call
-        stmt = site.stmt
-        symbol = base.symbol
-        # A loader built by a helper that returns it is reported where the caller obtains it.
-        for depth in range(len(site.frames) - 1, -1, -1):
-            frame = site.frames[depth]
-            if frame.call is None or not flows_to_return(stmt, frame.function, self.returns):
-                break
-            anchor, stmt = frame.call, frame.stmt  # type: ignore[assignment]
-            symbol = _symbol(site.frames[:depth])
-        return [
-            (
-                replace(base, kinds=kinds, code="MXL301", what=label, cond=cond, symbol=symbol),
-                anchor,
-            )
-        ]
-
-    def _evaluate(
-        self,
-        expr: cst.BaseExpression | None,
-        frames: tuple[Frame, ...],
-        root_params: frozenset[str],
-    ) -> tuple[bool | None, str | None]:
-        """Truth of a `shuffle=` argument, following parameters up the call chain; a parameter
-        of the summarised root function is returned by name (callers in other files bind it)."""
-        depth = len(frames) - 1
-        while type(expr) is cst.Name and expr.value not in ("True", "False", "None"):
-            if depth < 0:
-                return None, None
-            frame = frames[depth]
-            if expr.value not in {p.name.value for p in function_params(frame.function)}:
-                return None, None
-            if frame.call is None:
-                return None, (expr.value if expr.value in root_params else None)
-            expr = bound_argument(frame.call, frame.function, expr.value, frame.bound)
-            depth -= 1
-        return _truth(expr), None
-
-
-def _is_zero(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.evaluated_value) == 0
-
-
-def _argument(call: cst.Call, keyword: str, position: int) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    plain = [a for a in call.args if a.keyword is None and not a.star]
-    if any(a.star for a in call.args):
-        return None
-    return plain[position].value if position < len(plain) else None
-
-
-def _symbol(frames: tuple[Frame, ...]) -> str | None:
-    if not frames:
-        return None
-    frame = frames[-1]
-    name = frame.function.name.value
-    return f"{frame.cls}.{name}" if frame.cls else name
-
-
-def module_level_training_loop(module: cst.Module, code: Any) -> bool:
-    """A script whose training loop runs at module level (no `__main__` guard)."""
-    for stmt in module.body:
-        if type(stmt) in (cst.For, cst.While, cst.With):
-            text = code(stmt)
-            if ".backward(" in text or "autograd.record" in text or ".fit(" in text:
-                return True
-    return False
 
 
 class ReproducibilityChecker(Checker):
@@ -526,58 +239,6 @@ class ReproducibilityChecker(Checker):
         return findings
 
 
-def _expand(
-    items: tuple[Item, ...],
-    summaries: dict[str, Summary],
-    names: ProjectNames,
-    active: frozenset[str],
-    site: Item | None,
-) -> list[Item]:
-    """Replace calls of project helpers by what they do, placed at the calling site."""
-    out: list[Item] = []
-    for item in items:
-        if site is not None:
-            item = replace(
-                item,
-                span=site.span,
-                symbol=site.symbol,
-                line=site.line,
-                module=site.module,
-                reached=site.reached and item.reached,
-            )
-        if item.op != "call":
-            out.append(item)
-            continue
-        target = names.resolve(item.target)
-        if target is None:
-            if _assumed_seeder(item.target) or item.target in knowledge.ALL_SEEDERS:
-                out.append(replace(item, op="seed", kinds=ALL_KINDS))
-            continue
-        if target in active:
-            continue
-        summary = summaries[target]
-        bindings = _bind(summary.params, item)
-        inner: list[Item] = []
-        for sub in summary.items:
-            if sub.cond is not None:
-                if not bindings.get(sub.cond):
-                    continue
-                sub = replace(sub, cond=None)
-            inner.append(sub)
-        out.extend(_expand(tuple(inner), summaries, names, active | {target}, item))
-    return out
-
-
-def _bind(params: tuple[tuple[str, bool | None], ...], call: Item) -> dict[str, bool | None]:
-    values = {name: default for name, default in params}
-    names = [name for name, _ in params]
-    for index, truth in enumerate(call.args):
-        if index < len(names):
-            values[names[index]] = truth
-    values.update(dict(call.kwargs))
-    return values
-
-
 def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
     seeded_anywhere = {k for it in items if it.op == "seed" for k in it.kinds}
     first_seed: dict[str, int] = {}
@@ -615,61 +276,8 @@ def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
         )
         fix = fixes.get(kind) if len(missing) == 1 else None
         findings.append(_finding(rule, entry, it, message, fix))
-    done: set[tuple[int, int]] = set()
-    for kind, index in sorted(first_seed.items(), key=lambda kv: kv[1]):
-        seed = items[index]
-        earlier = [
-            it
-            for it in items[:index]
-            if it.op == "use"
-            and kind in it.kinds
-            and it.reached
-            and not it.seedgen
-            and it.code != "MXL301"
-            and it.span is not None
-        ]
-        if not entry.training:
-            earlier = [it for it in earlier if not it.direct]
-        if not earlier or seed.span is None or (seed.span[0], seed.span[1]) in done:
-            continue
-        done.add((seed.span[0], seed.span[1]))
-        first = earlier[0]
-        message = SeedAfterRandomness.format(
-            seed=seed.what + "()", what=first.what, line=first.line, generator=_GENERATOR[kind]
-        )
-        findings.append(_finding(SeedAfterRandomness, entry, seed, message, None))
+    findings.extend(seed_after_randomness.check_seeds(entry, items, first_seed))
     return findings
-
-
-def _why(item: Item) -> str:
-    if (
-        item.what.startswith(("DataLoader", "RandomSampler"))
-        or "DataLoader" in item.what
-        or "RandomSampler" in item.what
-    ):
-        return "gluon's RandomSampler calls `np.random.shuffle`"
-    if "ImageIter" in item.what or "ImageDetIter" in item.what:
-        return "`mx.image.ImageIter` calls `random.shuffle`"
-    if "NDArrayIter" in item.what:
-        return "`mx.io.NDArrayIter` calls `np.random.shuffle`"
-    return "it calls `random.shuffle` and `np.random.shuffle`"
-
-
-def _finding(
-    rule: type[Rule], entry: EntryFacts, item: Item, message: str, fix: Fix | None
-) -> Finding:
-    assert item.span is not None
-    sl, sc, el, ec = item.span
-    return Finding(
-        rule.code,
-        message,
-        entry.path,
-        Location(sl, sc),
-        Location(el, ec),
-        fix=fix,
-        symbol=item.symbol,
-        data={"entry": entry.path},
-    )
 
 
 __all__ = [

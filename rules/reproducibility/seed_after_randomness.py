@@ -1,14 +1,17 @@
 """MXL304 seed-after-randomness: checks entry scripts that seed a generator only after drawing from
 it, in execution order (following calls into the script's functions and the project's helpers).
 
-Its findings are decided by the family's checker (`rules/reproducibility/checker.py`); its tests
+The function after the class decides and words its findings; the family's checker
+(`rules/reproducibility/checker.py`) runs it. Its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_reproducibility.py`
 and `tests/snapshots/MXL304.txt`.
 """
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.reproducibility._analysis import _GENERATOR, EntryFacts, Item, _finding
+
+from mxlint.rule import Example, Finding, Rule, Runtime, Valid
 
 
 class SeedAfterRandomness(Rule):
@@ -147,3 +150,33 @@ if __name__ == "__main__":
             filename="train.py",
         ),
     )
+
+
+def check_seeds(entry: EntryFacts, items: list[Item], first_seed: dict[str, int]) -> list[Finding]:
+    """MXL304 for each generator whose first seed (`first_seed`: kind -> index in `items`, the
+    script's calls in execution order) comes after a draw from it."""
+    findings: list[Finding] = []
+    done: set[tuple[int, int]] = set()
+    for kind, index in sorted(first_seed.items(), key=lambda kv: kv[1]):
+        seed = items[index]
+        earlier = [
+            it
+            for it in items[:index]
+            if it.op == "use"
+            and kind in it.kinds
+            and it.reached
+            and not it.seedgen
+            and it.code != "MXL301"
+            and it.span is not None
+        ]
+        if not entry.training:
+            earlier = [it for it in earlier if not it.direct]
+        if not earlier or seed.span is None or (seed.span[0], seed.span[1]) in done:
+            continue
+        done.add((seed.span[0], seed.span[1]))
+        first = earlier[0]
+        message = SeedAfterRandomness.format(
+            seed=seed.what + "()", what=first.what, line=first.line, generator=_GENERATOR[kind]
+        )
+        findings.append(_finding(SeedAfterRandomness, entry, seed, message, None))
+    return findings

@@ -3,7 +3,8 @@ module (directly, or through an MXNet augmenter that does: `transforms.RandomRes
 `transforms.RandomApply`, `mx.image.CreateAugmenter(rand_crop=True)`, the `mx.image.*Aug`
 jitters) and never call `random.seed`.
 
-Its findings are decided by the family's checker (`rules/reproducibility/checker.py`); its tests
+Its findings are decided with MXL301-MXL303's shared rule for generators never seeded
+(`_decide` in `rules/reproducibility/checker.py`); its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_reproducibility.py`
 and `tests/snapshots/MXL303.txt`.
 """

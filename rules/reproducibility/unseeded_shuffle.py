@@ -3,7 +3,8 @@
 `mx.image.ImageIter(shuffle=True)`) without ever seeding the generator that pipeline shuffles
 with.
 
-Its findings are decided by the family's checker (`rules/reproducibility/checker.py`); its tests
+Its findings are decided with MXL301-MXL303's shared rule for generators never seeded
+(`_decide` in `rules/reproducibility/checker.py`); its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_reproducibility.py`
 and `tests/snapshots/MXL301.txt`.
 """
