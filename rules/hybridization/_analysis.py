@@ -14,6 +14,19 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
+from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
+from mxlint.rules.hybridization.inplace_op_in_hybrid import INPLACE_ADVICE
+from mxlint.rules.hybridization.print_tensor_in_hybrid import PRINT_ADVICE
+from mxlint.rules.hybridization.tensor_as_sequence import (
+    INDEX_ADVICE,
+    ITER_ADVICE,
+    LEN_ADVICE,
+    SLICE_ADVICE,
+    UNPACK_ADVICE,
+)
+from mxlint.rules.hybridization.tensor_attribute import CTX_ADVICE, SHAPE_ADVICE
+from mxlint.rules.hybridization.tensor_control_flow import CONTROL_ADVICE
+from mxlint.rules.hybridization.tensor_to_python import TO_PYTHON_ADVICE
 
 from mxlint import knowledge
 from mxlint.checker import FileContext
@@ -307,7 +320,7 @@ class HybridHooks(Hooks):
             return Kind.PYTHON
         if base in TENSORISH and attr in knowledge.HYBRID_SHAPE_ATTRIBUTES:
             if self.mxnet == "1" and not self.fallback:
-                advice = _CTX_ADVICE if attr in ("context", "ctx") else _SHAPE_ADVICE
+                advice = CTX_ADVICE if attr in ("context", "ctx") else SHAPE_ADVICE
                 self.emit(
                     "MXL103",
                     node,
@@ -375,7 +388,7 @@ class HybridHooks(Hooks):
         if name in knowledge.AUTOGRAD_STATE:
             short = name.rsplit(".", 1)[1]
             self.emit(
-                "MXL108", node, _AUTOGRAD_ADVICE.format(fn=short), f"reads `autograd.{short}()`"
+                "MXL108", node, AUTOGRAD_ADVICE.format(fn=short), f"reads `autograd.{short}()`"
             )
             return Kind.PYTHON
         imperative = ("mxnet.nd",) if self.mxnet == "2" else knowledge.IMPERATIVE_NAMESPACES
@@ -389,7 +402,7 @@ class HybridHooks(Hooks):
             self.emit(
                 "MXL102",
                 node,
-                _TO_PYTHON_ADVICE.format(call=self.ctx.code(node.func)),
+                TO_PYTHON_ADVICE.format(call=self.ctx.code(node.func)),
                 f"calls `{self.ctx.code(node.func)}()` on a tensor",
             )
             return Kind.PYTHON
@@ -440,14 +453,14 @@ class HybridHooks(Hooks):
         positional = [k for a, k in args if a.keyword is None and a.star == ""]
         if name == "print":
             if tensor_args:
-                self.emit("MXL106", node, _PRINT_ADVICE, "prints a tensor")
+                self.emit("MXL106", node, PRINT_ADVICE, "prints a tensor")
             return Kind.NONE
         if name == "len":
             if positional and positional[0] is Kind.TENSOR and self.mxnet == "1":
                 self.emit(
                     "MXL104",
                     node,
-                    _LEN_ADVICE.format(code=self.ctx.code(node)),
+                    LEN_ADVICE.format(code=self.ctx.code(node)),
                     "takes `len()` of a tensor",
                 )
             return Kind.PYTHON
@@ -456,7 +469,7 @@ class HybridHooks(Hooks):
                 self.emit(
                     "MXL102",
                     node,
-                    _TO_PYTHON_ADVICE.format(call=name),
+                    TO_PYTHON_ADVICE.format(call=name),
                     f"calls `{name}()` on a tensor",
                 )
             return Kind.PYTHON
@@ -467,7 +480,7 @@ class HybridHooks(Hooks):
                 and (len(positional) == 1 or name in ("zip", "map"))
                 and any(k is Kind.TENSOR for k in positional[1 if name == "map" else 0 :])
             ):
-                self.emit("MXL104", node, _ITER_ADVICE, f"iterates a tensor with `{name}()`")
+                self.emit("MXL104", node, ITER_ADVICE, f"iterates a tensor with `{name}()`")
             return Kind.UNKNOWN
         return None
 
@@ -495,7 +508,7 @@ class HybridHooks(Hooks):
                 self.emit(
                     "MXL102",
                     node,
-                    _TO_PYTHON_ADVICE.format(call=f".{method}()"),
+                    TO_PYTHON_ADVICE.format(call=f".{method}()"),
                     f"calls `.{method}()`",
                 )
                 return Kind.PYTHON
@@ -542,7 +555,7 @@ class HybridHooks(Hooks):
             self.emit(
                 "MXL101",
                 node,
-                _CONTROL_ADVICE.format(code=_short(self.ctx.code(node))),
+                CONTROL_ADVICE.format(code=_short(self.ctx.code(node))),
                 "branches on a tensor value",
             )
 
@@ -551,24 +564,24 @@ class HybridHooks(Hooks):
             return
         code = _short(self.ctx.code(node))
         if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
-            self.emit("MXL104", node, _INDEX_ADVICE.format(code=code), "indexes a tensor")
+            self.emit("MXL104", node, INDEX_ADVICE.format(code=code), "indexes a tensor")
         else:
-            self.emit("MXL104", node, _SLICE_ADVICE.format(code=code), "slices a tensor")
+            self.emit("MXL104", node, SLICE_ADVICE.format(code=code), "slices a tensor")
 
     def iterate(self, node: cst.CSTNode, iterable: cst.BaseExpression, kind: Kind) -> None:
         if kind is Kind.TENSOR and self.mxnet == "1":
-            self.emit("MXL104", iterable, _ITER_ADVICE, "iterates over a tensor")
+            self.emit("MXL104", iterable, ITER_ADVICE, "iterates over a tensor")
 
     def unpack(self, node: cst.CSTNode, value: cst.BaseExpression, kind: Kind) -> None:
         if kind is Kind.TENSOR and self.mxnet == "1":
-            self.emit("MXL104", value, _UNPACK_ADVICE, "unpacks a tensor")
+            self.emit("MXL104", value, UNPACK_ADVICE, "unpacks a tensor")
 
     def store_subscript(self, node: cst.Subscript, base: Kind) -> None:
         if base is Kind.TENSOR:
             self.emit(
                 "MXL107",
                 node,
-                _INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
+                INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
                 "assigns into a tensor slice",
             )
 
@@ -577,7 +590,7 @@ class HybridHooks(Hooks):
             self.emit(
                 "MXL107",
                 node,
-                _INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
+                INPLACE_ADVICE.format(code=_short(self.ctx.code(node))),
                 "updates a tensor in place",
             )
 
@@ -721,64 +734,3 @@ class FileAnalysis:
         if cls in self.methods and method in self.methods[cls]:
             return self.methods[cls][method], cls
         return None
-
-
-# --- messages ---------------------------------------------------------------------------------
-
-_CONTROL_ADVICE = (
-    "Python control flow on the tensor value `{code}`: under hybridize() it is a "
-    "Symbol with no value, so the branch fails or is frozen; compute both sides "
-    "and select with `F.where(cond, a, b)`"
-)
-_TO_PYTHON_ADVICE = (
-    "`{call}` copies a tensor into Python: a Symbol has no value under "
-    "hybridize(); keep the computation in `F.*` operators and move value "
-    "checks outside the HybridBlock"
-)
-_SHAPE_ADVICE = (
-    "`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
-    "1.x; pass the size as a constructor argument, or use shape-free operators "
-    "(`reshape` with 0/-1, `F.broadcast_like`, `F.zeros_like`, `F.shape_array`)"
-)
-_CTX_ADVICE = (
-    "`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
-    "1.x; create constants from the input instead (`F.zeros_like(x)`, "
-    "`F.ones_like(x)`), which land on its context"
-)
-_LEN_ADVICE = (
-    "`{code}` on a Symbol counts its outputs, not rows; pass the length as a "
-    "constructor argument, unroll over a fixed count, or use `F.contrib.foreach` "
-    "(inference) / `F.split`"
-)
-_ITER_ADVICE = (
-    "iterating a tensor in a hybridized block iterates a Symbol's outputs, not its "
-    "rows; split it with `F.split(x, num_outputs=n, axis=0)` or unroll over a "
-    "fixed, configured length"
-)
-_UNPACK_ADVICE = (
-    "unpacking a tensor in a hybridized block unpacks a Symbol's outputs, not its "
-    "rows; use `F.split(x, num_outputs=n, axis=0, squeeze_axis=True)`"
-)
-_INDEX_ADVICE = (
-    "`{code}` on a Symbol selects an output, not a row: under hybridize() it "
-    "silently means something else; use `F.slice_axis`, `F.take` or `F.split`"
-)
-_SLICE_ADVICE = (
-    "`{code}`: a Symbol supports only integer output selection, so slicing "
-    "fails under hybridize(); use `F.slice_axis`, `F.slice` or `F.take`"
-)
-_PRINT_ADVICE = (
-    "printing a tensor in a hybridized block prints a Symbol's name under "
-    "hybridize(), not values; guard debugging with `if F is nd:` or inspect "
-    "outputs outside the block"
-)
-_INPLACE_ADVICE = (
-    "`{code}` writes into a tensor in place: a Symbol does not support it and "
-    "autograd rejects it while recording; assign a new value (`x = x + y`, "
-    "`F.where`, `F.concat`)"
-)
-_AUTOGRAD_ADVICE = (
-    "`autograd.{fn}()` is read once when the graph is built, so the hybridized "
-    "block stays frozen in that mode; use operators that follow the mode "
-    "(`F.Dropout`, `nn.BatchNorm`) or pass the mode as a constructor argument"
-)

@@ -8,6 +8,16 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 import libcst as cst
+from mxlint.rules.hybridization import (
+    autograd_state_in_hybrid,
+    imperative_op_in_hybrid,
+    inplace_op_in_hybrid,
+    print_tensor_in_hybrid,
+    tensor_as_sequence,
+    tensor_attribute,
+    tensor_control_flow,
+    tensor_to_python,
+)
 from mxlint.rules.hybridization._analysis import (
     INHERITED,
     Break,
@@ -34,14 +44,14 @@ NAME = "hybridization"
 
 #: What a code means when a helper does it, said at the call site.
 _SITE_ADVICE = {
-    "MXL101": "branch on values with `F.where` instead",
-    "MXL102": "keep the computation in `F.*` operators",
-    "MXL103": "pass sizes as constructor arguments or use shape-free operators",
-    "MXL104": "use `F.slice_axis`/`F.take`/`F.split` instead",
-    "MXL105": "pass `F` to the helper and call `F.*`",
-    "MXL106": "guard debugging output with `if F is nd:`",
-    "MXL107": "assign new values instead of writing in place",
-    "MXL108": "pass the mode as a constructor argument",
+    "MXL101": tensor_control_flow.SITE_ADVICE,
+    "MXL102": tensor_to_python.SITE_ADVICE,
+    "MXL103": tensor_attribute.SITE_ADVICE,
+    "MXL104": tensor_as_sequence.SITE_ADVICE,
+    "MXL105": imperative_op_in_hybrid.SITE_ADVICE,
+    "MXL106": print_tensor_in_hybrid.SITE_ADVICE,
+    "MXL107": inplace_op_in_hybrid.SITE_ADVICE,
+    "MXL108": autograd_state_in_hybrid.SITE_ADVICE,
 }
 
 

@@ -1,7 +1,8 @@
 """MXL108 autograd-state-in-hybrid: finds `autograd.is_training()` and `autograd.is_recording()`
 read inside hybridized code (typically to branch between training and inference behaviour).
 
-Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+Its findings are found by the family's one analysis per file (`_analysis.py`, run by
+`checker.py`) and worded by the messages above the class; its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
 `tests/snapshots/MXL108.txt`.
 """
@@ -11,6 +12,17 @@ from __future__ import annotations
 from mxlint.rules.hybridization._examples import _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
 from mxlint.rule import Example, Rule, Runtime
+
+#: The message, with the autograd function read (`{fn}`).
+AUTOGRAD_ADVICE = (
+    "`autograd.{fn}()` is read once when the graph is built, so the hybridized "
+    "block stays frozen in that mode; use operators that follow the mode "
+    "(`F.Dropout`, `nn.BatchNorm`) or pass the mode as a constructor argument"
+)
+
+
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "pass the mode as a constructor argument"
 
 
 class AutogradStateInHybrid(Rule):

@@ -2,7 +2,8 @@
 inside `hybrid_forward` and the helpers it calls, and legacy `mx.nd.*` calls in an MXNet 2
 HybridBlock `forward`.
 
-Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+Its findings are found by the family's one analysis per file (`_analysis.py`, run by
+`checker.py`) and worded by the messages above the class; its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
 `tests/snapshots/MXL105.txt`.
 """
@@ -12,6 +13,9 @@ from __future__ import annotations
 from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "pass `F` to the helper and call `F.*`"
 
 
 class ImperativeOpInHybrid(Rule):

@@ -1,7 +1,8 @@
 """MXL107 inplace-op-in-hybrid: finds augmented assignment (`x += y`), slice assignment (`x[...] =
 v`) and `out=` arguments on tensors in hybridized code.
 
-Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+Its findings are found by the family's one analysis per file (`_analysis.py`, run by
+`checker.py`) and worded by the messages above the class; its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
 `tests/snapshots/MXL107.txt`.
 """
@@ -11,6 +12,17 @@ from __future__ import annotations
 from mxlint.rules.hybridization._examples import _L, _PLAIN_BLOCK, _block
 
 from mxlint.rule import Example, Rule, Runtime
+
+#: The message, with the statement that writes in place (`{code}`).
+INPLACE_ADVICE = (
+    "`{code}` writes into a tensor in place: a Symbol does not support it and "
+    "autograd rejects it while recording; assign a new value (`x = x + y`, "
+    "`F.where`, `F.concat`)"
+)
+
+
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "assign new values instead of writing in place"
 
 
 class InplaceOpInHybrid(Rule):

@@ -1,7 +1,8 @@
 """MXL106 print-tensor-in-hybrid: finds `print(...)` calls with a tensor argument in hybridized
 code.
 
-Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+Its findings are found by the family's one analysis per file (`_analysis.py`, run by
+`checker.py`) and worded by the messages above the class; its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
 `tests/snapshots/MXL106.txt`.
 """
@@ -11,6 +12,17 @@ from __future__ import annotations
 from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
 
 from mxlint.rule import Example, Rule, Runtime
+
+#: The message.
+PRINT_ADVICE = (
+    "printing a tensor in a hybridized block prints a Symbol's name under "
+    "hybridize(), not values; guard debugging with `if F is nd:` or inspect "
+    "outputs outside the block"
+)
+
+
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "guard debugging output with `if F is nd:`"
 
 
 class PrintTensorInHybrid(Rule):

@@ -2,7 +2,8 @@
 tuple-unpacking and indexing or slicing (`x[0]`, `x[:, 1]`) of tensors inside MXNet 1.x
 `hybrid_forward`.
 
-Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+Its findings are found by the family's one analysis per file (`_analysis.py`, run by
+`checker.py`) and worded by the messages above the class; its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
 `tests/snapshots/MXL104.txt`.
 """
@@ -12,6 +13,34 @@ from __future__ import annotations
 from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
 
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+#: The messages for `len()`, iteration, unpacking, indexing and slicing of a tensor.
+LEN_ADVICE = (
+    "`{code}` on a Symbol counts its outputs, not rows; pass the length as a "
+    "constructor argument, unroll over a fixed count, or use `F.contrib.foreach` "
+    "(inference) / `F.split`"
+)
+ITER_ADVICE = (
+    "iterating a tensor in a hybridized block iterates a Symbol's outputs, not its "
+    "rows; split it with `F.split(x, num_outputs=n, axis=0)` or unroll over a "
+    "fixed, configured length"
+)
+UNPACK_ADVICE = (
+    "unpacking a tensor in a hybridized block unpacks a Symbol's outputs, not its "
+    "rows; use `F.split(x, num_outputs=n, axis=0, squeeze_axis=True)`"
+)
+INDEX_ADVICE = (
+    "`{code}` on a Symbol selects an output, not a row: under hybridize() it "
+    "silently means something else; use `F.slice_axis`, `F.take` or `F.split`"
+)
+SLICE_ADVICE = (
+    "`{code}`: a Symbol supports only integer output selection, so slicing "
+    "fails under hybridize(); use `F.slice_axis`, `F.slice` or `F.take`"
+)
+
+
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "use `F.slice_axis`/`F.take`/`F.split` instead"
 
 
 class TensorAsSequence(Rule):

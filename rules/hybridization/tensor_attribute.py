@@ -1,7 +1,8 @@
 """MXL103 tensor-attribute: finds reads of `.shape`, `.dtype`, `.context`/`.ctx`, `.size`, `.ndim`
 and `.stype` on tensors inside MXNet 1.x `hybrid_forward` and the helpers it calls with tensors.
 
-Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+Its findings are found by the family's one analysis per file (`_analysis.py`, run by
+`checker.py`) and worded by the messages above the class; its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
 `tests/snapshots/MXL103.txt`.
 """
@@ -11,6 +12,22 @@ from __future__ import annotations
 from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+#: The messages for a size attribute (`.shape`, `.size`...) and for `.context`/`.ctx`.
+SHAPE_ADVICE = (
+    "`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
+    "1.x; pass the size as a constructor argument, or use shape-free operators "
+    "(`reshape` with 0/-1, `F.broadcast_like`, `F.zeros_like`, `F.shape_array`)"
+)
+CTX_ADVICE = (
+    "`{code}` reads `.{attr}`, which a Symbol lacks under hybridize() in MXNet "
+    "1.x; create constants from the input instead (`F.zeros_like(x)`, "
+    "`F.ones_like(x)`), which land on its context"
+)
+
+
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "pass sizes as constructor arguments or use shape-free operators"
 
 
 class TensorAttribute(Rule):

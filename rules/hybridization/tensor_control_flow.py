@@ -2,7 +2,8 @@
 `and`/`or`/`not` whose condition is a tensor value inside `hybrid_forward` (MXNet 1.x),
 HybridBlock `forward` (MXNet 2), or a helper they call with tensors.
 
-Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+Its findings are found by the family's one analysis per file (`_analysis.py`, run by
+`checker.py`) and worded by the messages above the class; its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
 `tests/snapshots/MXL101.txt`.
 """
@@ -12,6 +13,17 @@ from __future__ import annotations
 from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
 
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+#: The message, with the condition as written (`{code}`).
+CONTROL_ADVICE = (
+    "Python control flow on the tensor value `{code}`: under hybridize() it is a "
+    "Symbol with no value, so the branch fails or is frozen; compute both sides "
+    "and select with `F.where(cond, a, b)`"
+)
+
+
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "branch on values with `F.where` instead"
 
 
 class TensorControlFlow(Rule):

@@ -2,7 +2,8 @@
 `float(x)`/`int(x)`/ `bool(x)` and `np.array(x)` on tensors in hybridized code and in helpers it
 calls with tensors (across files).
 
-Its findings are decided by the family's checker (`rules/hybridization/checker.py`); its tests
+Its findings are found by the family's one analysis per file (`_analysis.py`, run by
+`checker.py`) and worded by the messages above the class; its tests
 are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
 `tests/snapshots/MXL102.txt`.
 """
@@ -12,6 +13,17 @@ from __future__ import annotations
 from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
 from mxlint.rule import Example, Rule, Runtime, Valid
+
+#: The message, with the call that copies the tensor (`{call}`).
+TO_PYTHON_ADVICE = (
+    "`{call}` copies a tensor into Python: a Symbol has no value under "
+    "hybridize(); keep the computation in `F.*` operators and move value "
+    "checks outside the HybridBlock"
+)
+
+
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "keep the computation in `F.*` operators"
 
 
 class TensorToPython(Rule):
