@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,6 +14,16 @@ import pytest
 from mxlint import registry
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _source_copy(target: Path) -> Path:
+    """The project's files without build output: setuptools reuses an in-tree `build/lib`, so a
+    module moved or deleted since an earlier build would still be packaged from there."""
+    ignore = shutil.ignore_patterns(
+        "build", "dist", "*.egg-info", "__pycache__", ".git", ".*_cache", ".mxlint_cache"
+    )
+    shutil.copytree(ROOT, target, ignore=ignore, symlinks=True)
+    return target
 
 
 @pytest.mark.slow
@@ -27,7 +38,7 @@ def test_wheel_contains_and_runs_the_rules(tmp_path):
             "-q",
             "-w",
             str(tmp_path / "dist"),
-            str(ROOT),
+            str(_source_copy(tmp_path / "src")),
         ],
         check=True,
     )
