@@ -8,7 +8,7 @@ import pytest
 from expectations import actual, expected
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mxlint.rules.versions._dependency_sets import releases
+from mxlint.rules.versions._releases import releases
 from mxlint.rules.versions._files import file_kind
 
 from mxlint import registry

@@ -2,7 +2,10 @@
 conda environment.yml, Dockerfile) — pins, variants, CUDA and the numpy/onnx releases that break
 MXNet 1.x.
 
-One file per rule; `checker.py` holds the text checker, which loads the evaluation
-(`_dependency_sets.py`: packaging, the requirements and Dockerfile readers) only when a run has
-a dependency file; `_files.py` says which files those are.
+One file per rule: the rule's class and its check of one dependency set (MXL505 and MXL506
+share one cap check). `checker.py` holds the text checker, which loads the evaluation
+(`_dependency_sets.py`: the requirements and Dockerfile readers, grouped into dependency sets)
+only when a run has a dependency file; `_releases.py` holds the release tables and the version
+arithmetic (`packaging`, which the rules' checks import when they run); `_files.py` says which
+files are dependency files.
 """

@@ -10,23 +10,30 @@ Python files alone never imports `packaging` and the dependency-file readers.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from importlib import resources
 from typing import TYPE_CHECKING
 
+from mxlint.rules.versions import (
+    conflicting_mxnet_variants,
+    cuda_variant_mismatch,
+    unpinned_mxnet,
+    unreleased_mxnet_version,
+)
 from mxlint.rules.versions._files import file_kind
-from mxlint.rules.versions.conflicting_mxnet_variants import ConflictingMxnetVariants
-from mxlint.rules.versions.cuda_variant_mismatch import CudaVariantMismatch
+from mxlint.rules.versions._releases import (
+    NUMPY_BREAKS,
+    ONNX_BREAKS,
+    DepSet,
+    Hit,
+    check_cap,
+    is_mxnet_dist,
+    mxnet_1x,
+    old_python,
+    releases,
+)
 from mxlint.rules.versions.numpy_breaks_mxnet_import import NumpyBreaksMxnetImport
 from mxlint.rules.versions.onnx_breaks_mxnet_export import OnnxBreaksMxnetExport
-from mxlint.rules.versions.unpinned_mxnet import UnpinnedMxnet
-from mxlint.rules.versions.unreleased_mxnet_version import UnreleasedMxnetVersion
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from mxlint.dockerfile import Stage, context_path, parse_dockerfile
 from mxlint.requirements_parsing import (
@@ -43,97 +50,7 @@ from mxlint.rule import Finding, Location, Rule
 if TYPE_CHECKING:
     from mxlint.config import Settings
 
-# --- release tables --------------------------------------------------------------------------
-
-_MXNET_DIST = re.compile(r"^mxnet(?:-cu(\d+)(?:mkl)?|-mkl|-native)?$")
-NUMPY_BREAKS = Version("1.24")
-ONNX_BREAKS = Version("1.19")
-FUTURE = "9999"
-
-
-@dataclass(frozen=True)
-class Releases:
-    variants: dict[str, tuple[str, ...]]
-    numpy: tuple[str, ...]
-    onnx: tuple[str, ...]
-
-
-@lru_cache(maxsize=1)
-def releases() -> Releases:
-    data = json.loads(resources.files("mxlint").joinpath("data/mxnet_releases.json").read_text())
-    return Releases(
-        {name: tuple(v["releases"]) for name, v in data["mxnet_variants"].items()},
-        tuple(data["numpy"]),
-        tuple(data["onnx"]),
-    )
-
-
-def is_mxnet_dist(name: str) -> bool:
-    return _MXNET_DIST.match(name) is not None
-
-
-def cuda_of_variant(name: str) -> str | None:
-    """ "11.2" for mxnet-cu112 / mxnet-cu112mkl."""
-    m = _MXNET_DIST.match(name)
-    if not m or not m.group(1):
-        return None
-    digits = m.group(1)
-    if len(digits) < 2:  # `mxnet-cu0`: no CUDA version to read
-        return None
-    return f"{int(digits[:-1])}.{digits[-1]}"
-
-
-def _final(versions: tuple[str, ...]) -> list[Version]:
-    out = []
-    for v in versions:
-        try:
-            parsed = Version(v)
-        except InvalidVersion:
-            continue
-        if not parsed.is_prerelease:
-            out.append(parsed)
-    return sorted(out, reverse=True)
-
-
-def latest_release(name: str) -> str:
-    known = releases().variants.get(name) or releases().variants["mxnet"]
-    return str(_final(known)[0])
-
-
 # --- dependency sets -------------------------------------------------------------------------
-
-
-@dataclass
-class DepSet:
-    requirements: list[Requirement]
-    cuda: str | None = None
-    image: str | None = None
-    from_line: int = 0
-    custom_index: bool = False
-
-
-Hit = tuple[Requirement, type[Rule], str]
-
-
-def _spec(records: list[Requirement]) -> SpecifierSet | None:
-    """The intersection of the records' specifiers; None when a record is unparseable."""
-    total = SpecifierSet()
-    for r in records:
-        spec = r.specifier_set()
-        if spec is None:
-            return None
-        total &= spec
-    return total
-
-
-def _admits_from(spec: SpecifierSet, threshold: Version, known: tuple[str, ...]) -> bool:
-    if spec.contains(FUTURE):
-        return True
-    return any(Version(v) >= threshold for v in spec.filter(known))
-
-
-def _overlap(a: Requirement, b: Requirement) -> bool:
-    return a.marker is None or b.marker is None or a.marker == b.marker
 
 
 def evaluate(dep: DepSet) -> list[Hit]:
@@ -148,145 +65,18 @@ def evaluate(dep: DepSet) -> list[Hit]:
         if not r.constraint and is_mxnet_dist(r.name) and r.name not in mx_names:
             mx_names.append(r.name)
     for name in mx_names:
-        hits += _check_pin(name, by_name[name])
+        hits += unpinned_mxnet.check(name, by_name[name])
         if not dep.custom_index:
-            hits += _check_released(name, by_name[name])
+            hits += unreleased_mxnet_version.check(name, by_name[name])
         if dep.cuda is not None:
-            hits += _check_cuda(name, by_name[name], dep)
-    hits += _check_conflicts(mx_names, by_name)
-    if not mx_names or _old_python(by_name.get("python", [])):
+            hits += cuda_variant_mismatch.check(name, by_name[name], dep)
+    hits += conflicting_mxnet_variants.check(mx_names, by_name)
+    if not mx_names or old_python(by_name.get("python", [])):
         return hits
-    if "numpy" in present and any(_mxnet_1x(n, by_name[n]) for n in mx_names):
-        hits += _check_cap(by_name["numpy"], NUMPY_BREAKS, releases().numpy, NumpyBreaksMxnetImport)
+    if "numpy" in present and any(mxnet_1x(n, by_name[n]) for n in mx_names):
+        hits += check_cap(by_name["numpy"], NUMPY_BREAKS, releases().numpy, NumpyBreaksMxnetImport)
     if "onnx" in present:
-        hits += _check_cap(by_name["onnx"], ONNX_BREAKS, releases().onnx, OnnxBreaksMxnetExport)
-    return hits
-
-
-def _check_pin(name: str, records: list[Requirement]) -> list[Hit]:
-    if any(r.direct for r in records):
-        return []
-    spec = _spec(records)
-    if spec is None or not spec.contains(FUTURE, prereleases=True):
-        return []
-    return [
-        (
-            r,
-            UnpinnedMxnet,
-            UnpinnedMxnet.format(text=r.text, name=name, version=_pin_for(name, spec)),
-        )
-        for r in records
-        if not r.constraint
-    ]
-
-
-def _pin_for(name: str, spec: SpecifierSet) -> str:
-    """The release to pin: the newest final one the spec admits, else the newest pre-release
-    it admits (`mxnet>=2.0.0a` -> a 2.0 beta, never 1.9.1), else the newest final one."""
-    known = releases().variants.get(name) or releases().variants["mxnet"]
-    finals = [v for v in _final(known) if spec.contains(v)]
-    if finals:
-        return str(max(finals))
-    pre = [v for v in known if spec.contains(v, prereleases=True)]
-    return str(max(pre)) if pre else latest_release(name)
-
-
-def _check_released(name: str, records: list[Requirement]) -> list[Hit]:
-    known = releases().variants.get(name)
-    if known is None:
-        return []
-    hits: list[Hit] = []
-    for r in records:
-        spec = r.specifier_set()
-        if r.direct or r.conda or spec is None or not str(spec):
-            continue
-        if not any(spec.contains(v, prereleases=True) for v in known):
-            shown = ", ".join(str(v) for v in _final(known)[:6])
-            more = ", ..." if len(_final(known)) > 6 else ""
-            hits.append(
-                (
-                    r,
-                    UnreleasedMxnetVersion,
-                    UnreleasedMxnetVersion.format(text=r.text, name=name, released=shown + more),
-                )
-            )
-    return hits
-
-
-def _check_cuda(name: str, records: list[Requirement], dep: DepSet) -> list[Hit]:
-    wanted = cuda_of_variant(name)
-    if wanted is None or wanted == dep.cuda:
-        return []
-    major, minor = (dep.cuda or "0.0").split(".")
-    guess = f"mxnet-cu{major}{minor}"
-    suggest = guess if guess in releases().variants else f"an mxnet build for CUDA {dep.cuda}"
-    return [
-        (
-            r,
-            CudaVariantMismatch,
-            CudaVariantMismatch.format(
-                text=r.text,
-                wanted=wanted,
-                image=dep.image,
-                from_line=dep.from_line,
-                have=dep.cuda,
-                suggest=suggest,
-            ),
-        )
-        for r in records
-        if not r.constraint
-    ]
-
-
-def _check_conflicts(mx_names: list[str], by_name: dict[str, list[Requirement]]) -> list[Hit]:
-    hits: list[Hit] = []
-    firsts = [next(r for r in by_name[n] if not r.constraint) for n in mx_names]
-    for i, later in enumerate(firsts):
-        for earlier in firsts[:i]:
-            if _overlap(earlier, later):
-                hits.append(
-                    (
-                        later,
-                        ConflictingMxnetVariants,
-                        ConflictingMxnetVariants.format(text=later.text, other=earlier.text),
-                    )
-                )
-                break
-    return hits
-
-
-def _mxnet_1x(name: str, records: list[Requirement]) -> bool:
-    """Whether the set may install MXNet 1.6 to 1.9 (the releases that import `np.bool`)."""
-    if any(r.direct for r in records):
-        return True
-    spec = _spec(records)
-    if spec is None:
-        return False
-    known = releases().variants.get(name, ()) + releases().variants["mxnet"]
-    return any(Version("1.6") <= v < Version("2") for v in _final(known) if spec.contains(v))
-
-
-def _old_python(records: list[Requirement]) -> bool:
-    """A conda `python=3.7` (or older): numpy 1.24 cannot be installed there anyway."""
-    spec = _spec(records) if records else None
-    if spec is None or not str(spec):
-        return False
-    return not any(spec.contains(v) for v in ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13"))
-
-
-def _check_cap(
-    records: list[Requirement], threshold: Version, known: tuple[str, ...], rule: type[Rule]
-) -> list[Hit]:
-    if any(r.direct for r in records):
-        return []
-    spec = _spec(records)
-    if spec is None or not _admits_from(spec, threshold, known):
-        return []
-    hits: list[Hit] = []
-    for r in records:
-        own = r.specifier_set()
-        if not r.constraint and own is not None and _admits_from(own, threshold, known):
-            hits.append((r, rule, rule.format(text=r.text)))
+        hits += check_cap(by_name["onnx"], ONNX_BREAKS, releases().onnx, OnnxBreaksMxnetExport)
     return hits
 
 

@@ -2,8 +2,8 @@
 dependency set: the CPU `mxnet` and a GPU `mxnet-cu112`, two CUDA variants, or `mxnet` and
 `mxnet-mkl`.
 
-Its findings are decided by the evaluation of the project's dependency sets
-(`rules/versions/_dependency_sets.py`, run by `rules/versions/checker.py`); its tests are the
+The function after the class decides and words its findings for one dependency set
+(`rules/versions/_dependency_sets.py` runs it); its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_versions.py` and
 `tests/snapshots/MXL502.txt`.
 """
@@ -17,6 +17,11 @@ from mxlint.rule import Example, Rule, Valid
 if TYPE_CHECKING:
     pass
 from mxlint.rules.versions._docs import _NOT_FLAKE8
+
+if TYPE_CHECKING:
+    from mxlint.rules.versions._releases import Hit
+
+    from mxlint.requirements_parsing import Requirement
 
 
 class ConflictingMxnetVariants(Rule):
@@ -87,3 +92,22 @@ class ConflictingMxnetVariants(Rule):
             filename="Dockerfile",
         ),
     )
+
+
+def check(mx_names: list[str], by_name: dict[str, list[Requirement]]) -> list[Hit]:
+    from mxlint.rules.versions._releases import overlap  # packaging: dependency files only
+
+    hits: list[Hit] = []
+    firsts = [next(r for r in by_name[n] if not r.constraint) for n in mx_names]
+    for i, later in enumerate(firsts):
+        for earlier in firsts[:i]:
+            if overlap(earlier, later):
+                hits.append(
+                    (
+                        later,
+                        ConflictingMxnetVariants,
+                        ConflictingMxnetVariants.format(text=later.text, other=earlier.text),
+                    )
+                )
+                break
+    return hits

@@ -2,8 +2,8 @@
 whose base image has a different CUDA version (`FROM
 nvidia/cuda:11.2.2-cudnn8-runtime-ubuntu20.04` needs `mxnet-cu112`).
 
-Its findings are decided by the evaluation of the project's dependency sets
-(`rules/versions/_dependency_sets.py`, run by `rules/versions/checker.py`); its tests are the
+The function after the class decides and words its findings for one dependency set
+(`rules/versions/_dependency_sets.py` runs it); its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_versions.py` and
 `tests/snapshots/MXL503.txt`.
 """
@@ -17,6 +17,11 @@ from mxlint.rule import Example, Rule, Valid
 if TYPE_CHECKING:
     pass
 from mxlint.rules.versions._docs import _NOT_FLAKE8
+
+if TYPE_CHECKING:
+    from mxlint.rules.versions._releases import DepSet, Hit
+
+    from mxlint.requirements_parsing import Requirement
 
 
 class CudaVariantMismatch(Rule):
@@ -85,3 +90,33 @@ class CudaVariantMismatch(Rule):
             filename="Dockerfile",
         ),
     )
+
+
+def check(name: str, records: list[Requirement], dep: DepSet) -> list[Hit]:
+    from mxlint.rules.versions._releases import (  # packaging: dependency files only
+        cuda_of_variant,
+        releases,
+    )
+
+    wanted = cuda_of_variant(name)
+    if wanted is None or wanted == dep.cuda:
+        return []
+    major, minor = (dep.cuda or "0.0").split(".")
+    guess = f"mxnet-cu{major}{minor}"
+    suggest = guess if guess in releases().variants else f"an mxnet build for CUDA {dep.cuda}"
+    return [
+        (
+            r,
+            CudaVariantMismatch,
+            CudaVariantMismatch.format(
+                text=r.text,
+                wanted=wanted,
+                image=dep.image,
+                from_line=dep.from_line,
+                have=dep.cuda,
+                suggest=suggest,
+            ),
+        )
+        for r in records
+        if not r.constraint
+    ]

@@ -2,8 +2,8 @@
 (unpinned, `numpy>=1.20`, `numpy==1.26.4`) in a dependency set that installs MXNet 1.6 or later
 1.x (`mx.np` exists from 1.6 on).
 
-Its findings are decided by the evaluation of the project's dependency sets
-(`rules/versions/_dependency_sets.py`, run by `rules/versions/checker.py`); its tests are the
+Its findings are decided by the cap check it shares with the other release cap
+(`check_cap` in `rules/versions/_releases.py`), per dependency set; its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_versions.py` and
 `tests/snapshots/MXL506.txt`.
 """

@@ -1,8 +1,8 @@
 """MXL505 onnx-breaks-mxnet-export: checks for `onnx` required without an upper bound below 1.19
 (unpinned, `onnx>=1.10`, `onnx==1.19.0`) in a dependency set that also installs MXNet.
 
-Its findings are decided by the evaluation of the project's dependency sets
-(`rules/versions/_dependency_sets.py`, run by `rules/versions/checker.py`); its tests are the
+Its findings are decided by the cap check it shares with the other release cap
+(`check_cap` in `rules/versions/_releases.py`), per dependency set; its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_versions.py` and
 `tests/snapshots/MXL505.txt`.
 """

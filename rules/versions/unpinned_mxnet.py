@@ -3,8 +3,8 @@
 (`mxnet-cu112>=1.8`), in requirements/constraints files, pyproject.toml (PEP 621 and Poetry),
 setup.py/setup.cfg, conda environment.yml and Dockerfile `pip install` lines.
 
-Its findings are decided by the evaluation of the project's dependency sets
-(`rules/versions/_dependency_sets.py`, run by `rules/versions/checker.py`); its tests are the
+The function after the class decides and words its findings for one dependency set
+(`rules/versions/_dependency_sets.py` runs it); its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_versions.py` and
 `tests/snapshots/MXL501.txt`.
 """
@@ -18,6 +18,12 @@ from mxlint.rule import Example, Rule, Valid
 if TYPE_CHECKING:
     pass
 from mxlint.rules.versions._docs import _NOT_FLAKE8
+
+if TYPE_CHECKING:
+    from mxlint.rules.versions._releases import Hit
+    from packaging.specifiers import SpecifierSet
+
+    from mxlint.requirements_parsing import Requirement
 
 
 class UnpinnedMxnet(Rule):
@@ -97,3 +103,39 @@ class UnpinnedMxnet(Rule):
         ),
         Valid("name: env\ndependencies:\n  - mxnet=1.9\n", filename="environment.yml"),
     )
+
+
+def check(name: str, records: list[Requirement]) -> list[Hit]:
+    from mxlint.rules.versions._releases import FUTURE, spec_of  # packaging: dependency files only
+
+    if any(r.direct for r in records):
+        return []
+    spec = spec_of(records)
+    if spec is None or not spec.contains(FUTURE, prereleases=True):
+        return []
+    return [
+        (
+            r,
+            UnpinnedMxnet,
+            UnpinnedMxnet.format(text=r.text, name=name, version=pin_for(name, spec)),
+        )
+        for r in records
+        if not r.constraint
+    ]
+
+
+def pin_for(name: str, spec: SpecifierSet) -> str:
+    """The release to pin: the newest final one the spec admits, else the newest pre-release
+    it admits (`mxnet>=2.0.0a` -> a 2.0 beta, never 1.9.1), else the newest final one."""
+    from mxlint.rules.versions._releases import (  # packaging: dependency files only
+        final_releases,
+        latest_release,
+        releases,
+    )
+
+    known = releases().variants.get(name) or releases().variants["mxnet"]
+    finals = [v for v in final_releases(known) if spec.contains(v)]
+    if finals:
+        return str(max(finals))
+    pre = [v for v in known if spec.contains(v, prereleases=True)]
+    return str(max(pre)) if pre else latest_release(name)

@@ -1,8 +1,8 @@
 """MXL504 unreleased-mxnet-version: checks for an MXNet variant pinned to a version that was never
 released for that variant, e.g.
 
-Its findings are decided by the evaluation of the project's dependency sets
-(`rules/versions/_dependency_sets.py`, run by `rules/versions/checker.py`); its tests are the
+The function after the class decides and words its findings for one dependency set
+(`rules/versions/_dependency_sets.py` runs it); its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_versions.py` and
 `tests/snapshots/MXL504.txt`.
 """
@@ -16,6 +16,11 @@ from mxlint.rule import Example, Rule, Valid
 if TYPE_CHECKING:
     pass
 from mxlint.rules.versions._docs import _NOT_FLAKE8
+
+if TYPE_CHECKING:
+    from mxlint.rules.versions._releases import Hit
+
+    from mxlint.requirements_parsing import Requirement
 
 
 class UnreleasedMxnetVersion(Rule):
@@ -62,3 +67,30 @@ class UnreleasedMxnetVersion(Rule):
             filename="requirements.txt",
         ),
     )
+
+
+def check(name: str, records: list[Requirement]) -> list[Hit]:
+    from mxlint.rules.versions._releases import (  # packaging: dependency files only
+        final_releases,
+        releases,
+    )
+
+    known = releases().variants.get(name)
+    if known is None:
+        return []
+    hits: list[Hit] = []
+    for r in records:
+        spec = r.specifier_set()
+        if r.direct or r.conda or spec is None or not str(spec):
+            continue
+        if not any(spec.contains(v, prereleases=True) for v in known):
+            shown = ", ".join(str(v) for v in final_releases(known)[:6])
+            more = ", ..." if len(final_releases(known)) > 6 else ""
+            hits.append(
+                (
+                    r,
+                    UnreleasedMxnetVersion,
+                    UnreleasedMxnetVersion.format(text=r.text, name=name, released=shown + more),
+                )
+            )
+    return hits

@@ -1,0 +1,147 @@
+"""What the versions rules judge with: MXNet's release tables (`mxlint/data/mxnet_releases.json`),
+dependency sets and the version arithmetic on them. Loads `packaging`: imported only by runs that
+have a dependency file (through `_dependency_sets.py` and the rules' checks).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from mxlint.requirements_parsing import Requirement
+from mxlint.rule import Rule
+
+# --- release tables --------------------------------------------------------------------------
+
+_MXNET_DIST = re.compile(r"^mxnet(?:-cu(\d+)(?:mkl)?|-mkl|-native)?$")
+NUMPY_BREAKS = Version("1.24")
+ONNX_BREAKS = Version("1.19")
+FUTURE = "9999"
+
+
+@dataclass(frozen=True)
+class Releases:
+    variants: dict[str, tuple[str, ...]]
+    numpy: tuple[str, ...]
+    onnx: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def releases() -> Releases:
+    data = json.loads(resources.files("mxlint").joinpath("data/mxnet_releases.json").read_text())
+    return Releases(
+        {name: tuple(v["releases"]) for name, v in data["mxnet_variants"].items()},
+        tuple(data["numpy"]),
+        tuple(data["onnx"]),
+    )
+
+
+def is_mxnet_dist(name: str) -> bool:
+    return _MXNET_DIST.match(name) is not None
+
+
+def cuda_of_variant(name: str) -> str | None:
+    """ "11.2" for mxnet-cu112 / mxnet-cu112mkl."""
+    m = _MXNET_DIST.match(name)
+    if not m or not m.group(1):
+        return None
+    digits = m.group(1)
+    if len(digits) < 2:  # `mxnet-cu0`: no CUDA version to read
+        return None
+    return f"{int(digits[:-1])}.{digits[-1]}"
+
+
+def final_releases(versions: tuple[str, ...]) -> list[Version]:
+    out = []
+    for v in versions:
+        try:
+            parsed = Version(v)
+        except InvalidVersion:
+            continue
+        if not parsed.is_prerelease:
+            out.append(parsed)
+    return sorted(out, reverse=True)
+
+
+def latest_release(name: str) -> str:
+    known = releases().variants.get(name) or releases().variants["mxnet"]
+    return str(final_releases(known)[0])
+
+
+# --- dependency sets ---------------------------------------------------------------------------
+
+
+@dataclass
+class DepSet:
+    requirements: list[Requirement]
+    cuda: str | None = None
+    image: str | None = None
+    from_line: int = 0
+    custom_index: bool = False
+
+
+Hit = tuple[Requirement, type[Rule], str]
+
+
+def spec_of(records: list[Requirement]) -> SpecifierSet | None:
+    """The intersection of the records' specifiers; None when a record is unparseable."""
+    total = SpecifierSet()
+    for r in records:
+        spec = r.specifier_set()
+        if spec is None:
+            return None
+        total &= spec
+    return total
+
+
+def admits_from(spec: SpecifierSet, threshold: Version, known: tuple[str, ...]) -> bool:
+    if spec.contains(FUTURE):
+        return True
+    return any(Version(v) >= threshold for v in spec.filter(known))
+
+
+def overlap(a: Requirement, b: Requirement) -> bool:
+    return a.marker is None or b.marker is None or a.marker == b.marker
+
+
+def mxnet_1x(name: str, records: list[Requirement]) -> bool:
+    """Whether the set may install MXNet 1.6 to 1.9 (the releases that import `np.bool`)."""
+    if any(r.direct for r in records):
+        return True
+    spec = spec_of(records)
+    if spec is None:
+        return False
+    known = releases().variants.get(name, ()) + releases().variants["mxnet"]
+    return any(
+        Version("1.6") <= v < Version("2") for v in final_releases(known) if spec.contains(v)
+    )
+
+
+def old_python(records: list[Requirement]) -> bool:
+    """A conda `python=3.7` (or older): numpy 1.24 cannot be installed there anyway."""
+    spec = spec_of(records) if records else None
+    if spec is None or not str(spec):
+        return False
+    return not any(spec.contains(v) for v in ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13"))
+
+
+def check_cap(
+    records: list[Requirement], threshold: Version, known: tuple[str, ...], rule: type[Rule]
+) -> list[Hit]:
+    if any(r.direct for r in records):
+        return []
+    spec = spec_of(records)
+    if spec is None or not admits_from(spec, threshold, known):
+        return []
+    hits: list[Hit] = []
+    for r in records:
+        own = r.specifier_set()
+        if not r.constraint and own is not None and admits_from(own, threshold, known):
+            hits.append((r, rule, rule.format(text=r.text)))
+    return hits
