@@ -7,11 +7,11 @@ import textwrap
 import libcst as cst
 import pytest
 from expectations import actual, expected
-from mxlint.rules.hybridization._taint import Hooks, Interpreter, Kind, join
 
 from mxlint.api import check_source
 from mxlint.config import Settings
 from mxlint.fixes import apply_edits
+from mxlint.rules.hybridization._taint import Hooks, Interpreter, Kind, join
 
 HEADER = "from mxnet import nd, autograd\nfrom mxnet.gluon import nn\n"
 

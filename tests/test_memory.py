@@ -6,11 +6,11 @@ import textwrap
 
 import pytest
 from expectations import actual, expected
-from mxlint.rules.memory.outputs_kept_in_record import OutputsKeptInRecord
 
 from mxlint.api import check_source
 from mxlint.config import Settings
 from mxlint.rule import Example
+from mxlint.rules.memory.outputs_kept_in_record import OutputsKeptInRecord
 
 CODES = ("MXL4", "MXL601")
 RECORD = Settings(select=("MXL402", "MXL404", "MXL405"))

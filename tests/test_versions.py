@@ -8,8 +8,6 @@ import pytest
 from expectations import actual, expected
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mxlint.rules.versions._releases import releases
-from mxlint.rules.versions._files import file_kind
 
 from mxlint import registry
 from mxlint.api import check_paths
@@ -25,6 +23,8 @@ from mxlint.requirements_parsing import (
     poetry_to_pep440,
 )
 from mxlint.rule import Example, Valid
+from mxlint.rules.versions._files import file_kind
+from mxlint.rules.versions._releases import releases
 
 REQ_RULES = [r for r in registry.all_rules().values() if r.kind == "requirements"]
 

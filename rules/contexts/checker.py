@@ -7,17 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import libcst as cst
-from mxlint.rules.contexts import (
-    data_context_mismatch,
-    initialize_without_ctx,
-    param_data_without_ctx,
-    tensor_created_without_ctx,
-)
-from mxlint.rules.contexts._analysis import _GPU_TEXT, _PLACING_ATTRS, _functions, _has_net
-from mxlint.rules.contexts.data_context_mismatch import DataContextMismatch
-from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
-from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
-from mxlint.rules.contexts.tensor_created_without_ctx import TensorCreatedWithoutCtx
 
 from mxlint import knowledge
 from mxlint.checker import Checker
@@ -36,6 +25,17 @@ from mxlint.placement import (
     module_env_copy,
     parameter_env,
 )
+from mxlint.rules.contexts import (
+    data_context_mismatch,
+    initialize_without_ctx,
+    param_data_without_ctx,
+    tensor_created_without_ctx,
+)
+from mxlint.rules.contexts._analysis import _GPU_TEXT, _PLACING_ATTRS, _functions, _has_net
+from mxlint.rules.contexts.data_context_mismatch import DataContextMismatch
+from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
+from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
+from mxlint.rules.contexts.tensor_created_without_ctx import TensorCreatedWithoutCtx
 from mxlint.walker import iter_nodes
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from mxlint.rules.contexts._analysis import _callee_name, _spelled_ctx
 
 from mxlint.checker import FixSpec, NodeEdit
 from mxlint.placement import (
@@ -26,6 +25,7 @@ from mxlint.placement import (
     Tensor,
 )
 from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime
+from mxlint.rules.contexts._analysis import _callee_name, _spelled_ctx
 
 if TYPE_CHECKING:
     from mxlint.rules.contexts.checker import ContextChecker

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from mxlint.rules.contexts._analysis import _add_keyword, _has_bases
 
 from mxlint.checker import FixSpec, NodeEdit
 from mxlint.placement import (
@@ -22,6 +21,7 @@ from mxlint.placement import (
     tensor_parameters,
 )
 from mxlint.rule import CONTEXT_ERROR, Example, Rule, Runtime, Valid
+from mxlint.rules.contexts._analysis import _add_keyword, _has_bases
 
 if TYPE_CHECKING:
     from mxlint.rules.contexts.checker import ContextChecker

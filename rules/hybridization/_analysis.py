@@ -13,6 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from mxlint import knowledge
+from mxlint.checker import FileContext
+from mxlint.names import dotted_name
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
 from mxlint.rules.hybridization.inplace_op_in_hybrid import INPLACE_ADVICE
@@ -27,10 +31,6 @@ from mxlint.rules.hybridization.tensor_as_sequence import (
 from mxlint.rules.hybridization.tensor_attribute import CTX_ADVICE, SHAPE_ADVICE
 from mxlint.rules.hybridization.tensor_control_flow import CONTROL_ADVICE
 from mxlint.rules.hybridization.tensor_to_python import TO_PYTHON_ADVICE
-
-from mxlint import knowledge
-from mxlint.checker import FileContext
-from mxlint.names import dotted_name
 from mxlint.walker import iter_nodes
 
 #: Parameter names that usually carry a list of tensors (recurrent states, extra inputs).

@@ -8,6 +8,12 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 import libcst as cst
+
+from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit
+from mxlint.names import ProjectNames
+from mxlint.positions import node_ranges
+from mxlint.project import ProjectIndex
+from mxlint.rule import Finding, Location, Rule
 from mxlint.rules.hybridization import (
     autograd_state_in_hybrid,
     imperative_op_in_hybrid,
@@ -33,12 +39,6 @@ from mxlint.rules.hybridization._analysis import (
     param_env,
 )
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Interpreter, Kind, params_of
-
-from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit
-from mxlint.names import ProjectNames
-from mxlint.positions import node_ranges
-from mxlint.project import ProjectIndex
-from mxlint.rule import Finding, Location, Rule
 
 NAME = "hybridization"
 

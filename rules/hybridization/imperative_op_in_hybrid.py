@@ -10,9 +10,8 @@ are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybri
 
 from __future__ import annotations
 
-from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
-
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
 #: What to do when a helper called from a hybridized method does this, said at the call.
 SITE_ADVICE = "pass `F` to the helper and call `F.*`"

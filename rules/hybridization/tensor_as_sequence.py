@@ -10,9 +10,8 @@ are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybri
 
 from __future__ import annotations
 
-from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
-
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _PLAIN_BLOCK, _block
 
 #: The messages for `len()`, iteration, unpacking, indexing and slicing of a tensor.
 LEN_ADVICE = (

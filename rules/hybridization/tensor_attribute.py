@@ -9,9 +9,8 @@ are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybri
 
 from __future__ import annotations
 
-from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
-
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
 #: The messages for a size attribute (`.shape`, `.size`...) and for `.context`/`.ctx`.
 SHAPE_ADVICE = (

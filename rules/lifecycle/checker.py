@@ -6,14 +6,14 @@ files on the calls it meets.
 from __future__ import annotations
 
 import libcst as cst
-from mxlint.rules.lifecycle import amp_init_after_net, export_before_forward
-from mxlint.rules.lifecycle._analysis import _NetState, _walk_with_parent
-from mxlint.rules.lifecycle.amp_init_after_net import AmpInitAfterNet
-from mxlint.rules.lifecycle.export_before_forward import ExportBeforeForward
 
 from mxlint import knowledge
 from mxlint.checker import Checker
 from mxlint.flow import Flow
+from mxlint.rules.lifecycle import amp_init_after_net, export_before_forward
+from mxlint.rules.lifecycle._analysis import _NetState, _walk_with_parent
+from mxlint.rules.lifecycle.amp_init_after_net import AmpInitAfterNet
+from mxlint.rules.lifecycle.export_before_forward import ExportBeforeForward
 
 
 class LifecycleChecker(Checker):

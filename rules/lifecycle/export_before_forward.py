@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from mxlint.rules.lifecycle._analysis import _NESTED, _NetState, _walk_with_parent
 
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.lifecycle._analysis import _NESTED, _NetState, _walk_with_parent
 
 if TYPE_CHECKING:
     from mxlint.rules.lifecycle.checker import LifecycleChecker

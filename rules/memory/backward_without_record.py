@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls
 
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import MemoryChecker

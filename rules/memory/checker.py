@@ -9,6 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
+
+from mxlint import knowledge
+from mxlint.checker import Checker
+from mxlint.names import last_name
+from mxlint.rule import Rule
 from mxlint.rules.memory import (
     accumulated_ndarray_without_sync,
     backward_without_record,
@@ -45,11 +50,6 @@ from mxlint.rules.memory.outputs_kept_in_record import OutputsKeptInRecord
 from mxlint.rules.sync import sync_in_training_loop, timing_without_sync
 from mxlint.rules.sync.sync_in_training_loop import SyncEveryStep
 from mxlint.rules.sync.timing_without_sync import TimingWithoutSync
-
-from mxlint import knowledge
-from mxlint.checker import Checker
-from mxlint.names import last_name
-from mxlint.rule import Rule
 from mxlint.walker import iter_nodes, subtree_nodes
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from mxlint.rules.memory._analysis import _call_args, _chain_names, _Record
 
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.memory._analysis import _call_args, _chain_names, _Record
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import RecordChecker

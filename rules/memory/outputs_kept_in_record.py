@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from mxlint.rules.memory._analysis import _Record
 
 from mxlint import knowledge
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.memory._analysis import _Record
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import RecordChecker

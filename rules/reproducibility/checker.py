@@ -10,6 +10,18 @@ from dataclasses import replace
 from typing import Any
 
 import libcst as cst
+
+from mxlint import knowledge
+from mxlint.checker import Checker
+from mxlint.flow import (
+    Flow,
+    function_params,
+    has_main_guard,
+)
+from mxlint.names import ImportMap, ProjectNames
+from mxlint.positions import node_ranges
+from mxlint.project import ProjectIndex
+from mxlint.rule import Edit, Finding, Fix, Location, Rule
 from mxlint.rules.reproducibility import seed_after_randomness
 from mxlint.rules.reproducibility._analysis import (
     _GENERATOR,
@@ -30,18 +42,6 @@ from mxlint.rules.reproducibility.seed_after_randomness import SeedAfterRandomne
 from mxlint.rules.reproducibility.unseeded_numpy_random import UnseededNumpyRandom
 from mxlint.rules.reproducibility.unseeded_python_random import UnseededPythonRandom
 from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
-
-from mxlint import knowledge
-from mxlint.checker import Checker
-from mxlint.flow import (
-    Flow,
-    function_params,
-    has_main_guard,
-)
-from mxlint.names import ImportMap, ProjectNames
-from mxlint.positions import node_ranges
-from mxlint.project import ProjectIndex
-from mxlint.rule import Edit, Finding, Fix, Location, Rule
 from mxlint.walker import iter_nodes
 
 

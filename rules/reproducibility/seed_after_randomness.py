@@ -9,9 +9,8 @@ and `tests/snapshots/MXL304.txt`.
 
 from __future__ import annotations
 
-from mxlint.rules.reproducibility._analysis import _GENERATOR, EntryFacts, Item, _finding
-
 from mxlint.rule import Example, Finding, Rule, Runtime, Valid
+from mxlint.rules.reproducibility._analysis import _GENERATOR, EntryFacts, Item, _finding
 
 
 class SeedAfterRandomness(Rule):

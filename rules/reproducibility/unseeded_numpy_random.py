@@ -10,9 +10,8 @@ and `tests/snapshots/MXL302.txt`.
 
 from __future__ import annotations
 
-from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
-
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
 
 
 class UnseededNumpyRandom(Rule):

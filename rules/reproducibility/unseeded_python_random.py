@@ -11,9 +11,8 @@ and `tests/snapshots/MXL303.txt`.
 
 from __future__ import annotations
 
-from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
-
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
 
 
 class UnseededPythonRandom(Rule):

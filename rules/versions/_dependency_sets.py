@@ -14,6 +14,17 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from mxlint.dockerfile import Stage, context_path, parse_dockerfile
+from mxlint.requirements_parsing import (
+    ParsedFile,
+    Requirement,
+    parse_environment_yml,
+    parse_pyproject,
+    parse_requirements_txt,
+    parse_setup_cfg,
+    parse_setup_py,
+)
+from mxlint.rule import Finding, Location, Rule
 from mxlint.rules.versions import (
     conflicting_mxnet_variants,
     cuda_variant_mismatch,
@@ -34,18 +45,6 @@ from mxlint.rules.versions._releases import (
 )
 from mxlint.rules.versions.numpy_breaks_mxnet_import import NumpyBreaksMxnetImport
 from mxlint.rules.versions.onnx_breaks_mxnet_export import OnnxBreaksMxnetExport
-
-from mxlint.dockerfile import Stage, context_path, parse_dockerfile
-from mxlint.requirements_parsing import (
-    ParsedFile,
-    Requirement,
-    parse_environment_yml,
-    parse_pyproject,
-    parse_requirements_txt,
-    parse_setup_cfg,
-    parse_setup_py,
-)
-from mxlint.rule import Finding, Location, Rule
 
 if TYPE_CHECKING:
     from mxlint.config import Settings

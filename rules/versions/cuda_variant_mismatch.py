@@ -19,9 +19,8 @@ if TYPE_CHECKING:
 from mxlint.rules.versions._docs import _NOT_FLAKE8
 
 if TYPE_CHECKING:
-    from mxlint.rules.versions._releases import DepSet, Hit
-
     from mxlint.requirements_parsing import Requirement
+    from mxlint.rules.versions._releases import DepSet, Hit
 
 
 class CudaVariantMismatch(Rule):

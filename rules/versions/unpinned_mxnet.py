@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 from mxlint.rules.versions._docs import _NOT_FLAKE8
 
 if TYPE_CHECKING:
-    from mxlint.rules.versions._releases import Hit
     from packaging.specifiers import SpecifierSet
 
     from mxlint.requirements_parsing import Requirement
+    from mxlint.rules.versions._releases import Hit
 
 
 class UnpinnedMxnet(Rule):
