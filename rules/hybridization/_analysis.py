@@ -19,6 +19,7 @@ from mxlint.checker import FileContext
 from mxlint.names import dotted_name
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
+from mxlint.rules.hybridization.imperative_op_in_hybrid import IMPERATIVE_ADVICE, LEGACY_ADVICE
 from mxlint.rules.hybridization.inplace_op_in_hybrid import INPLACE_ADVICE
 from mxlint.rules.hybridization.print_tensor_in_hybrid import PRINT_ADVICE
 from mxlint.rules.hybridization.tensor_as_sequence import (
@@ -416,17 +417,10 @@ class HybridHooks(Hooks):
         ns, _, op = name.partition(".")[2].partition(".")
         fix = None
         if self.mxnet == "2":
-            message = (
-                f"`{spelled}` is a legacy imperative NDArray call: deferred compute does "
-                f"not trace it, so the hybridized graph loses it; use `np.{op}`/"
-                f"`npx.{op}`"
-            )
+            message = LEGACY_ADVICE.format(call=spelled, op=op)
         else:
             f = self.f_name or "F"
-            message = (
-                f"`{spelled}(...)` runs imperatively: under hybridize() it receives "
-                f"Symbols and fails; use `{f}.{op}(...)`"
-            )
+            message = IMPERATIVE_ADVICE.format(call=spelled, f=f, op=op)
             if ns == "nd" and self.f_name is not None and op:
                 creator = name in knowledge.NDARRAY_CREATORS or op.split(".")[0] == "random"
                 has_ctx = any(

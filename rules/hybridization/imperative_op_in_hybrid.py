@@ -13,6 +13,17 @@ from __future__ import annotations
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
+#: The message in MXNet 1.x code, with the call as written and the `F.*` operator to use.
+IMPERATIVE_ADVICE = (
+    "`{call}(...)` runs imperatively: under hybridize() it receives Symbols and fails; "
+    "use `{f}.{op}(...)`"
+)
+#: The message in MXNet 2 code (deferred compute), with the call and the operator.
+LEGACY_ADVICE = (
+    "`{call}` is a legacy imperative NDArray call: deferred compute does not trace it, so "
+    "the hybridized graph loses it; use `np.{op}`/`npx.{op}`"
+)
+
 #: What to do when a helper called from a hybridized method does this, said at the call.
 SITE_ADVICE = "pass `F` to the helper and call `F.*`"
 
