@@ -10,6 +10,7 @@ import libcst as cst
 
 from mxlint.names import ImportMap, dotted_name
 from mxlint.rule import Applicability, Rule
+from mxlint.semantic.effects import FileEffects
 
 if TYPE_CHECKING:
     from mxlint.project import ProjectIndex
@@ -45,7 +46,8 @@ class Report:
     fix: FixSpec | None = None
     symbol: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
-    #: ("hybridblock", "pkg.mod.Class"): keep only if the project proves it.
+    #: ("hybridblock", "pkg.mod.Class"): keep only if the project proves it (the kinds are
+    #: `ProjectIndex.satisfies`').
     requires: tuple[str, str] | None = None
 
 
@@ -60,6 +62,10 @@ class FileFacts:
     is_package: bool = False
     #: class qualname -> resolved base names
     classes: dict[str, list[str]] = field(default_factory=dict)
+    #: Qualified names of the module-level functions and the methods the file defines.
+    functions: list[str] = field(default_factory=list)
+    #: What the file imports (resolved names, at any depth): which modules other files use.
+    imports: tuple[str, ...] = ()
     #: Facts a cross-file checker keeps of this file for its `finalize`, under the checker's
     #: `name` (picklable: cached with the file's result).
     checker_facts: dict[str, Any] = field(default_factory=dict)
@@ -89,6 +95,14 @@ class FileContext:
         self.reports: list[Report] = []
         #: Enclosing structural nodes, outermost first (ClassDef, FunctionDef, For, With...).
         self.stack: list[cst.CSTNode] = []
+        self._effects: FileEffects | None = None
+
+    @property
+    def effects(self) -> FileEffects:
+        """The effects of this file's functions (summarised on first use)."""
+        if self._effects is None:
+            self._effects = FileEffects(self.module, self.imports)
+        return self._effects
 
     # -- reporting -----------------------------------------------------------------------
 

@@ -98,6 +98,12 @@ class ContextFacts:
         if self.ctx.stack:
             self.ctx.imports.add_import_from(node)
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        stack = self.ctx.stack
+        if not stack or (len(stack) == 1 and type(stack[0]) is cst.ClassDef):
+            names = [n.name.value for n in stack if type(n) is cst.ClassDef]  # type: ignore[attr-defined]
+            self.ctx.facts.functions.append(self.ctx.qualname(".".join([*names, node.name.value])))
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         outer = [n.name.value for n in self.ctx.stack if type(n) is cst.ClassDef]
         if any(type(n) is cst.FunctionDef for n in self.ctx.stack):

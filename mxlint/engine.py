@@ -202,6 +202,7 @@ def _check(
         for name, error in errors:
             result.findings.append(internal_error(path, name, error))
             result.error = True
+        ctx.facts.imports = tuple(sorted(set(ctx.imports.aliases.values())))
         result.facts = ctx.facts
         _position_reports(ctx, result)
     finally:

@@ -130,6 +130,9 @@ class NetCall:
     net: Net
     #: (argument expression, its value) for the tensor arguments
     args: list[tuple[cst.BaseExpression, Val]]
+    #: Where the network's parameters were when it was called (`net.ctx` is where they end
+    #: up: a `reset_ctx` after this call does not move the data this call saw).
+    ctx: Ctx | None = None
 
 
 @dataclass
@@ -750,7 +753,7 @@ class Scope:
     def _net_call(
         self, node: cst.Call, net: Net, arg_vals: list[tuple[cst.BaseExpression, Val]]
     ) -> Val:
-        self.events.append(NetCall(node, net, arg_vals))
+        self.events.append(NetCall(node, net, arg_vals, net.ctx if net.placed else None))
         if net.placed and net.ctx is not None:
             if net.ctx.gpu and any(
                 isinstance(v, Tensor) and v.on_gpu() is False for _, v in arg_vals

@@ -11,6 +11,8 @@ from mxlint.checker import FileFacts
 from mxlint.context import context_for
 from mxlint.names import ProjectNames
 from mxlint.parsing import decode_source
+from mxlint.semantic.effects import RETURNED, Effects, FileEffects
+from mxlint.semantic.program import ImportGraph, console_script_modules
 from mxlint.settings import Settings
 
 if TYPE_CHECKING:
@@ -37,6 +39,16 @@ class ProjectIndex:
         self._class_names = ProjectNames(self.classes)
         self._hybrid: dict[str, bool | None] = {}
         self._block: dict[str, bool | None] = {}
+        #: Files defining each function (scripts in different folders often share a name).
+        self._function_files: dict[str, list[FileFacts]] = {}
+        for f in self.files:
+            for qual in f.functions:
+                self._function_files.setdefault(qual, []).append(f)
+        self._function_names = ProjectNames(self._function_files)
+        self._file_effects: dict[str, FileEffects | None] = {}
+        self._effects: dict[str, Effects | None] = {}
+        self._imports: ImportGraph | None = None
+        self._scripts: frozenset[str] = frozenset()
 
     def checker_facts(self, checker: str) -> list[tuple[str, object]]:
         """(module, facts) of one checker, for every file that has some."""
@@ -110,8 +122,65 @@ class ProjectIndex:
             self._block,
         )
 
+    def is_library_module(self, module: str) -> bool:
+        """Whether `module` is imported by another file of the run and is not installed as a
+        command: a `__main__` block in it is then a smoke test, not a program."""
+        if self._imports is None:
+            self._imports = ImportGraph((f.module, f.imports) for f in self.files)
+            root = self.settings.root if self.settings is not None else Path.cwd()
+            self._scripts = console_script_modules(root)
+        return module not in self._scripts and self._imports.is_imported(module)
+
+    def effects(self, name: str, _active: frozenset[str] = frozenset()) -> Effects | None:
+        """What calling the project function `name` (possibly re-exported) does, with the
+        functions it calls in any file of the run; None if the run does not define it."""
+        qual = self._function_names.resolve(name)
+        if qual is None or qual in _active:
+            return None
+        if qual in self._effects:
+            return self._effects[qual]
+        effects: Effects | None = None
+        # A name several files define may be any of them: what one of them does, it may do.
+        for file in self._function_files[qual]:
+            if file.path not in self._file_effects:
+                ctx = self.context(file)
+                self._file_effects[file.path] = (
+                    FileEffects(ctx.module, ctx.imports) if ctx is not None else None
+                )
+            found = self._file_effects[file.path]
+            local = qual[len(file.module) + 1 :] if file.module else qual
+            one = found.of(local) if found is not None else None
+            if one is None:
+                continue
+            for callee in one.external:
+                if one.syncs:
+                    break
+                inner = self.effects(callee, _active | {qual})
+                if inner is not None:
+                    one = one.merged(inner)
+            effects = one if effects is None else effects.union(one)
+        self._effects[qual] = effects
+        return effects
+
     def satisfies(self, requirement: tuple[str, str]) -> bool:
+        """Whether the run proves what a conditional finding requires. Kinds: `hybridblock`,
+        `hybridblock-or-unknown`, `block` (a class's ancestry); `no-sync` (none of the
+        space-separated project functions synchronises); `records` (the project function
+        does not run its network calls under `autograd.pause()`); `unhybridized` (the
+        project function is known and does not return a network it hybridized)."""
         kind, name = requirement
+        if kind == "no-sync":
+            for callee in name.split():
+                effects = self.effects(callee)
+                if effects is not None and effects.syncs:
+                    return False
+            return True
+        if kind == "records":
+            effects = self.effects(name)
+            return effects is None or not effects.inference
+        if kind == "unhybridized":
+            effects = self.effects(name)
+            return effects is not None and RETURNED not in effects.hybridizes
         if kind == "hybridblock":
             return self.is_hybrid_block(name) is True
         if kind == "hybridblock-or-unknown":

@@ -259,16 +259,17 @@ def check_net_call(
     checker: ContextChecker, scope: Scope, event: NetCall, symbol: str | None, data_fn: str
 ) -> None:
     net = event.net
-    if not net.placed or net.ctx is None:
+    placed = event.ctx  # where the parameters were at this call, not where they end up
+    if placed is None:
         return
     net_name = _callee_name(checker.ctx.code, event.node)
     for arg, value in event.args:
         if not isinstance(value, Tensor):
             continue
-        if net.ctx.gpu is True and value.on_gpu() is False:
-            checker._report_unmoved(scope, arg, value, net.ctx, net_name, symbol, data_fn)
+        if placed.gpu is True and value.on_gpu() is False:
+            checker._report_unmoved(scope, arg, value, placed, net_name, symbol, data_fn)
         elif (
-            net.ctx.gpu is False
+            placed.gpu is False
             and value.where == "placed"
             and value.ctx is not None
             and value.ctx.gpu is True

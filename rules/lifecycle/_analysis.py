@@ -18,6 +18,8 @@ _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 class _NetState:
     known_block: bool = False
     project_class: str | None = None
+    #: A project function in another file that returned the network (it may hybridize it).
+    builder: str | None = None
     hybridized: bool = False
     forwarded: bool = False
     unknown: bool = False

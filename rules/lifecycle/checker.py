@@ -14,6 +14,7 @@ from mxlint.rules.lifecycle import amp_init_after_net, export_before_forward
 from mxlint.rules.lifecycle._analysis import _NetState, _walk_with_parent
 from mxlint.rules.lifecycle.amp_init_after_net import AmpInitAfterNet
 from mxlint.rules.lifecycle.export_before_forward import ExportBeforeForward
+from mxlint.semantic.effects import RETURNED, Effects
 
 
 class LifecycleChecker(Checker):
@@ -116,6 +117,11 @@ class LifecycleChecker(Checker):
                 state.project_class = name
         elif type(value.func) is cst.Name and value.func.value[:1].isupper():
             state.project_class = self.ctx.qualname(value.func.value)
+        effects = self.ctx.effects.of_call(value)
+        if isinstance(effects, Effects):
+            state.hybridized = RETURNED in effects.hybridizes
+        elif isinstance(effects, str) and not state.known_block and state.project_class is None:
+            state.builder = effects
         return state
 
     _amp = amp_init_after_net.check_amp

@@ -214,6 +214,10 @@ def check_exports(checker: LifecycleChecker, scope: cst.Module | cst.FunctionDef
             requires = None
             if not state.known_block and state.project_class is not None:
                 requires = ("hybridblock", state.project_class)
+            elif state.builder is not None:
+                # Built by a function in another file: reported once the run shows that it
+                # does not hybridize what it returns.
+                requires = ("unhybridized", state.builder)
             checker.ctx.report(
                 call,
                 ExportBeforeForward,

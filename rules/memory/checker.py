@@ -6,7 +6,7 @@ once (for MXL401, MXL403 and the sync family), `RecordChecker` each `autograd.re
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import libcst as cst
 
@@ -50,6 +50,7 @@ from mxlint.rules.memory.outputs_kept_in_record import OutputsKeptInRecord
 from mxlint.rules.sync import sync_in_training_loop, timing_without_sync
 from mxlint.rules.sync.sync_in_training_loop import SyncEveryStep
 from mxlint.rules.sync.timing_without_sync import TimingWithoutSync
+from mxlint.semantic.effects import Effects, is_sync_call
 from mxlint.walker import iter_nodes, subtree_nodes
 
 
@@ -267,6 +268,7 @@ class MemoryChecker(Checker):
                         target=target, hint=self._python_value_hint(shape, value)
                     ),
                     data={"function": self.ctx.symbol() or "<module>", "loop_line": 0},
+                    requires=self._unless_helpers_sync([loop.body]),
                 )
 
     _python_value_hint = accumulated_ndarray_without_sync.python_value_hint
@@ -332,21 +334,35 @@ class MemoryChecker(Checker):
         return any(word in name for word in self._DATA_WORDS)
 
     def _has_sync(self, node: cst.CSTNode) -> bool:
+        """Whether `node` surely synchronises: a readback, `waitall()`, a metric update, or a
+        call into a function of this file that does one of these."""
         for inner in iter_nodes(node, stop=_NESTED):
             if type(inner) is cst.Call:
-                func = inner.func
-                if type(func) is cst.Attribute:
-                    if func.attr.value in knowledge.SYNC_METHODS:
-                        return True
-                    # EvalMetric.update(labels, preds) reads its inputs with asnumpy().
-                    if func.attr.value == "update" and len(inner.args) >= 2:
-                        return True
-                resolved = self.ctx.resolve(func)
-                if resolved in knowledge.SYNC_FUNCTIONS:
+                if is_sync_call(inner, self.ctx.imports):
                     return True
+                func = inner.func
                 if type(func) is cst.Name and func.value in ("float", "int") and inner.args:
                     return True
+                effects = self.ctx.effects.of_call(inner)
+                if isinstance(effects, Effects) and effects.syncs:
+                    return True
         return False
+
+    def _helpers(self, nodes: Iterable[cst.CSTNode]) -> tuple[str, ...]:
+        """Project functions in other files that `nodes` call: whether they synchronise is
+        known once the run has read them (a finding then requires that they do not)."""
+        out: list[str] = []
+        for node in nodes:
+            for inner in iter_nodes(node, stop=_NESTED):
+                if type(inner) is cst.Call:
+                    effects = self.ctx.effects.of_call(inner)
+                    if isinstance(effects, str):
+                        out.append(effects)
+        return tuple(dict.fromkeys(out))
+
+    def _unless_helpers_sync(self, nodes: Iterable[cst.CSTNode]) -> tuple[str, str] | None:
+        helpers = self._helpers(nodes)
+        return ("no-sync", " ".join(helpers)) if helpers else None
 
     def _syncs(self, loop: cst.For | cst.While) -> bool:
         return self._has_sync(loop.body)
@@ -441,11 +457,17 @@ class RecordChecker(Checker):
             scope = self._scopes[node] = _Scope(self, node)
         return scope
 
-    def _report(self, node: cst.CSTNode, rule: type[Rule], **kwargs: object) -> None:
+    def _report(
+        self,
+        node: cst.CSTNode,
+        rule: type[Rule],
+        requires: tuple[str, str] | None = None,
+        **kwargs: object,
+    ) -> None:
         if node in self._reported:
             return
         self._reported.add(node)
-        self.ctx.report(node, rule, rule.format(**kwargs))
+        self.ctx.report(node, rule, rule.format(**kwargs), requires=requires)
 
     # -- knowledge ------------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ import libcst as cst
 
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.memory._analysis import _call_args, _chain_names, _Record
+from mxlint.semantic.effects import Effects
+from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import RecordChecker
@@ -179,6 +181,10 @@ def check_evaluation(
         and func.attr.value == "update"
         and checker._is_metric(rec, func.value, call)
     ):
+        if _after_backward(rec, stmt):
+            # The graph was already handed to backward(): moving the update out of the block
+            # changes nothing.
+            return
         checker._report(
             call,
             EvaluationInRecord,
@@ -212,6 +218,9 @@ def check_evaluation(
         return
     if any(rec.scope.attaches_grad(n) for a in validation for n in _chain_names(a)):
         return
+    effects = rec.ctx.effects.of_call(call)
+    if isinstance(effects, Effects) and effects.inference:
+        return  # the helper pauses recording around its forward passes
     checker._evaluated.add(stmt)
     what = (
         f"`{short}` runs the network on validation data"
@@ -221,6 +230,7 @@ def check_evaluation(
     checker._report(
         call,
         EvaluationInRecord,
+        requires=("records", effects) if isinstance(effects, str) else None,
         what=what,
         why="its graph is recorded but never backpropagated (memory, time) and "
         "Dropout/BatchNorm run in training mode",
@@ -228,3 +238,24 @@ def check_evaluation(
         "its own loop; Gluon layers default to inference mode there, or "
         "use `autograd.predict_mode()`)",
     )
+
+
+def _after_backward(rec: _Record, stmt: cst.CSTNode) -> bool:
+    """A statement of the record block that follows a `backward()` call in the block itself
+    (not inside a loop of it, whose next iteration records again)."""
+    body = rec.with_node.body
+    if type(body) is not cst.IndentedBlock:
+        return False
+    for top in body.body:
+        if stmt is top or stmt in set(iter_nodes(top, stop=NESTED_SCOPES)):
+            return False
+        if isinstance(top, (cst.For, cst.While)):
+            continue
+        for node in iter_nodes(top, stop=NESTED_SCOPES):
+            if (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value == "backward"
+            ):
+                return True
+    return False

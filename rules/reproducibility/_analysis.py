@@ -21,6 +21,7 @@ from mxlint.flow import (
 )
 from mxlint.names import ProjectNames, last_name
 from mxlint.rule import Finding, Fix, Location, Rule
+from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
     from mxlint.rules.reproducibility.checker import ReproducibilityChecker
@@ -31,6 +32,8 @@ ALL_KINDS = ("numpy", "python", "mxnet")
 _RELEVANT = re.compile(r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b")
 #: Training scripts; scripts without these (benchmarks, demos) do not need raw draws seeded.
 _TRAINING = re.compile(r"\b(?:autograd|backward|Trainer|train\w*|fit)\b")
+#: Code that trains here: a backward pass, a Trainer, or a Module fit on training data.
+_TRAINS = re.compile(r"\.backward\(|\bTrainer\(|\.fit\(\s*train")
 _SEEDGEN = re.compile(r"seed", re.IGNORECASE)
 
 _SEED_CALL = {
@@ -80,6 +83,12 @@ class EntryFacts:
     items: tuple[Item, ...]
     fixes: tuple[tuple[str, Fix | None], ...]
     training: bool
+    #: The module's name, and whether only its `__main__` block makes it an entry point (a
+    #: module other files import is then a library whose main block is a smoke test).
+    module: str = ""
+    guessed: bool = False
+    #: The file itself trains (a backward pass, a Trainer, `mod.fit(train_iter)`).
+    trains: bool = False
 
 
 def _truth(expr: cst.BaseExpression | None) -> bool | None:
@@ -166,6 +175,8 @@ class _Collector:
             "mxnet": knowledge.mxnet_random_call(name),
         }
         for kind, hit in draw.items():
+            if hit and _cosmetic(site):
+                return []  # a random colour for a plot: it never reaches a result
             if hit:
                 code = {"numpy": "MXL302", "python": "MXL303"}.get(kind, "")
                 return [
@@ -292,6 +303,37 @@ class _Collector:
             expr = bound_argument(frame.call, frame.function, expr.value, frame.bound)
             depth -= 1
         return _truth(expr), None
+
+
+_COSMETIC = re.compile(r"colou?r|cmap|palette", re.IGNORECASE)
+
+
+def _cosmetic(site: Site) -> bool:
+    """A draw that only picks how something looks: the value of a `color=` keyword, or
+    assigned to a name that says it is a colour (`colors[cls] = (random.random(), ...)`)."""
+    stmt = site.stmt
+    for node in iter_nodes(stmt, stop=NESTED_SCOPES):
+        if (
+            type(node) is cst.Arg
+            and node.keyword is not None
+            and _COSMETIC.search(node.keyword.value)
+            and site.call in set(iter_nodes(node.value))
+        ):
+            return True
+    small: cst.CSTNode = stmt
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
+        small = stmt.body[0]
+    targets: list[cst.BaseExpression] = []
+    if type(small) is cst.Assign:
+        targets = [t.target for t in small.targets]
+    elif type(small) in (cst.AnnAssign, cst.AugAssign):
+        targets = [small.target]  # type: ignore[attr-defined]
+    for target in targets:
+        while type(target) in (cst.Subscript, cst.Attribute):
+            target = target.value  # type: ignore[attr-defined]
+        if type(target) is cst.Name and _COSMETIC.search(target.value):
+            return True
+    return False
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:

@@ -28,6 +28,7 @@ from mxlint.rules.reproducibility._analysis import (
     _RELEVANT,
     _SEED_CALL,
     _TRAINING,
+    _TRAINS,
     EntryFacts,
     Item,
     Summary,
@@ -96,9 +97,8 @@ class ReproducibilityChecker(Checker):
     def end(self) -> None:
         ctx = self.ctx
         module = ctx.module
-        entry = (
-            ctx.is_entry or has_main_guard(module) or module_level_training_loop(module, ctx.code)
-        )
+        declared = ctx.is_entry or module_level_training_loop(module, ctx.code)
+        entry = declared or has_main_guard(module)
         relevant = bool(_RELEVANT.search(ctx.source))
         if not entry and not relevant:
             return
@@ -168,6 +168,9 @@ class ReproducibilityChecker(Checker):
                 tuple(placed(i, n) for i, n in entry_items),
                 tuple(fix_objs),
                 bool(_TRAINING.search(ctx.source)),
+                ctx.imports.module,
+                not declared,
+                bool(_TRAINS.search(ctx.source)),
             )
         ctx.facts.checker_facts[self.name] = facts
 
@@ -234,6 +237,8 @@ class ReproducibilityChecker(Checker):
         names = ProjectNames(summaries)
         findings: list[Finding] = []
         for entry in entries:
+            if entry.guessed and not entry.trains and project.is_library_module(entry.module):
+                continue  # a library module's smoke test, not a program
             items = _expand(entry.items, summaries, names, frozenset(), None)
             findings.extend(_decide(entry, items))
         return findings

@@ -144,6 +144,7 @@ def check_timing(checker: MemoryChecker, body: list[cst.BaseStatement]) -> None:
                         node,
                         TimingWithoutSync,
                         TimingWithoutSync.format(expr=checker.ctx.code(node).strip()),
+                        requires=checker._unless_helpers_sync(between),
                     )
         if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:

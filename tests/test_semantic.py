@@ -1,0 +1,242 @@
+"""The semantic model: function effects (in one file and across the files of a run) and the
+program model (which modules other files import, which are installed as commands)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from mxlint.api import check_paths
+from mxlint.config import Settings
+from mxlint.names import ImportMap
+from mxlint.semantic.effects import RETURNED, Effects, FileEffects
+from mxlint.semantic.program import ImportGraph, console_script_modules
+
+HELPERS = """
+import mxnet as mx
+from mxnet import autograd
+from pkg.tools import remote
+
+def to_float(loss):
+    return loss.mean().asscalar()
+
+def via_helper(loss):
+    return to_float(loss) * 2
+
+def cast(args):
+    return float(args.lr)
+
+def cast_param(x):
+    return float(x)
+
+def keep(loss):
+    return loss.mean()
+
+def wait():
+    mx.nd.waitall()
+
+def build():
+    net = mx.gluon.nn.Dense(2)
+    net.initialize()
+    net.hybridize()
+    return net
+
+def prepare(net):
+    net.hybridize(static_alloc=True)
+
+def evaluate(net, data):
+    with autograd.pause(train_mode=False):
+        for x in data:
+            net(x)
+
+def evaluate_half(net, data):
+    with autograd.predict_mode():
+        net(data[0])
+    return net(data[1])
+
+def outside(loss):
+    return remote(loss)
+
+def metric_step(metric, label, out):
+    metric.update([label], [out])
+
+def module_step(mod, metric, batch):
+    mod.update_metric(metric, batch.label)
+
+class Trainer:
+    def step(self, loss):
+        return loss.asnumpy()
+"""
+
+
+def _effects(source: str) -> FileEffects:
+    module = cst.parse_module(textwrap.dedent(source))
+    imports = ImportMap("pkg.helpers")
+    for stmt in module.body:
+        if type(stmt) is cst.SimpleStatementLine:
+            for small in stmt.body:
+                if type(small) is cst.Import:
+                    imports.add_import(small)
+                elif type(small) is cst.ImportFrom:
+                    imports.add_import_from(small)
+    return FileEffects(module, imports)
+
+
+@pytest.mark.parametrize(
+    ("name", "syncs"),
+    [
+        ("to_float", True),
+        ("via_helper", True),  # through a function of the same file
+        ("cast", False),  # float() of a config attribute is no readback
+        ("cast_param", True),
+        ("keep", False),
+        ("wait", True),
+        ("build", False),
+        ("outside", False),  # the other file decides (see the run tests)
+        ("metric_step", True),
+        ("module_step", True),
+        ("Trainer.step", True),
+    ],
+)
+def test_synchronisation(name: str, syncs: bool) -> None:
+    effects = _effects(HELPERS).of(name)
+    assert effects is not None
+    assert effects.syncs is syncs
+
+
+def test_hybridization_and_inference() -> None:
+    fe = _effects(HELPERS)
+    assert fe.of("build") == Effects(hybridizes=frozenset({RETURNED}))
+    assert fe.of("prepare") == Effects(hybridizes=frozenset({"net"}))
+    assert fe.of("evaluate") == Effects(inference=True)
+    # One forward pass outside the paused block records.
+    assert fe.of("evaluate_half") == Effects(inference=False)
+    assert fe.of("outside") is not None
+    assert fe.of("outside").external == ("pkg.tools.remote",)  # type: ignore[union-attr]
+    assert fe.of("missing") is None
+
+
+def test_calls_resolve_to_local_effects_or_project_names() -> None:
+    fe = _effects(HELPERS)
+    calls = cst.parse_module("to_float(x)\nremote(x)\nmx.nd.relu(x)\nunknown(x)\n").body
+    found = [fe.of_call(s.body[0].value) for s in calls]  # type: ignore[attr-defined]
+    assert found[0] == Effects(syncs=True)
+    assert found[1] == "pkg.tools.remote"
+    assert found[2] is None  # a library: not the project's
+    assert found[3] is None  # unknown
+
+
+def test_import_graph() -> None:
+    graph = ImportGraph(
+        [
+            ("train", ["image_iter.FaceIter", "mxnet"]),
+            ("pkg", ["pkg.app.renderer.Renderer"]),
+            ("pkg.app.renderer", ["numpy"]),
+        ]
+    )
+    assert graph.is_imported("pkg.app.renderer")
+    assert graph.is_imported("recognition.image_iter")  # imported as a top-level module
+    assert not graph.is_imported("train")
+    assert not graph.is_imported("pkg.other")
+    # A module importing itself is not imported by another file.
+    assert not ImportGraph([("solo", ["solo.x"])]).is_imported("solo")
+
+
+def test_console_scripts(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text(
+        "setup(entry_points={'console_scripts': ['tool-knn = tool.knn:main']})\n"
+    )
+    (tmp_path / "pyproject.toml").write_text('[project.scripts]\ntrain = "tool.train:cli"\n')
+    assert console_script_modules(tmp_path) == {"tool.knn", "tool.train"}
+    assert console_script_modules(tmp_path / "missing") == frozenset()
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+LOOP = """
+import time
+from mxnet import autograd
+from tools import value
+
+def train(net, train_data, trainer, loss_fn):
+    tic = time.time()
+    for data, label in train_data:
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+        loss.backward()
+        trainer.step(1)
+        value(loss)
+    return time.time() - tic
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "found"),
+    [
+        ("def value(loss):\n    return loss.asscalar()\n", []),
+        ("def value(loss):\n    return inner(loss)\n\ndef inner(x):\n    return x.asnumpy()\n", []),
+        ("def value(loss):\n    return loss.mean()\n", [("train.py", 14, "MXL601")]),
+    ],
+)
+def test_a_helper_in_another_file_decides(tmp_path: Path, helper: str, found: list) -> None:
+    _write(tmp_path, {"train.py": LOOP, "tools.py": "import mxnet as mx\n\n" + helper})
+    result = check_paths([tmp_path], Settings(root=tmp_path))
+    got = [(Path(f.filename).name, f.location.row, f.code) for f in result.findings]
+    assert got == found
+
+
+def test_a_name_two_files_define_may_be_either(tmp_path: Path) -> None:
+    # Two scripts folders each with their own `tools.value`: one of them synchronises.
+    _write(
+        tmp_path,
+        {
+            "a/train.py": LOOP,
+            "a/tools.py": "import mxnet as mx\n\ndef value(loss):\n    return loss.mean()\n",
+            "b/tools.py": "import mxnet as mx\n\ndef value(loss):\n    return loss.asscalar()\n",
+        },
+    )
+    result = check_paths([tmp_path], Settings(root=tmp_path))
+    assert [f.code for f in result.findings] == []
+
+
+SMOKE = """
+import numpy as np
+import mxnet as mx
+
+def jitter(x):
+    return x * np.random.uniform(0.9, 1.1)
+
+if __name__ == "__main__":
+    print(jitter(mx.nd.array(np.random.uniform(size=(2, 2)))), "for training")
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "reported"),
+    [
+        ({}, True),  # nothing imports it: a program
+        ({"train.py": "import mxnet\nfrom aug import jitter\n"}, False),  # a library module
+        (  # imported, but installed as a command: a program
+            {
+                "train.py": "import mxnet\nfrom aug import jitter\n",
+                "setup.py": "setup(entry_points={'console_scripts': ['aug = aug:main']})\n",
+            },
+            True,
+        ),
+    ],
+)
+def test_a_main_block_of_an_imported_module_is_a_smoke_test(
+    tmp_path: Path, extra: dict[str, str], reported: bool
+) -> None:
+    _write(tmp_path, {"aug.py": SMOKE, **extra})
+    result = check_paths([tmp_path], Settings(root=tmp_path, select=("MXL3",)))
+    got = [(Path(f.filename).name, f.code) for f in result.findings]
+    assert got == ([("aug.py", "MXL302")] if reported else [])
