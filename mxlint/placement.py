@@ -674,6 +674,11 @@ class Scope:
                     else None
                 )
         if name is None:
+            if callee is None and _loss_name(func):
+                self.events.append(LossCall(node, arg_vals))
+                return None
+            if callee is None and _network_name(func):
+                return _unknown_net_output(arg_vals)
             return self._maybe_block(func)
         return self._qualified(node, name, arg_vals)
 
@@ -867,6 +872,40 @@ class Scope:
         if force or method != "initialize":
             _mark_reset(net)
         return None
+
+
+_WORD = re.compile(r"[a-z]+|[A-Z][a-z]*")
+
+
+def _network_name(func: cst.BaseExpression) -> bool:
+    """`net`, `model`, `self.encoder`: a name that says it holds a network whose placement
+    this scope does not know (a parameter, an attribute)."""
+    key = dotted_name(func)
+    if key is None:
+        return False
+    leaf = key.rsplit(".", 1)[-1]
+    if leaf[:1].isupper():
+        return False  # a class: its call constructs
+    return any(w.lower() in knowledge.NETWORK_WORDS for w in _WORD.findall(leaf))
+
+
+_LOSS_NAME = re.compile(r"(?:^|_)(?:loss|criterion)(?:_?fn|_?func|_?function)?$", re.IGNORECASE)
+
+
+def _loss_name(func: cst.BaseExpression) -> bool:
+    """`loss_fn`, `criterion`, `self.loss`: a loss this scope did not build (a parameter, an
+    attribute); called with a prediction and a label like any gluon loss."""
+    key = dotted_name(func)
+    return key is not None and bool(_LOSS_NAME.search(key.rsplit(".", 1)[-1]))
+
+
+def _unknown_net_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
+    """A network of unknown placement run on data moved to a GPU: its output is on that GPU
+    (a network computes where its inputs are, or the call itself fails)."""
+    for _, value in arg_vals:
+        if isinstance(value, Tensor) and value.where == "placed" and value.on_gpu() is True:
+            return Tensor("placed", Ctx(True, False, None))
+    return None
 
 
 def _mark_reset(net: Net) -> None:

@@ -18,7 +18,11 @@ from mxlint.placement import (
 )
 
 #: Attributes that place parameters somewhere (`net.initialize`, `SymbolBlock.imports`).
-_PLACING_ATTRS = knowledge.PARAM_PLACING_METHODS | {"imports"}
+#: Attributes that mark a function worth interpreting: it places parameters, or it moves data
+#: to a device (then a component of the batch it does not move is the bug to look for).
+_PLACING_ATTRS = (
+    knowledge.PARAM_PLACING_METHODS | knowledge.CTX_MOVING_METHODS | {"imports", "split_and_load"}
+)
 #: `gpu|cuda|context(|try_all` in any case, spelled out: IGNORECASE makes the search slower.
 _GPU_TEXT = re.compile(
     r"[gG][pP][uU]|[cC][uU][dD][aA]|[cC][oO][nN][tT][eE][xX][tT]\(|"

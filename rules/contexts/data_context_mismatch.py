@@ -47,7 +47,11 @@ class DataContextMismatch(Rule):
         `collect_params().reset_ctx(...)` or a pretrained model-zoo factory, and data that
         comes from a DataLoader, `nd.array(...)`/`nd.load(...)` or an image reader without
         being moved. Also the reverse: data moved to a GPU fed to a network initialised with
-        no `ctx` (on the CPU).
+        no `ctx` (on the CPU). Placement is read at each call, in statement order (a batch fed
+        before a later `reset_ctx` met the parameters where they were then), and a batch
+        component the loop does not move (the label beside a moved image) is data like any
+        other when it meets a loss of the network's output, also where the network and the
+        loss arrive as parameters and the context as a default.
     """
     why = """
         MXNet does not move data for you. An operator whose inputs live on different
@@ -170,6 +174,22 @@ class DataContextMismatch(Rule):
             "y = net(x)\n",
             line=7,
         ),
+        # The image is moved and the label, a second array of the same batch, is not.
+        Example(
+            """import mxnet as mx
+from mxnet import autograd
+
+
+def train(net, train_loader, trainer, loss_fn, ctx=mx.gpu(0)):
+    for data, label in train_loader:
+        data = data.as_in_context(ctx)
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+        loss.backward()
+        trainer.step(data.shape[0])
+""",
+            line=9,
+        ),
     )
     valid = (
         # moved with as_in_context
@@ -252,6 +272,17 @@ class DataContextMismatch(Rule):
         "import mxnet as mx\nfrom mxnet import gluon, nd\nnet = gluon.nn.Dense(1)\n"
         "net.initialize(ctx=mx.gpu())\nnet.collect_params().reset_ctx(mx.cpu())\n"
         "net(nd.ones((1, 2)))\n",
+        # Shapes inferred on the cpu before the parameters move: the order of statements counts.
+        """import mxnet as mx
+from mxnet import gluon, nd
+
+ctx = mx.gpu(0)
+net = gluon.nn.Dense(10)
+net.initialize()
+net(nd.zeros((1, 4)))
+net.collect_params().reset_ctx(ctx)
+print(net(nd.ones((2, 4), ctx=ctx)))
+""",
     )
 
 

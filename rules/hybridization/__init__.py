@@ -3,7 +3,9 @@
 `hybrid_forward(self, F, x)` runs twice in a model's life: imperatively with `F = mx.nd` (what
 every unit test sees) and symbolically with `F = mx.sym` once `net.hybridize()` is called, when
 `x` is a Symbol with no value, no shape and different indexing semantics. These rules find the
-statements that only work in the first mode.
+statements that only work in the first mode. A block that overrides `hybridize()` without ever
+reaching MXNet's (a test double that raises there, a block that ignores it) only runs in the
+first mode: its forward code is not checked.
 
 One file per rule (class, message, documentation, examples). The analysis they share:
 `_taint.py` (the tensor-taint interpreter), `_analysis.py` (MXNet's meaning plugged into it, the

@@ -106,4 +106,15 @@ class TensorToPython(Rule):
             "    def hybrid_forward(self, F, x):\n        return x.asnumpy()\n",
             project=(("base", "from mxnet.gluon import nn\n\nclass Base(nn.Block):\n    pass\n"),),
         ),
+        # A test double that refuses hybridize(): it always runs imperatively.
+        """from mxnet import gluon
+
+
+class Doubler(gluon.HybridBlock):
+    def hybridize(self, active=True, **kwargs):
+        raise NotImplementedError("imperative only")
+
+    def hybrid_forward(self, F, x):
+        return x * 2 if x.sum().asscalar() > 0 else x
+""",
     )

@@ -42,7 +42,9 @@ class ExportBeforeForward(Rule):
         the last checkpoint. `hybridize()` also discards the cached graph, so a forward pass
         before it does not count. A network that is handed to another function (which may run
         it), or loaded with `SymbolBlock.imports` (which exports without a forward), is not
-        reported.
+        reported. A network returned by a builder function is hybridized if the builder
+        hybridizes it (in this file or another); one built elsewhere in a way the run cannot
+        see is not reported.
     """
     example = """
         net = vision.resnet18_v1(classes=10)
@@ -178,6 +180,33 @@ net.export("x")
                     "models",
                     "from mxnet import gluon\n\n\nclass Net(gluon.Block):\n"
                     "    def forward(self, x):\n        return x\n",
+                ),
+            ),
+        ),
+        # A builder in another file hybridizes the network it returns.
+        Valid(
+            """from mxnet import autograd
+from models import build
+
+
+def train(loader):
+    net = build()
+    for x, y in loader:
+        with autograd.record():
+            loss = net(x).mean()
+        loss.backward()
+    net.collect_params()
+    net.export("net")
+""",
+            project=(
+                (
+                    "models",
+                    "from mxnet import gluon\n\n\n"
+                    "def build():\n"
+                    "    net = gluon.nn.Dense(2)\n"
+                    "    net.initialize()\n"
+                    "    net.hybridize()\n"
+                    "    return net\n",
                 ),
             ),
         ),

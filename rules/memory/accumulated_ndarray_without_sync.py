@@ -42,7 +42,8 @@ class AccumulatedWithoutSync(Rule):
         Every MXNet operator returns immediately and runs later on the engine's threads. A loop
         that only chains NDArrays never waits, so Python queues iteration after iteration and
         the engine keeps every pending operator's inputs and outputs alive: memory grows until
-        the loop ends (or the GPU runs out). The first synchronising call bounds the queue.
+        the loop ends (or the GPU runs out). The first synchronising call bounds the queue:
+        a readback, a metric update, or a helper (of this file or another) that does one.
     """
     example = """
         for data, label in loader:
@@ -178,6 +179,23 @@ def scores(net, loader):
     for batch in loader:
         out.append(net(batch).asnumpy())
     return out
+"""),
+        # The helper returns a Python number: every step waits for the loss.
+        Valid("""
+from mxnet import autograd
+
+def as_float(loss):
+    return loss.mean().asscalar()
+
+def train(net, loss_fn, trainer, train_data):
+    total = 0.0
+    for data, label in train_data:
+        with autograd.record():
+            loss = loss_fn(net(data), label)
+        loss.backward()
+        trainer.step(data.shape[0])
+        total += as_float(loss)
+    return total
 """),
     )
 

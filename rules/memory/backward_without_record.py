@@ -13,11 +13,22 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from mxlint import knowledge
+from mxlint.names import dotted_name
 from mxlint.rule import Example, Rule, Runtime, Valid
-from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls
+from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls, _tokens
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import MemoryChecker
+
+
+#: The loss is recorded but its network output is not.
+UNRECORDED_FORWARD = (
+    "`{name}` is computed inside `autograd.record()` from `{out}`, a network output computed "
+    "before the block (`{forward}`): no recorded operator leads back to the parameters, so "
+    '`{name}.backward()` raises "Cannot differentiate node because it is not in a '
+    'computational graph"; run the forward pass inside the `with autograd.record():` block'
+)
 
 
 class BackwardWithoutRecord(Rule):
@@ -34,7 +45,10 @@ class BackwardWithoutRecord(Rule):
     )
     what = """
         Finds `loss.backward()` where `loss` was last assigned, in the same function or script,
-        outside any `with autograd.record():` block.
+        outside any `with autograd.record():` block, or inside it but only from a network
+        output computed before the block (`out = net(x)` outside, `loss = loss_fn(out, y)`
+        inside). An output whose gradient is asked for (`out.attach_grad()`) and targets of a
+        frozen teacher beside a recorded student are not reported.
     """
     why = """
         MXNet records operators for differentiation only inside `autograd.record()`. A loss
@@ -81,6 +95,21 @@ def step(net, loss_fn, data, label):
     loss.backward()
 """,
             line=6,
+        ),
+        # The forward pass ran before the block: the recorded loss leads to no parameter.
+        Example(
+            """from mxnet import autograd
+
+
+def train(net, loader, trainer, loss_fn):
+    for data, label in loader:
+        out = net(data)
+        with autograd.record():
+            loss = loss_fn(out, label)
+        loss.backward()
+        trainer.step(data.shape[0])
+""",
+            line=9,
         ),
     )
     valid = (
@@ -139,6 +168,18 @@ def step(net, loss_fn, data, label, compute):
         loss = compute(net, data, label)
     loss.backward()
 """),
+        # A frozen teacher's targets are computed outside on purpose; the student is recorded.
+        Valid("""
+from mxnet import autograd
+
+def distill(student, teacher, loader, trainer, kd_loss):
+    for data, label in loader:
+        soft = teacher(data)
+        with autograd.record():
+            loss = kd_loss(student(data), soft)
+        loss.backward()
+        trainer.step(data.shape[0])
+"""),
     )
 
 
@@ -146,6 +187,7 @@ def check_backward(checker: MemoryChecker, nodes: list[cst.CSTNode]) -> None:
     """MXL403: the last assignment of `x` before `x.backward()` ran outside record().
     `nodes`: the scope's nodes of the kinds `_SCOPE_KINDS` lists, in source order."""
     last: dict[str, cst.CSTNode] = {}
+    attached: set[str] = set()
     #: `.backward()` calls on a comprehension's own variable (`[l.backward() for l in ls]`).
     shadowed: set[cst.CSTNode] = set()
     for node in nodes:
@@ -182,3 +224,59 @@ def check_backward(checker: MemoryChecker, nodes: list[cst.CSTNode]) -> None:
                 checker.ctx.report(
                     node, BackwardWithoutRecord, BackwardWithoutRecord.format(name=name)
                 )
+            elif where is not None and where in checker._recording:
+                _unrecorded_forward(checker, node, name, where, last, attached)
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value == "attach_grad"
+            and type(node.func.value) is cst.Name
+        ):
+            attached.add(node.func.value.value)
+
+
+def _unrecorded_forward(
+    checker: MemoryChecker,
+    backward: cst.Call,
+    name: str,
+    where: cst.CSTNode,
+    last: dict[str, cst.CSTNode],
+    attached: set[str],
+) -> None:
+    """The loss is computed under record() from names only, and every network output among
+    them was computed before the block: nothing recorded leads back to the parameters."""
+    value = where.value if type(where) is cst.Assign else None
+    if type(value) is not cst.Call or not value.args:
+        return
+    outside: list[tuple[str, cst.CSTNode]] = []
+    for arg in value.args:
+        if type(arg.value) is not cst.Name:
+            return  # an expression computed here may be recorded
+        source = last.get(arg.value.value)
+        if source is None:
+            continue
+        if source in checker._recording or arg.value.value in attached:
+            return  # a recorded input (or one whose gradient is asked for)
+        bound = source.value if type(source) is cst.Assign else None
+        if type(bound) is cst.Call and _network_call(bound):
+            outside.append((arg.value.value, source))
+    if not outside:
+        return
+    out, source = outside[0]
+    checker.ctx.report(
+        backward,
+        BackwardWithoutRecord,
+        UNRECORDED_FORWARD.format(name=name, out=out, forward=checker.ctx.code(source).strip()),
+    )
+
+
+def _network_call(call: cst.Call) -> bool:
+    """`net(x)`, `self.model(x)`, `net.forward(x)`: a network run on data."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value == "forward":
+        func = func.value
+    key = dotted_name(func)
+    if key is None:
+        return False
+    leaf = key.rsplit(".", 1)[-1]
+    return not leaf[:1].isupper() and bool(knowledge.NETWORK_WORDS.intersection(_tokens(leaf)))

@@ -44,7 +44,9 @@ class EvaluationInRecord(Rule):
         statistics with validation data), so validation numbers are wrong. A readback inside
         the block stalls the pipeline before `backward()` is even queued. Forward passes whose
         result is backpropagated (adversarial examples, saliency maps on test images) are not
-        reported.
+        reported, nor an evaluation helper (of this file or another) that runs its forward
+        passes under `autograd.pause()`/`predict_mode()`, nor a metric update that follows
+        `backward()` in the block (moving it would change nothing).
     """
     example = """
         for data, label in train_data:
@@ -166,6 +168,26 @@ def train(net, loss_fn, trainer, train_data, val_data, evaluate):
         trainer.step(x.shape[0])
         print(loss.mean().asscalar())
     return evaluate(net, val_data)
+"""),
+        # The evaluation helper pauses recording (inference mode) around its forward passes,
+        # and the metric update follows backward(): nothing more is recorded.
+        Valid("""
+import mxnet as mx
+from mxnet import autograd
+
+def evaluate(net, val_data):
+    with autograd.pause(train_mode=False):
+        return [net(x) for x, _ in val_data]
+
+def train(net, loss_fn, trainer, loader, val_data, metric):
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+            loss.backward()
+            metric.update([label], [out])
+            evaluate(net, val_data)
+        trainer.step(data.shape[0])
 """),
     )
 

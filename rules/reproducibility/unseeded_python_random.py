@@ -34,7 +34,10 @@ class UnseededPythonRandom(Rule):
         `mx.image.random_size_crop`, which calls `random.uniform` and `random.randint`; the
         `mx.image` augmenters do the same. Python's generator is seeded from the operating
         system, and neither `mx.random.seed` nor `np.random.seed` seeds it, so the augmented
-        data differs on every run.
+        data differs on every run. Draws that only pick how a plot looks (a `color=` value, a
+        `colors[...]` table) are not reported, nor the `__main__` block of a module other files
+        of the project import (a smoke test; a module installed as a console script is still a
+        program).
     """
     example = """
         if __name__ == "__main__":

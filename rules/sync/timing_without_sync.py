@@ -37,7 +37,8 @@ class TimingWithoutSync(Rule):
         MXNet's engine is asynchronous: `net(x)`, `loss.backward()` and `trainer.step()` return
         as soon as the operators are queued. Without `mx.nd.waitall()` (or `.asnumpy()`,
         `.asscalar()`, `.wait_to_read()`) the measured time is how long queuing took, and the
-        real cost lands in whatever line synchronises next.
+        real cost lands in whatever line synchronises next. A metric update or a helper (of
+        this file or another) that reads values back synchronises too.
     """
     example = """
         tic = time.time()
@@ -122,6 +123,22 @@ def load(path):
     with open(path) as fh:
         text = fh.read()
     return text, time.time() - tic
+"""),
+        # A metric update reads the outputs back every step.
+        Valid("""
+import time
+from mxnet import autograd
+
+def train(net, loss_fn, trainer, loader, metric):
+    tic = time.time()
+    for data, label in loader:
+        with autograd.record():
+            out = net(data)
+            loss = loss_fn(out, label)
+        loss.backward()
+        trainer.step(data.shape[0])
+        metric.update([label], [out])
+    return time.time() - tic
 """),
     )
 
