@@ -248,6 +248,32 @@ class Flow:
                 fn, cls, bound = target
                 self.reached.add(fn)
                 yield from self._suite(fn.body, (*frames, Frame(call, stmt, fn, cls, bound)))
+            yield from self._used_later(call, stmt, frames, active)
+
+    def _used_later(
+        self,
+        call: cst.Call,
+        stmt: cst.CSTNode,
+        frames: tuple[Frame, ...],
+        active: set[cst.FunctionDef],
+    ) -> Iterator[Site]:
+        """A class of this file constructed here: the methods the framework calls on it later
+        (a dataset's `__getitem__`, a transform's `__call__`, a block's `forward`) run on this
+        path, at a time the trace does not know (their sites are not `reached`)."""
+        func = call.func
+        methods = self.classes.get(func.value) if type(func) is cst.Name else None
+        if not methods:
+            return
+        saved = self._reached_flag
+        self._reached_flag = False
+        for name in _USED_LATER:
+            fn = methods.get(name)
+            if fn is None or fn in active:
+                continue
+            self.reached.add(fn)
+            frame = Frame(call, stmt, fn, func.value, True)  # type: ignore[attr-defined]
+            yield from self._suite(fn.body, (*frames, frame))
+        self._reached_flag = saved
 
     def _target(
         self, call: cst.Call, frames: tuple[Frame, ...]
@@ -267,6 +293,10 @@ class Flow:
                 if method is not None:
                     return method, cls, True
         return None
+
+
+#: Methods a framework calls on an object after it is built (data, transforms, blocks).
+_USED_LATER = ("__getitem__", "__call__", "__iter__", "__next__", "forward", "hybrid_forward")
 
 
 def return_names(fn: cst.FunctionDef) -> frozenset[str]:

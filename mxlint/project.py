@@ -122,14 +122,14 @@ class ProjectIndex:
             self._block,
         )
 
-    def is_library_module(self, module: str) -> bool:
+    def is_library_module(self, module: str, path: str) -> bool:
         """Whether `module` is imported by another file of the run and is not installed as a
         command: a `__main__` block in it is then a smoke test, not a program."""
         if self._imports is None:
-            self._imports = ImportGraph((f.module, f.imports) for f in self.files)
+            self._imports = ImportGraph((f.module, f.path, f.imports) for f in self.files)
             root = self.settings.root if self.settings is not None else Path.cwd()
             self._scripts = console_script_modules(root)
-        return module not in self._scripts and self._imports.is_imported(module)
+        return module not in self._scripts and self._imports.is_imported(module, path)
 
     def effects(self, name: str, _active: frozenset[str] = frozenset()) -> Effects | None:
         """What calling the project function `name` (possibly re-exported) does, with the

@@ -132,17 +132,20 @@ def test_calls_resolve_to_local_effects_or_project_names() -> None:
 def test_import_graph() -> None:
     graph = ImportGraph(
         [
-            ("train", ["image_iter.FaceIter", "mxnet"]),
-            ("pkg", ["pkg.app.renderer.Renderer"]),
-            ("pkg.app.renderer", ["numpy"]),
+            ("train", "rec/train.py", ["image_iter.FaceIter", "mxnet"]),
+            ("pkg", "src/pkg/__init__.py", ["pkg.app.renderer.Renderer"]),
+            ("pkg.app.renderer", "src/pkg/app/renderer.py", ["numpy"]),
+            ("solo", "solo.py", ["solo.x"]),
         ]
     )
-    assert graph.is_imported("pkg.app.renderer")
-    assert graph.is_imported("recognition.image_iter")  # imported as a top-level module
-    assert not graph.is_imported("train")
-    assert not graph.is_imported("pkg.other")
+    assert graph.is_imported("pkg.app.renderer", "src/pkg/app/renderer.py")
+    # A top-level module is found by the files of its own folder only.
+    assert graph.is_imported("image_iter", "rec/image_iter.py")
+    assert not graph.is_imported("image_iter", "other/image_iter.py")
+    assert not graph.is_imported("train", "rec/train.py")
+    assert not graph.is_imported("pkg.other", "src/pkg/other.py")
     # A module importing itself is not imported by another file.
-    assert not ImportGraph([("solo", ["solo.x"])]).is_imported("solo")
+    assert not graph.is_imported("solo", "solo.py")
 
 
 def test_console_scripts(tmp_path: Path) -> None:

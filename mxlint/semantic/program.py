@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 #: `name = package.module:function` in `console_scripts`, `[project.scripts]`,
 #: `[tool.poetry.scripts]` or `[options.entry_points]`.
@@ -34,23 +34,28 @@ def console_script_modules(root: Path) -> frozenset[str]:
 class ImportGraph:
     """The modules the files of a run import, for asking whether a module is imported."""
 
-    def __init__(self, imports: Iterable[tuple[str, Iterable[str]]]) -> None:
-        #: Every dotted prefix of an imported name -> the modules that import it.
-        self._importers: dict[str, set[str]] = {}
-        for importer, names in imports:
+    def __init__(self, files: Iterable[tuple[str, str, Iterable[str]]]) -> None:
+        #: Every dotted prefix of an imported name -> the (module, directory) that import it.
+        self._importers: dict[str, set[tuple[str, str]]] = {}
+        for importer, path, names in files:
+            folder = str(PurePath(path).parent)
             for name in names:
                 parts = name.split(".")
                 for end in range(1, len(parts) + 1):
-                    self._importers.setdefault(".".join(parts[:end]), set()).add(importer)
+                    key = ".".join(parts[:end])
+                    self._importers.setdefault(key, set()).add((importer, folder))
 
-    def is_imported(self, module: str) -> bool:
-        """Whether another file imports `module` (written in full, or relative to a directory
-        the run did not treat as a package: `image_iter` for `recognition.image_iter`)."""
+    def is_imported(self, module: str, path: str) -> bool:
+        """Whether another file imports `module` (the file at `path`). A module of a package
+        is found by its full name; a top-level module (a script's neighbour, `image_iter`)
+        only by files of its own folder, where Python finds it: a `train` imported in one
+        folder says nothing of a `train.py` in another."""
         if not module:
             return False
-        parts = module.split(".")
-        for start in range(len(parts)):
-            importers = self._importers.get(".".join(parts[start:]))
-            if importers and importers - {module}:
+        folder = str(PurePath(path).parent)
+        for importer, where in self._importers.get(module, ()):
+            if importer == module:
+                continue
+            if "." in module or where == folder:
                 return True
         return False

@@ -6,7 +6,9 @@ variation in a Gluon script are numpy's and Python's global generators: gluon's 
 transforms call `random`, and `mx.random.seed` seeds neither. The analysis is program level: it
 follows an entry script (a `__main__` block, a module-level training loop or a configured entry
 point) in execution order, into the functions of the same file and, through `finalize`, into
-helpers of other files of the run (`from utils import set_seed`).
+helpers of other files of the run (`from utils import set_seed`). The `__main__` block of a
+module other files import is a smoke test, not an entry script (unless it trains, or the module
+is a console script); a function nothing calls that seeds some generators is checked as one.
 
 One file per rule; `checker.py` holds the one checker that collects seeds and draws per file and
 decides per entry script once every file is known (`finalize`): MXL301-MXL303 by one shared

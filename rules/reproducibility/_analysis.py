@@ -75,6 +75,8 @@ class Item:
 class Summary:
     params: tuple[tuple[str, bool | None], ...]
     items: tuple[Item, ...]
+    #: The file that defines the function (a function that seeds is checked on its own).
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class EntryFacts:
     guessed: bool = False
     #: The file itself trains (a backward pass, a Trainer, `mod.fit(train_iter)`).
     trains: bool = False
+    #: How findings name what should have seeded.
+    scope: str = "this entry script"
 
 
 def _truth(expr: cst.BaseExpression | None) -> bool | None:

@@ -6,6 +6,8 @@ file of the run is known (`finalize`), following calls into other files' helpers
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -29,6 +31,7 @@ from mxlint.rules.reproducibility._analysis import (
     _SEED_CALL,
     _TRAINING,
     _TRAINS,
+    ALL_KINDS,
     EntryFacts,
     Item,
     Summary,
@@ -140,9 +143,10 @@ class ReproducibilityChecker(Checker):
 
         facts: dict[str, Any] = {
             "functions": {
-                q: Summary(params[q], tuple(placed(i, n) for i, n in found))
+                q: Summary(params[q], tuple(placed(i, n) for i, n in found), ctx.path)
                 for q, found in functions.items()
             },
+            "called": self._called_here(functions),
         }
         if entry:
             fix_objs: list[tuple[str, Fix | None]] = []
@@ -173,6 +177,15 @@ class ReproducibilityChecker(Checker):
                 bool(_TRAINS.search(ctx.source)),
             )
         ctx.facts.checker_facts[self.name] = facts
+
+    def _called_here(self, functions: Iterable[str]) -> frozenset[str]:
+        """Which of the summarised functions this file mentions besides their `def` (a call,
+        a callback, a method through `self.`): those are not roots of their own."""
+        quals = list(functions)
+        if not quals:
+            return frozenset()
+        counts = Counter(n.value for n in iter_nodes(self.ctx.module) if type(n) is cst.Name)
+        return frozenset(q for q in quals if counts[q.rsplit(".", 1)[-1]] > 1)
 
     def _fixes(self) -> tuple[dict[str, cst.CSTNode], dict[str, tuple[str, cst.CSTNode]]]:
         """Where `np.random.seed(0)` / `random.seed(0)` can be inserted cleanly: after the
@@ -229,19 +242,69 @@ class ReproducibilityChecker(Checker):
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
         summaries: dict[str, Summary] = {}
         entries: list[EntryFacts] = []
+        called: set[str] = set()
         for _module, facts in project.checker_facts(cls.name):
             assert isinstance(facts, dict)
             summaries.update(facts.get("functions", {}))
+            called.update(facts.get("called", ()))
             if facts.get("entry") is not None:
                 entries.append(facts["entry"])
         names = ProjectNames(summaries)
         findings: list[Finding] = []
         for entry in entries:
-            if entry.guessed and not entry.trains and project.is_library_module(entry.module):
+            if (
+                entry.guessed
+                and not entry.trains
+                and project.is_library_module(entry.module, entry.path)
+            ):
                 continue  # a library module's smoke test, not a program
             items = _expand(entry.items, summaries, names, frozenset(), None)
             findings.extend(_decide(entry, items))
+        seen = {(f.filename, f.location, f.code) for f in findings}
+        for root, items in _seeding_roots(summaries, names, entries, called):
+            for finding in _decide(root, items):
+                if (finding.filename, finding.location, finding.code) not in seen:
+                    seen.add((finding.filename, finding.location, finding.code))
+                    findings.append(finding)
         return findings
+
+
+def _seeding_roots(
+    summaries: dict[str, Summary],
+    names: ProjectNames,
+    entries: list[EntryFacts],
+    extra_called: set[str],
+) -> list[tuple[EntryFacts, list[Item]]]:
+    """Functions that seed some generators themselves and that nothing in the run calls (a
+    `train()` a command-line wrapper or a notebook calls): seeding one generator shows that
+    reproducibility was intended, so what they draw from the others is checked as for an entry
+    script."""
+    called: set[str] = set(extra_called)
+    for found in [s.items for s in summaries.values()] + [e.items for e in entries]:
+        for it in found:
+            if it.op == "call":
+                target = names.resolve(it.target)
+                if target is not None:
+                    called.add(target)
+    out: list[tuple[EntryFacts, list[Item]]] = []
+    for qual, summary in summaries.items():
+        if qual in called or not summary.path:
+            continue
+        own = {k for it in summary.items if it.op == "seed" and it.cond is None for k in it.kinds}
+        if not own or own >= set(ALL_KINDS):
+            continue
+        items = _expand(
+            tuple(it for it in summary.items if it.cond is None),
+            summaries,
+            names,
+            frozenset({qual}),
+            None,
+        )
+        short = qual.rsplit(".", 1)[-1]
+        seeded = " and ".join(sorted(_GENERATOR[k] for k in own))
+        root = EntryFacts(summary.path, (), (), True, scope=f"`{short}()` (it seeds {seeded})")
+        out.append((root, items))
+    return out
 
 
 def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
@@ -278,6 +341,7 @@ def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
             why=_why(it),
             seed=_SEED_CALL[kind],
             mx_note=mx_note,
+            scope=entry.scope,
         )
         fix = fixes.get(kind) if len(missing) == 1 else None
         findings.append(_finding(rule, entry, it, message, fix))

@@ -19,7 +19,7 @@ class UnseededNumpyRandom(Rule):
     name = "unseeded-numpy-random"
     runtime = Runtime("seed")
     message = (
-        "`{what}` draws from numpy's global generator, which this entry script never "
+        "`{what}` draws from numpy's global generator, which {scope} never "
         "seeds: call `np.random.seed(SEED)` at its start (or draw from "
         "`np.random.default_rng(seed)`){mx_note}"
     )
@@ -27,6 +27,10 @@ class UnseededNumpyRandom(Rule):
         Checks training entry scripts that draw from numpy's global generator (`np.random.*`,
         or an MXNet API that does: `transforms.RandomRotation`, `mx.image.LightingAug`) and
         never call `np.random.seed`.
+        Also functions nothing in the project calls (a `train()` a wrapper or a notebook runs)
+        that seed some generators themselves: seeding one shows reproducibility was intended.
+        Methods a framework calls later on objects built on the path (a dataset's
+        `__getitem__`, a transform's `__call__`) are followed.
     """
     why = """
         numpy's global generator is seeded from the operating system at start-up. Synthetic

@@ -20,7 +20,7 @@ class UnseededPythonRandom(Rule):
     name = "unseeded-python-random"
     runtime = Runtime("seed")
     message = (
-        "`{what}` draws from Python's `random` module, which this entry script never "
+        "`{what}` draws from Python's `random` module, which {scope} never "
         "seeds: call `random.seed(SEED)` at its start{mx_note}"
     )
     what = """
@@ -28,6 +28,10 @@ class UnseededPythonRandom(Rule):
         through an MXNet augmenter that does: `transforms.RandomResizedCrop`,
         `transforms.RandomApply`, `mx.image.CreateAugmenter(rand_crop=True)`, the
         `mx.image.*Aug` jitters) and never call `random.seed`.
+        Also functions nothing in the project calls (a `train()` a wrapper or a notebook runs)
+        that seed some generators themselves: seeding one shows reproducibility was intended.
+        Methods a framework calls later on objects built on the path (a dataset's
+        `__getitem__`, a transform's `__call__`) are followed.
     """
     why = """
         In MXNet 1.9.1, `gluon.data.vision.transforms.RandomResizedCrop` crops through

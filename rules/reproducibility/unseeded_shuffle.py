@@ -37,13 +37,17 @@ class UnseededShuffle(Rule):
     name = "unseeded-shuffle"
     runtime = Runtime("seed")
     message = (
-        "`{what}` shuffles with {generator} ({why}), which this entry script never seeds: "
+        "`{what}` shuffles with {generator} ({why}), which {scope} never seeds: "
         "call `{seed}` before creating the loader{mx_note}"
     )
     what = """
         Checks entry scripts that build a shuffling data pipeline (`DataLoader(shuffle=True)`,
         `RandomSampler`, `NDArrayIter(shuffle=True)`, `mx.image.ImageIter(shuffle=True)`)
         without ever seeding the generator that pipeline shuffles with.
+        Also functions nothing in the project calls (a `train()` a wrapper or a notebook runs)
+        that seed some generators themselves: seeding one shows reproducibility was intended.
+        Methods a framework calls later on objects built on the path (a dataset's
+        `__getitem__`, a transform's `__call__`) are followed.
     """
     why = """
         MXNet seeds its own generator with a fixed default, but gluon's `RandomSampler` (what
