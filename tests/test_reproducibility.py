@@ -126,3 +126,24 @@ def test_a_seeding_decorator_seeds_the_draws_of_its_function():
     assert [
         (f.code, f.location.row) for f in check_source(undecorated, "test_training.py", Settings())
     ] == [("MXL302", 11)]
+
+
+EVAL_SUBSET = """import mxnet as mx
+from mxnet import gluon
+
+if __name__ == "__main__":
+    mx.random.seed(0)
+    val_loader = gluon.data.DataLoader(val_set, 4, shuffle=True, last_batch="discard")
+    print(score(net, val_loader))
+"""
+
+
+def test_a_shuffled_evaluation_subset_is_one_finding_not_two() -> None:
+    # MXL305's advice (keep every sample) also ends the unseeded shuffle; with MXL305 off,
+    # MXL301 reports the loader again.
+    both = Settings(select=("MXL3",))
+    found = [(f.code, f.location.row) for f in check_source(EVAL_SUBSET, "train.py", both)]
+    assert found == [("MXL305", 6)]
+    without = Settings(select=("MXL3",), ignore=("MXL305",))
+    found = [(f.code, f.location.row) for f in check_source(EVAL_SUBSET, "train.py", without)]
+    assert found == [("MXL301", 6)]

@@ -20,7 +20,7 @@ from mxlint.flow import (
     function_params,
     has_main_guard,
 )
-from mxlint.names import ImportMap, ProjectNames
+from mxlint.names import ImportMap, ProjectNames, dotted_name
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
@@ -43,6 +43,10 @@ from mxlint.rules.reproducibility._analysis import (
     module_level_training_loop,
 )
 from mxlint.rules.reproducibility.seed_after_randomness import SeedAfterRandomness
+from mxlint.rules.reproducibility.shuffled_evaluation_loader import (
+    ShuffledEvaluationLoader,
+    check_loader,
+)
 from mxlint.rules.reproducibility.unseeded_numpy_random import UnseededNumpyRandom
 from mxlint.rules.reproducibility.unseeded_python_random import UnseededPythonRandom
 from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
@@ -269,6 +273,24 @@ class ReproducibilityChecker(Checker):
         return findings
 
 
+class EvaluationLoaderChecker(Checker):
+    """MXL305, statement by statement: a loader is judged where it is built."""
+
+    rules = (ShuffledEvaluationLoader,)
+    name = "evaluation-loaders"
+
+    def begin(self) -> None:
+        self._targets: dict[int, str | None] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if type(node.value) is cst.Call and len(node.targets) == 1:
+            self._targets[id(node.value)] = dotted_name(node.targets[0].target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if "True" in self.ctx.source:  # a literal `shuffle=True` is all it reports
+            check_loader(self.ctx, node, self._targets.get(id(node)))
+
+
 def _seeding_roots(
     summaries: dict[str, Summary],
     names: ProjectNames,
@@ -350,7 +372,9 @@ def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
 
 
 __all__ = [
+    "EvaluationLoaderChecker",
     "ReproducibilityChecker",
+    "ShuffledEvaluationLoader",
     "SeedAfterRandomness",
     "UnseededNumpyRandom",
     "UnseededPythonRandom",
