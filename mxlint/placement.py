@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Union
 
@@ -157,7 +157,19 @@ class ParamRead:
     default_ctx: Ctx | None
 
 
-Event = Union[NetCall, LossCall, InitNoCtx, ParamRead]
+@dataclass
+class MixedOp:
+    """An operator (`a * b`, `a == b`, `nd.concat(a, b)`) on a tensor on a GPU and one on the
+    cpu: MXNet requires every input of an operator on one context."""
+
+    node: cst.CSTNode
+    gpu: cst.BaseExpression
+    gpu_value: Tensor
+    host: cst.BaseExpression
+    host_value: Tensor
+
+
+Event = Union[NetCall, LossCall, InitNoCtx, ParamRead, MixedOp]
 
 
 def join(a: Val, b: Val) -> Val:
@@ -304,7 +316,7 @@ class Scope:
         imports: ImportMap,
         code: Callable[[cst.CSTNode], str],
         env: Env | None = None,
-        helpers: dict[str, Ctx] | None = None,
+        helpers: Mapping[str, Val] | None = None,
     ) -> None:
         self.imports = imports
         self.code = code
@@ -536,7 +548,16 @@ class Scope:
                 return base  # a parameter of the dict, or a child block of a Sequential
             return None
         if type(node) is cst.BinaryOperation:
-            return _combine([self.ev(node.left), self.ev(node.right)])
+            operands = [(node.left, self.ev(node.left)), (node.right, self.ev(node.right))]
+            if type(node.operator) is not cst.MatrixMultiply:
+                self._mixed(node, operands)
+            return _combine([v for _, v in operands])
+        if type(node) is cst.Comparison and len(node.comparisons) == 1:
+            right = node.comparisons[0].comparator
+            operands = [(node.left, self.ev(node.left)), (right, self.ev(right))]
+            if type(node.comparisons[0].operator) in _ELEMENTWISE_COMPARISONS:
+                self._mixed(node, operands)
+            return _combine([v for _, v in operands])
         if type(node) is cst.UnaryOperation:
             return _combine([self.ev(node.expression)])
         if type(node) is cst.IfExp:
@@ -568,6 +589,13 @@ class Scope:
             return None
         self._walk_children(node)
         return None
+
+    def _mixed(self, node: cst.CSTNode, operands: list[tuple[cst.BaseExpression, Val]]) -> None:
+        gpu = [(e, v) for e, v in operands if isinstance(v, Tensor) and v.on_gpu() is True]
+        host = [(e, v) for e, v in operands if isinstance(v, Tensor) and v.on_gpu() is False]
+        if gpu and host:
+            (g, gv), (h, hv) = gpu[0], host[0]
+            self.events.append(MixedOp(node, g, gv, h, hv))  # type: ignore[arg-type]
 
     def _walk_children(self, node: cst.CSTNode) -> None:
         for child in children(node):
@@ -721,6 +749,8 @@ class Scope:
         if knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES) or (
             name.startswith(knowledge.CTX_PRESERVING_PREFIXES) and not short[:1].isupper()
         ):
+            if knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES):
+                self._mixed(node, arg_vals)
             return _combine([v for _, v in arg_vals])
         if not knowledge.is_mxnet(name) and short[:1].isupper():
             return Net(fresh=True)
@@ -918,6 +948,16 @@ def _mark_reset(net: Net) -> None:
         stack.extend(child.children)
 
 
+_ELEMENTWISE_COMPARISONS = (
+    cst.Equal,
+    cst.NotEqual,
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+)
+
+
 def _combine(values: Sequence[Val]) -> Val:
     """The placement of an operator's result from its operands'."""
     unwrapped = [v.elem if isinstance(v, Each) else v for v in values]
@@ -986,6 +1026,31 @@ def context_helpers(
             seen = True
         if isinstance(value, Ctx) and value.gpu is not None:
             out[stmt.name.value] = Ctx(value.gpu, value.multi, None)
+    return out
+
+
+def tensor_helpers(
+    module: cst.Module, imports: ImportMap, code: Callable[[cst.CSTNode], str]
+) -> dict[str, Val]:
+    """Module-level functions that return an array made on the default context (`def
+    make_mask(n): return nd.array(...)`) and take no context: what they return is on the cpu."""
+    out: dict[str, Val] = {}
+    for stmt in module.body:
+        if type(stmt) is not cst.FunctionDef or _HELPER_NAME.search(stmt.name.value):
+            continue
+        params = [p.name.value for p in (*stmt.params.params, *stmt.params.kwonly_params)]
+        if any(_HELPER_NAME.search(p) for p in params):
+            continue
+        values = [ret.value for ret in _returns(stmt.body)]
+        if not values or any(v is None for v in values):
+            continue
+        probe = Scope(imports, code)
+        made = [probe.ev(v) for v in values]  # type: ignore[arg-type]
+        if all(isinstance(t, Tensor) and t.where == "host" and t.ctx is None for t in made):
+            origin = made[0].origin  # type: ignore[union-attr]
+            out[stmt.name.value] = Tensor(
+                "host", None, f"from `{stmt.name.value}()`, which returns {origin}"
+            )
     return out
 
 

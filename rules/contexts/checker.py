@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
@@ -16,14 +16,17 @@ from mxlint.placement import (
     Env,
     InitNoCtx,
     LossCall,
+    MixedOp,
     Net,
     NetCall,
     ParamRead,
     Scope,
     Tensor,
+    Val,
     context_helpers,
     module_env_copy,
     parameter_env,
+    tensor_helpers,
 )
 from mxlint.rules.contexts import (
     data_context_mismatch,
@@ -91,7 +94,10 @@ class ContextChecker(Checker):
 
     def _placement(self, module: cst.Module) -> None:
         code = self.ctx.code
-        helpers = context_helpers(module, self.ctx.imports, code)
+        helpers: dict[str, Val] = {
+            **tensor_helpers(module, self.ctx.imports, code),
+            **context_helpers(module, self.ctx.imports, code),
+        }
         top = Scope(self.ctx.imports, code, {}, helpers)
         top.run(module.body)
         self._judge(top, None)
@@ -138,14 +144,14 @@ class ContextChecker(Checker):
                     out.setdefault(key, fn)
         return out
 
-    def _run_function(self, fn: cst.FunctionDef, env: Env, helpers: dict[str, Ctx]) -> Scope:
+    def _run_function(self, fn: cst.FunctionDef, env: Env, helpers: Mapping[str, Val]) -> Scope:
         scope = Scope(self.ctx.imports, self.ctx.code, env, helpers)
         scope.env.update(parameter_env(scope, fn.params))
         scope.events.clear()
         scope.run(fn.body.body)
         return scope
 
-    def _members(self, cls: cst.ClassDef, module_env: Env, helpers: dict[str, Ctx]) -> Env:
+    def _members(self, cls: cst.ClassDef, module_env: Env, helpers: Mapping[str, Val]) -> Env:
         """`self.*` values set up by `__init__` (a trainer's `self.net`, `self.ctx`), seen
         by the other methods of the class."""
         for stmt in cls.body.body:
@@ -178,6 +184,8 @@ class ContextChecker(Checker):
                 self._loss_call(scope, event, symbol, data_fn)
             elif isinstance(event, ParamRead):
                 self._param_read(scope, event, symbol, data_fn)
+            elif isinstance(event, MixedOp):
+                self._mixed_op(scope, event, symbol, data_fn)
 
     _net_call = data_context_mismatch.check_net_call
     _report_unmoved = data_context_mismatch.report_unmoved
@@ -187,6 +195,7 @@ class ContextChecker(Checker):
         return "to_device" if self.ctx.mxnet_line == "2" else "as_in_context"
 
     _loss_call = data_context_mismatch.check_loss_call
+    _mixed_op = data_context_mismatch.check_mixed_op
 
     def _init_target(self, event: InitNoCtx, calls: Sequence[NetCall]) -> Ctx | None:
         """The GPU context the freshly initialised layer should have been placed on."""

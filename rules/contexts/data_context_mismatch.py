@@ -20,6 +20,7 @@ from mxlint.checker import FixSpec, NodeEdit
 from mxlint.placement import (
     Ctx,
     LossCall,
+    MixedOp,
     NetCall,
     Scope,
     Tensor,
@@ -51,7 +52,9 @@ class DataContextMismatch(Rule):
         before a later `reset_ctx` met the parameters where they were then), and a batch
         component the loop does not move (the label beside a moved image) is data like any
         other when it meets a loss of the network's output, also where the network and the
-        loss arrive as parameters and the context as a default.
+        loss arrive as parameters and the context as a default. Also operators (`a * b`,
+        `a == b`, `nd.concat(a, b)`) whose inputs are a GPU tensor and a cpu one: an unmoved
+        label compared with predictions, an array a helper makes without `ctx`.
     """
     why = """
         MXNet does not move data for you. An operator whose inputs live on different
@@ -189,6 +192,25 @@ def train(net, train_loader, trainer, loss_fn, ctx=mx.gpu(0)):
         trainer.step(data.shape[0])
 """,
             line=9,
+        ),
+        # A helper makes the mask on the default context; the output is on the GPU.
+        Example(
+            """import mxnet as mx
+from mxnet import gluon, nd
+
+
+def make_mask(n):
+    return nd.array([1.0] * n)
+
+
+def scores(x):
+    ctx = mx.gpu(0)
+    net = gluon.nn.Dense(10)
+    net.initialize(ctx=ctx)
+    out = net(x.as_in_context(ctx))
+    return out * make_mask(10)
+""",
+            line=14,
         ),
     )
     valid = (
@@ -408,3 +430,30 @@ def check_loss_call(
                 symbol=symbol,
                 data={"function": data_fn, "ctx": src},
             )
+
+
+def check_mixed_op(
+    checker: ContextChecker, scope: Scope, event: MixedOp, symbol: str | None, data_fn: str
+) -> None:
+    """An operator on a GPU tensor and a cpu one (a label compared with a prediction, a mask
+    made by a helper on the default context)."""
+    code = checker.ctx.code
+    host = code(event.host)
+    origin = f" ({event.host_value.origin})" if event.host_value.origin else ""
+    ctx = event.gpu_value.ctx
+    src = (_spelled_ctx(scope, ctx) or ctx.src if ctx is not None else None) or "ctx"
+    checker.ctx.report(
+        event.host,
+        DataContextMismatch,
+        f"`{_short(code(event.node))}` mixes `{_short(code(event.gpu))}`, on a GPU context, with "
+        f"`{_short(host)}`{origin}, which is on the cpu: an operator's inputs must share one "
+        f"context; move it with `{_short(host)}.{checker._mover()}({src})` or create it with "
+        f"`ctx={src}`",
+        symbol=symbol,
+        data={"function": data_fn, "ctx": src},
+    )
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
