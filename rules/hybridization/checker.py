@@ -5,11 +5,18 @@ rules and how the analysis spells code.
 
 from __future__ import annotations
 
+import libcst as cst
+
+from mxlint.checker import Checker
 from mxlint.rules.hybridization._run import HybridAnalysis
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AutogradStateInHybrid
 from mxlint.rules.hybridization.imperative_op_in_hybrid import ImperativeOpInHybrid
 from mxlint.rules.hybridization.inplace_op_in_hybrid import InplaceOpInHybrid
 from mxlint.rules.hybridization.print_tensor_in_hybrid import PrintTensorInHybrid
+from mxlint.rules.hybridization.scalar_input_to_hybridized_block import (
+    ScalarInputToHybridizedBlock,
+    check_scope,
+)
 from mxlint.rules.hybridization.tensor_as_sequence import TensorAsSequence
 from mxlint.rules.hybridization.tensor_attribute import TensorAttribute
 from mxlint.rules.hybridization.tensor_control_flow import TensorControlFlow
@@ -29,3 +36,22 @@ class HybridizationChecker(HybridAnalysis):
         InplaceOpInHybrid,
         AutogradStateInHybrid,
     )
+
+
+class ScalarInputChecker(Checker):
+    """MXL109 over the module's top level and each function: the call sites of blocks."""
+
+    rules = (ScalarInputToHybridizedBlock,)
+    name = "hybridized-calls"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if self.ctx.mxnet_line == "1" and ".hybridize(" in self.ctx.source:
+            check_scope(self.ctx, node.body)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if (
+            self.ctx.mxnet_line == "1"
+            and ".hybridize(" in self.ctx.source
+            and type(node.body) is cst.IndentedBlock
+        ):
+            check_scope(self.ctx, node.body.body)

@@ -1,0 +1,255 @@
+"""MXL109 scalar-input-to-hybridized-block: finds a call of a hybridized HybridBlock (MXNet 1.x)
+that passes a Python number as one of its inputs (`net(x, 0.5)` after `net.hybridize()`).
+
+The function after the class decides and words its findings; `ScalarInputChecker`
+(`rules/hybridization/checker.py`) runs it over each function and the module's top level. Its
+tests are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization.py`
+and `tests/snapshots/MXL109.txt`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from mxlint import knowledge
+from mxlint.checker import FileContext
+from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.walker import NESTED_SCOPES, iter_nodes
+
+ERROR = "When hybridized, the input of HybridBlock input must be (nested) list of Symbol or NDArray"
+
+
+class ScalarInputToHybridizedBlock(Rule):
+    code = "MXL109"
+    name = "scalar-input-to-hybridized-block"
+    runtime = Runtime("raise", loud=True, error=r"must be \(nested\) list of Symbol or NDArray")
+    message = (
+        "`{net}` is hybridized, and `{arg}` is a Python number passed as one of its inputs: "
+        'MXNet 1.x raises "{error}"; pass an NDArray (`nd.array([{arg}])`) or make it a '
+        "constructor argument of the block"
+    )
+    what = """
+        Finds a call of a HybridBlock, after `hybridize()` on the same name in the same
+        function or script, that passes a Python number (a literal, or a name bound to one) as
+        an input: `net(x, 0.5)`. MXNet 1.x only.
+    """
+    why = """
+        A hybridized block runs a cached graph whose inputs are arrays. Imperatively the call
+        works (`hybrid_forward` receives the float), so unit tests pass; after `hybridize()`
+        the first call raises `ValueError: When hybridized, the input of HybridBlock input must
+        be (nested) list of Symbol or NDArray`. Blocks called inside another block's forward
+        pass are traced with it and may take numbers; they are not reported.
+    """
+    example = """
+        net = Scale()
+        net.initialize()
+        net.hybridize()
+        y = net(x, 0.5)
+    """
+    use_instead = """
+        net = Scale(factor=0.5)
+        net.initialize()
+        net.hybridize()
+        y = net(x)
+    """
+
+    invalid = (
+        Example(
+            """from mxnet import gluon, nd
+
+
+class Scale(gluon.HybridBlock):
+    def hybrid_forward(self, F, x, s):
+        return x * s
+
+
+net = Scale()
+net.hybridize()
+print(net(nd.ones((2,)), 0.5))
+""",
+            line=11,
+        ),
+        Example(
+            """from mxnet import gluon, nd
+from models import Mixer
+
+
+def run(x):
+    mixer = Mixer()
+    mixer.initialize()
+    mixer.hybridize(static_alloc=True)
+    alpha = 0.3
+    return mixer(x, alpha)
+""",
+            line=10,
+            project=(
+                (
+                    "models",
+                    "from mxnet import gluon\n\n\nclass Mixer(gluon.HybridBlock):\n"
+                    "    def hybrid_forward(self, F, x, alpha):\n"
+                    "        return x * alpha\n",
+                ),
+            ),
+        ),
+    )
+    valid = (
+        # Not hybridized: the float reaches `hybrid_forward` imperatively.
+        """from mxnet import gluon, nd
+
+
+class Scale(gluon.HybridBlock):
+    def hybrid_forward(self, F, x, s):
+        return x * s
+
+
+net = Scale()
+print(net(nd.ones((2,)), 0.5))
+""",
+        # An array, not a number.
+        """from mxnet import gluon, nd
+
+
+class Scale(gluon.HybridBlock):
+    def hybrid_forward(self, F, x, s):
+        return x * s
+
+
+net = Scale()
+net.hybridize()
+print(net(nd.ones((2,)), nd.array([0.5])))
+""",
+        # A plain Block is never a cached graph: `hybridize()` only reaches its children.
+        """from mxnet import gluon, nd
+
+
+class Scale(gluon.Block):
+    def forward(self, x, s):
+        return x * s
+
+
+net = Scale()
+net.hybridize()
+print(net(nd.ones((2,)), 0.5))
+""",
+        # `hybridize(active=False)` turns it off.
+        """from mxnet import gluon, nd
+
+
+class Scale(gluon.HybridBlock):
+    def hybrid_forward(self, F, x, s):
+        return x * s
+
+
+net = Scale()
+net.hybridize(active=False)
+print(net(nd.ones((2,)), 0.5))
+""",
+        # A project class that turns out to be a plain Block.
+        Valid(
+            """from models import Mixer
+
+mixer = Mixer()
+mixer.hybridize()
+print(mixer(x, 0.3))
+""",
+            project=(
+                (
+                    "models",
+                    "from mxnet import gluon\n\n\nclass Mixer(gluon.Block):\n"
+                    "    def forward(self, x, alpha):\n"
+                    "        return x * alpha\n",
+                ),
+            ),
+        ),
+    )
+
+
+def _number(node: cst.BaseExpression) -> str | None:
+    if type(node) in (cst.Integer, cst.Float):
+        return node.value  # type: ignore[attr-defined]
+    if (
+        type(node) is cst.UnaryOperation
+        and type(node.operator) is cst.Minus
+        and type(node.expression) in (cst.Integer, cst.Float)
+    ):
+        return "-" + node.expression.value  # type: ignore[attr-defined]
+    return None
+
+
+def _turns_off(call: cst.Call) -> bool:
+    return any(
+        a.keyword is not None
+        and a.keyword.value == "active"
+        and type(a.value) is cst.Name
+        and a.value.value == "False"
+        for a in call.args
+    )
+
+
+def check_scope(ctx: FileContext, body: Sequence[cst.CSTNode]) -> None:
+    """One function's statements (or the module's), in source order."""
+    blocks: dict[str, str] = {}  # name -> class (resolved, or this file's qualified name)
+    hybridized: set[str] = set()
+    numbers: dict[str, str] = {}
+    for stmt in body:
+        if isinstance(stmt, NESTED_SCOPES):
+            continue
+        for node in iter_nodes(stmt, stop=NESTED_SCOPES):
+            if type(node) is cst.Assign and len(node.targets) == 1:
+                target = node.targets[0].target
+                if type(target) is not cst.Name:
+                    continue
+                name = target.value
+                blocks.pop(name, None)
+                hybridized.discard(name)
+                numbers.pop(name, None)
+                value = node.value
+                literal = _number(value)
+                if literal is not None:
+                    numbers[name] = literal
+                elif type(value) is cst.Call:
+                    cls = ctx.resolve(value.func)
+                    if cls is None and type(value.func) is cst.Name:
+                        cls = ctx.qualname(value.func.value)
+                    if cls is not None and cls.rsplit(".", 1)[-1][:1].isupper():
+                        blocks[name] = cls
+            elif type(node) is cst.Call:
+                func = node.func
+                if (
+                    type(func) is cst.Attribute
+                    and func.attr.value == "hybridize"
+                    and type(func.value) is cst.Name
+                    and func.value.value in blocks
+                ):
+                    if _turns_off(node):
+                        hybridized.discard(func.value.value)
+                    else:
+                        hybridized.add(func.value.value)
+                elif type(func) is cst.Name and func.value in hybridized:
+                    _check_call(ctx, node, func.value, blocks[func.value], numbers)
+
+
+def _check_call(
+    ctx: FileContext, call: cst.Call, net: str, cls: str, numbers: dict[str, str]
+) -> None:
+    canonical = knowledge.canonical(cls)
+    library = knowledge.is_library(cls)
+    if library and canonical not in knowledge.HYBRID_BLOCK_CLASSES:
+        return  # a library class not known to be a HybridBlock
+    for arg in call.args:
+        if arg.keyword is not None or arg.star:
+            continue
+        literal = _number(arg.value)
+        if literal is None and type(arg.value) is cst.Name:
+            literal = numbers.get(arg.value.value)
+        if literal is None:
+            continue
+        ctx.report(
+            arg.value,
+            ScalarInputToHybridizedBlock,
+            ScalarInputToHybridizedBlock.format(net=net, arg=ctx.code(arg.value), error=ERROR),
+            requires=None if library else ("hybridblock", cls),
+        )
+        return
