@@ -183,7 +183,7 @@ class _Collector:
             "mxnet": knowledge.mxnet_random_call(name),
         }
         for kind, hit in draw.items():
-            if hit and _cosmetic(site):
+            if hit and (_cosmetic(site) or self._unused_by_results(site)):
                 return []  # a random colour for a plot: it never reaches a result
             if hit:
                 code = {"numpy": "MXL302", "python": "MXL303"}.get(kind, "")
@@ -248,6 +248,22 @@ class _Collector:
                 )
             ]
         return []
+
+    def _unused_by_results(self, site: Site) -> bool:
+        """A draw bound to a name whose value, and what is computed from it in the same
+        function (or script), reaches only plots or nothing: which samples a figure shows
+        (`idx = np.random.choice(...)` then `ax.imshow(data[idx])`), sample data never used."""
+        stmt = site.stmt
+        small = (
+            stmt.body[0] if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 else stmt
+        )
+        if type(small) is not cst.Assign or len(small.targets) != 1:
+            return False
+        target = small.targets[0].target
+        if type(target) is not cst.Name:
+            return False
+        scope: cst.CSTNode = site.frames[-1].function.body if site.frames else self.ctx.module
+        return _reaches_only_plots(self.ctx, scope, small, target.value)
 
     def _seedgen(self, site: Site) -> bool:
         """The draw computes a seed (`seed = random.randint(...)`, `--seed` default)."""
@@ -318,6 +334,149 @@ class _Collector:
 
 
 _COSMETIC = re.compile(r"colou?r|cmap|palette", re.IGNORECASE)
+
+
+#: Calls that only draw: matplotlib's functions and the methods of its figures and axes.
+_PLOTTING = frozenset(
+    {
+        "imshow",
+        "plot",
+        "scatter",
+        "bar",
+        "hist",
+        "text",
+        "annotate",
+        "set_title",
+        "set_xlabel",
+        "set_ylabel",
+        "set_xticks",
+        "set_yticks",
+        "get_xaxis",
+        "get_yaxis",
+        "set_ticks",
+        "axis",
+        "add_patch",
+        "legend",
+        "figure",
+        "subplot",
+        "subplots",
+        "show",
+        "savefig",
+        "title",
+        "xlabel",
+        "ylabel",
+        "tight_layout",
+        "colorbar",
+        "grid",
+    }
+)
+
+
+def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name: str) -> bool:
+    """Whether `name` (bound by `binding`), and the names computed from it, are used only as
+    arguments of plotting calls, or not at all, after the binding in `scope` (its own
+    statements, in order): every use is accounted for by a plot, a loop over it, or an
+    assignment to plain names that are then judged the same way; a name bound again from
+    something else is no longer the draw."""
+    live: set[str] = set()
+    accounted: set[int] = set()
+    started = False
+    for node in iter_nodes(scope, stop=NESTED_SCOPES):
+        if node is binding:
+            started = True
+            live.add(name)
+            accounted.update(id(n) for n in iter_nodes(node))
+            continue
+        if not started:
+            continue
+        targets: list[cst.BaseExpression] = []
+        source: cst.CSTNode | None = None
+        if type(node) is cst.Assign:
+            targets, source = [t.target for t in node.targets], node.value
+        elif type(node) is cst.For:
+            targets, source = [node.target], node.iter
+            if _enumerates(node) and type(node.target) is cst.Tuple and node.target.elements:
+                # `for i, x in enumerate(draws)`: the counter `i` is not the draw.
+                counter = node.target.elements[0].value
+                accounted.update(id(n) for n in iter_nodes(counter))
+                targets = [e.value for e in node.target.elements[1:]]
+        if source is not None:
+            names = [n for t in targets for n in iter_nodes(t) if type(n) is cst.Name]
+            plain = all(
+                type(n) in (cst.Name, cst.Tuple, cst.List, cst.Element, cst.StarredElement)
+                for t in targets
+                for n in iter_nodes(t)
+            )
+            if _mentions(source, live):
+                if not plain or not _derivation(source, live):
+                    return False  # `arr[idx] = ...`, `x = load(idx)`: the draw shapes data
+                live.update(n.value for n in names)
+                accounted.update(id(n) for n in iter_nodes(source))
+            elif type(node) is cst.For:
+                # A loop variable bound again over something else (`for j in range(n)` in a
+                # later cell); an assignment may sit in one branch only, so it kills nothing.
+                live.difference_update(n.value for n in names)
+            accounted.update(id(n) for n in names)
+        elif type(node) is cst.Call:
+            func = node.func
+            leaf = func.attr.value if type(func) is cst.Attribute else last_name(func)
+            resolved = ctx.resolve(func) or ""
+            if leaf in _PLOTTING or resolved.startswith("matplotlib"):
+                accounted.update(id(n) for n in iter_nodes(node))
+        elif type(node) is cst.Name and node.value in live and id(node) not in accounted:
+            return False
+    if not started:
+        return False
+    # A function or class defined in the scope may read the draw when it runs (a module-level
+    # array a `main()` trains on): then it is not the plots' alone.
+    seen = live | {name}
+    for nested in iter_nodes(scope):
+        if nested is scope or type(nested) is not cst.FunctionDef:
+            continue
+        local = _bound_in(nested)
+        if any(
+            type(n) is cst.Name and n.value in seen and n.value not in local
+            for n in iter_nodes(nested.body)
+        ):
+            return False
+    return True
+
+
+def _bound_in(fn: cst.FunctionDef) -> set[str]:
+    """Names a function binds itself (parameters, assignments, loop targets): its own."""
+    out = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)}
+    for node in iter_nodes(fn.body, stop=NESTED_SCOPES):
+        targets: list[cst.CSTNode] = []
+        if type(node) is cst.Assign:
+            targets = [t.target for t in node.targets]
+        elif type(node) in (cst.For, cst.CompFor) or type(node) in (cst.AugAssign, cst.AnnAssign):
+            targets = [node.target]  # type: ignore[attr-defined]
+        for t in targets:
+            out.update(n.value for n in iter_nodes(t) if type(n) is cst.Name)
+    return out
+
+
+_DERIVING = frozenset({"enumerate", "zip", "range", "len", "int", "float", "list", "sorted"})
+
+
+def _derivation(source: cst.CSTNode, live: set[str]) -> bool:
+    """An expression that only rearranges the draw (`idx[0]`, `n * 2`, `enumerate(idx)`): no
+    call into code that may do something with it, no indexing of other data with it."""
+    for n in iter_nodes(source):
+        if type(n) is cst.Call and not (type(n.func) is cst.Name and n.func.value in _DERIVING):
+            return False
+        if type(n) is cst.Subscript and not _mentions(n.value, live):
+            return False
+    return True
+
+
+def _enumerates(loop: cst.For) -> bool:
+    it = loop.iter
+    return type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "enumerate"
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    return any(type(n) is cst.Name and n.value in names for n in iter_nodes(node))
 
 
 def _cosmetic(site: Site) -> bool:

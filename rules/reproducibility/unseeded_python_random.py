@@ -39,7 +39,8 @@ class UnseededPythonRandom(Rule):
         `mx.image` augmenters do the same. Python's generator is seeded from the operating
         system, and neither `mx.random.seed` nor `np.random.seed` seeds it, so the augmented
         data differs on every run. Draws that only pick how a plot looks (a `color=` value, a
-        `colors[...]` table) are not reported, nor the `__main__` block of a module other files
+        `colors[...]` table, which samples a figure shows) or whose value nothing uses are not
+        reported, nor the `__main__` block of a module other files
         of the project import (a smoke test; a module installed as a console script is still a
         program).
     """
