@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint import knowledge
+from mxlint.names import dotted_name
 from mxlint.rule import Example, Rule
 
 if TYPE_CHECKING:
@@ -36,7 +37,9 @@ class AmpInitAfterNet(Rule):
         `amp.init()` patches MXNet's operator functions to insert casts. MXNet's documentation
         requires it before the model is created; verified on MXNet 1.9.1: a network that was
         hybridized and run before `amp.init()` keeps running its float32 cached graph, so mixed
-        precision is silently off (and `amp.init_trainer` then scales a float32 loss).
+        precision is silently off (and `amp.init_trainer` then scales a float32 loss). A
+        network built before `amp.init()` and built again after it (a float32 reference, then
+        the AMP model under the same name) is not reported.
     """
     example = """
         net = get_model("resnet50_v1", classes=1000)
@@ -146,16 +149,33 @@ def build():
 def setup():
     amp.init()
 """,
+        # The network built before `amp.init()` is built again after it: the one that trains
+        # under AMP is the new one.
+        """from mxnet import amp, gluon
+
+
+def check(ctx):
+    net = gluon.nn.Dense(2)
+    net.initialize(ctx=ctx)
+    amp.init()
+    net = gluon.nn.Dense(2)
+    net.initialize(ctx=ctx)
+    trainer = gluon.Trainer(net.collect_params(), "adam")
+    amp.init_trainer(trainer)
+""",
     )
 
 
 def check_amp(checker: LifecycleChecker, sites: list) -> None:
     built: tuple[str, cst.CSTNode] | None = None
-    for site in sites:
+    #: The names the networks built before `amp.init()` are bound to, when known.
+    names: set[str] = set()
+    known = True
+    for index, site in enumerate(sites):
         call = site.call
         name = checker.ctx.resolve(call.func)
         if name is not None and knowledge.canonical(name) in knowledge.AMP_INIT:
-            if built is not None:
+            if built is not None and not (known and names and names <= _rebuilt(sites[index:])):
                 what, node = built
                 checker.ctx.report(
                     call,
@@ -163,13 +183,41 @@ def check_amp(checker: LifecycleChecker, sites: list) -> None:
                     AmpInitAfterNet.format(what=what, line=checker._line(node)),
                 )
             return
-        if built is None:
-            if knowledge.builds_network(name):
-                built = (checker.ctx.code(call.func) + "(...)", call)
-            elif (
-                type(call.func) is cst.Attribute
-                and name is None
-                and call.func.attr.value
-                in ("initialize", "hybridize", "collect_params", "load_parameters")
-            ):
-                built = (checker.ctx.code(call.func) + "()", call)
+        target: str | None = None
+        if knowledge.builds_network(name):
+            built = built or (checker.ctx.code(call.func) + "(...)", call)
+            target = _bound_to(site.stmt, call)
+        elif (
+            type(call.func) is cst.Attribute
+            and name is None
+            and call.func.attr.value
+            in ("initialize", "hybridize", "collect_params", "load_parameters")
+        ):
+            built = built or (checker.ctx.code(call.func) + "()", call)
+            target = dotted_name(call.func.value)
+        else:
+            continue
+        if target is None:
+            known = False
+        else:
+            names.add(target)
+
+
+def _bound_to(stmt: cst.CSTNode, call: cst.Call) -> str | None:
+    """`net` in `net = <call>`."""
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
+        stmt = stmt.body[0]
+    if type(stmt) is cst.Assign and stmt.value is call and len(stmt.targets) == 1:
+        return dotted_name(stmt.targets[0].target)
+    return None
+
+
+def _rebuilt(sites: list) -> set[str]:
+    """Names bound again from a call after `amp.init()` (`net = Net.from_cfg(...)`): the
+    network built before is not the one that runs under AMP."""
+    out: set[str] = set()
+    for site in sites:
+        target = _bound_to(site.stmt, site.call)
+        if target is not None:
+            out.add(target)
+    return out
