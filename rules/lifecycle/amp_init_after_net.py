@@ -37,9 +37,10 @@ class AmpInitAfterNet(Rule):
         `amp.init()` patches MXNet's operator functions to insert casts. MXNet's documentation
         requires it before the model is created; verified on MXNet 1.9.1: a network that was
         hybridized and run before `amp.init()` keeps running its float32 cached graph, so mixed
-        precision is silently off (and `amp.init_trainer` then scales a float32 loss). A
-        network built before `amp.init()` and built again after it (a float32 reference, then
-        the AMP model under the same name) is not reported.
+        precision is silently off (and `amp.init_trainer` then scales a float32 loss). Where
+        the network is built again after `amp.init()` (a float32 reference first, then the AMP
+        model under the same name) and nothing built before is used after it, nothing is
+        reported.
     """
     example = """
         net = get_model("resnet50_v1", classes=1000)
@@ -175,7 +176,9 @@ def check_amp(checker: LifecycleChecker, sites: list) -> None:
         call = site.call
         name = checker.ctx.resolve(call.func)
         if name is not None and knowledge.canonical(name) in knowledge.AMP_INIT:
-            if built is not None and not (known and names and names <= _rebuilt(sites[index:])):
+            later = sites[index:]
+            rebuilt = known and bool(names & _rebuilt(later))
+            if built is not None and not (rebuilt and not _runs_later(later, names)):
                 what, node = built
                 checker.ctx.report(
                     call,
@@ -214,10 +217,22 @@ def _bound_to(stmt: cst.CSTNode, call: cst.Call) -> str | None:
 
 def _rebuilt(sites: list) -> set[str]:
     """Names bound again from a call after `amp.init()` (`net = Net.from_cfg(...)`): the
-    network built before is not the one that runs under AMP."""
-    out: set[str] = set()
+    author builds the network that trains under AMP anew."""
+    return {t for t in (_bound_to(site.stmt, site.call) for site in sites) if t is not None}
+
+
+def _runs_later(sites: list, names: set[str]) -> bool:
+    """Whether a network built before `amp.init()` is used after it (called, or a method of it
+    called) before its name is bound to a new network: only that one runs without AMP."""
+    live = set(names)
     for site in sites:
-        target = _bound_to(site.stmt, site.call)
+        call = site.call
+        func = call.func
+        base = func.value if type(func) is cst.Attribute else func
+        used = {dotted_name(base)} | {dotted_name(a.value) for a in call.args}
+        if live & used:
+            return True
+        target = _bound_to(site.stmt, call)
         if target is not None:
-            out.add(target)
-    return out
+            live.discard(target)
+    return False
