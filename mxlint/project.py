@@ -1,4 +1,5 @@
-"""Cross-file facts: class ancestry across the files of one run, and checker facts."""
+"""Cross-file facts of one run: class ancestry, what calling a function of the run does
+(`semantic.effects`), which modules other files import, and checkers' facts."""
 
 from __future__ import annotations
 
