@@ -171,6 +171,12 @@ class FileContext:
         return plain if plain is not None else self.module.code_for_node(node)
 
 
+def shortened(code: str, width: int = 60) -> str:
+    """Code quoted in a message: on one line, cut to `width` characters."""
+    code = " ".join(code.split())
+    return code if len(code) <= width else code[: width - 3] + "..."
+
+
 def _bare_chain(node: cst.CSTNode) -> bool:
     """`a.b.c` written without parentheses, spaces or comments (its code is its dotted name)."""
     while type(node) is cst.Attribute:

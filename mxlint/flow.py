@@ -318,6 +318,16 @@ def _iter(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(current))
 
 
+def single_assignment(stmt: cst.CSTNode) -> cst.Assign | None:
+    """`target = value` with one target: the statement itself, or the one statement of its
+    line."""
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
+        stmt = stmt.body[0]
+    if type(stmt) is cst.Assign and len(stmt.targets) == 1:
+        return stmt
+    return None
+
+
 def assigned_names(stmt: cst.CSTNode) -> frozenset[str]:
     """Plain names bound by an assignment statement (`a, b = ...`, `a: T = ...`)."""
     targets: list[cst.BaseExpression] = []

@@ -8,6 +8,7 @@ the cost.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import libcst as cst
@@ -141,3 +142,23 @@ class ImportMap:
 
     def mentions_mxnet(self) -> bool:
         return any(knowledge.is_mxnet(full) for full in self.aliases.values())
+
+
+_TOKEN_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+
+
+def name_tokens(name: str) -> list[str]:
+    """`X_val` -> ["x", "val"], `valData2` -> ["val", "data"]."""
+    return [
+        t.rstrip("0123456789").lower()
+        for t in _TOKEN_SPLIT.split(_CAMEL.sub(r"\1_\2", name))
+        if t.rstrip("0123456789")
+    ]
+
+
+def names_a_network(name: str) -> bool:
+    """`net`, `model`, `self.encoder`: a name (its last component) that says it holds a
+    network; a class name (`Net`) constructs one instead."""
+    leaf = name.rsplit(".", 1)[-1]
+    return not leaf[:1].isupper() and bool(knowledge.NETWORK_WORDS.intersection(name_tokens(leaf)))

@@ -21,7 +21,7 @@ from typing import Literal, Union
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.names import ImportMap, dotted_name
+from mxlint.names import ImportMap, dotted_name, names_a_network
 from mxlint.walker import children
 
 # --- abstract values ----------------------------------------------------------------------
@@ -904,19 +904,11 @@ class Scope:
         return None
 
 
-_WORD = re.compile(r"[a-z]+|[A-Z][a-z]*")
-
-
 def _network_name(func: cst.BaseExpression) -> bool:
     """`net`, `model`, `self.encoder`: a name that says it holds a network whose placement
     this scope does not know (a parameter, an attribute)."""
     key = dotted_name(func)
-    if key is None:
-        return False
-    leaf = key.rsplit(".", 1)[-1]
-    if leaf[:1].isupper():
-        return False  # a class: its call constructs
-    return any(w.lower() in knowledge.NETWORK_WORDS for w in _WORD.findall(leaf))
+    return key is not None and names_a_network(key)
 
 
 _LOSS_NAME = re.compile(r"(?:^|_)(?:loss|criterion)(?:_?fn|_?func|_?function)?$", re.IGNORECASE)

@@ -40,12 +40,10 @@ class ProjectIndex:
         self._class_names = ProjectNames(self.classes)
         self._hybrid: dict[str, bool | None] = {}
         self._block: dict[str, bool | None] = {}
-        #: Files defining each function (scripts in different folders often share a name).
-        self._function_files: dict[str, list[FileFacts]] = {}
-        for f in self.files:
-            for qual in f.functions:
-                self._function_files.setdefault(qual, []).append(f)
-        self._function_names = ProjectNames(self._function_files)
+        #: Files defining each function (scripts in different folders often share a name), and
+        #: how names resolve to them: built when a finding first asks about a function.
+        self._function_files: dict[str, list[FileFacts]] | None = None
+        self._function_names: ProjectNames | None = None
         self._file_effects: dict[str, FileEffects | None] = {}
         self._effects: dict[str, Effects | None] = {}
         self._imports: ImportGraph | None = None
@@ -135,6 +133,12 @@ class ProjectIndex:
     def effects(self, name: str, _active: frozenset[str] = frozenset()) -> Effects | None:
         """What calling the project function `name` (possibly re-exported) does, with the
         functions it calls in any file of the run; None if the run does not define it."""
+        if self._function_files is None or self._function_names is None:
+            self._function_files = {}
+            for f in self.files:
+                for defined in f.functions:
+                    self._function_files.setdefault(defined, []).append(f)
+            self._function_names = ProjectNames(self._function_files)
         qual = self._function_names.resolve(name)
         if qual is None or qual in _active:
             return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from mxlint.checker import FixSpec, NodeEdit
+from mxlint.checker import FixSpec, NodeEdit, shortened
 from mxlint.placement import (
     Ctx,
     LossCall,
@@ -445,15 +445,10 @@ def check_mixed_op(
     checker.ctx.report(
         event.host,
         DataContextMismatch,
-        f"`{_short(code(event.node))}` mixes `{_short(code(event.gpu))}`, on a GPU context, with "
-        f"`{_short(host)}`{origin}, which is on the cpu: an operator's inputs must share one "
-        f"context; move it with `{_short(host)}.{checker._mover()}({src})` or create it with "
+        f"`{shortened(code(event.node))}` mixes `{shortened(code(event.gpu))}`, on a GPU context, with "
+        f"`{shortened(host)}`{origin}, which is on the cpu: an operator's inputs must share one "
+        f"context; move it with `{shortened(host)}.{checker._mover()}({src})` or create it with "
         f"`ctx={src}`",
         symbol=symbol,
         data={"function": data_fn, "ctx": src},
     )
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:57] + "..."

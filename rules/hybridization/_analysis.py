@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.checker import FileContext
+from mxlint.checker import FileContext, shortened
 from mxlint.names import dotted_name
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
@@ -674,8 +674,7 @@ def _tensor_keys(args: list[tuple[cst.Arg, Kind]]) -> tuple[str, ...]:
 
 
 def _short(code: str) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= 40 else code[:37] + "..."
+    return shortened(code, 40)
 
 
 class FileAnalysis:

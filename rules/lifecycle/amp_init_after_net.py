@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint import knowledge
+from mxlint.flow import single_assignment
 from mxlint.names import dotted_name
 from mxlint.rule import Example, Rule
 
@@ -208,11 +209,10 @@ def check_amp(checker: LifecycleChecker, sites: list) -> None:
 
 def _bound_to(stmt: cst.CSTNode, call: cst.Call) -> str | None:
     """`net` in `net = <call>`."""
-    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
-        stmt = stmt.body[0]
-    if type(stmt) is cst.Assign and stmt.value is call and len(stmt.targets) == 1:
-        return dotted_name(stmt.targets[0].target)
-    return None
+    assign = single_assignment(stmt)
+    if assign is None or assign.value is not call:
+        return None
+    return dotted_name(assign.targets[0].target)
 
 
 def _rebuilt(sites: list) -> set[str]:

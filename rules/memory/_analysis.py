@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint import knowledge
+from mxlint.names import name_tokens
 from mxlint.walker import LOOPS, NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ def _comprehension_calls(node: cst.CSTNode) -> set[cst.CSTNode]:
 
 
 _IN_GRAPH = "`{name}` is already in the recorded graph"
-_TOKEN_SPLIT = re.compile(r"[^A-Za-z0-9]+")
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 #: Builtins whose result is a tensor when an argument is one (`sum(losses)`).
 _TENSOR_BUILTINS = frozenset(
     {
@@ -139,13 +138,8 @@ _TRAIN_FUNCTION_WORDS = frozenset(
 )
 
 
-def _tokens(name: str) -> list[str]:
-    """`X_val` -> ["x", "val"], `valData2` -> ["val", "data"]."""
-    return [
-        t.rstrip("0123456789").lower()
-        for t in _TOKEN_SPLIT.split(_CAMEL.sub(r"\1_\2", name))
-        if t.rstrip("0123456789")
-    ]
+#: `X_val` -> ["x", "val"] (the rules of this family match words of names).
+_tokens = name_tokens
 
 
 def _is_validation_name(name: str, tests: bool = False) -> bool:

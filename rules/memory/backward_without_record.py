@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from mxlint import knowledge
-from mxlint.names import dotted_name
+from mxlint.names import dotted_name, names_a_network
 from mxlint.rule import Example, Rule, Runtime, Valid
-from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls, _tokens
+from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import MemoryChecker
@@ -276,7 +275,4 @@ def _network_call(call: cst.Call) -> bool:
     if type(func) is cst.Attribute and func.attr.value == "forward":
         func = func.value
     key = dotted_name(func)
-    if key is None:
-        return False
-    leaf = key.rsplit(".", 1)[-1]
-    return not leaf[:1].isupper() and bool(knowledge.NETWORK_WORDS.intersection(_tokens(leaf)))
+    return key is not None and names_a_network(key)

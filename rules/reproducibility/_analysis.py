@@ -18,16 +18,14 @@ from mxlint.flow import (
     bound_argument,
     flows_to_return,
     function_params,
+    single_assignment,
 )
-from mxlint.names import ProjectNames, dotted_name, last_name
+from mxlint.names import ProjectNames, dotted_name, last_name, name_tokens
 from mxlint.rule import Finding, Fix, Location, Rule
-from mxlint.rules.reproducibility.shuffled_evaluation_loader import (
-    ShuffledEvaluationLoader,
-    evaluation_subset,
-)
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
+    from mxlint.checker import FileContext
     from mxlint.rules.reproducibility.checker import ReproducibilityChecker
 
 
@@ -127,9 +125,13 @@ def _assumed_seeder(name: str) -> bool:
 class _Collector:
     """Turns traced call sites of one file into items (nodes kept until positions are paid)."""
 
-    def __init__(self, checker: ReproducibilityChecker, flow: Flow) -> None:
+    def __init__(
+        self, checker: ReproducibilityChecker, flow: Flow, evaluation_loaders: bool = False
+    ) -> None:
         self.ctx = checker.ctx
         self.flow = flow
+        #: MXL305 reports shuffling evaluation loaders that drop their tail: not MXL301 then.
+        self.evaluation_loaders = evaluation_loaders
         self.returns: dict[cst.FunctionDef, frozenset[str]] = {}
 
     def _is_local(self, site: Site) -> bool:
@@ -253,11 +255,8 @@ class _Collector:
         """A draw bound to a name whose value, and what is computed from it in the same
         function (or script), reaches only plots or nothing: which samples a figure shows
         (`idx = np.random.choice(...)` then `ax.imshow(data[idx])`), sample data never used."""
-        stmt = site.stmt
-        small = (
-            stmt.body[0] if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 else stmt
-        )
-        if type(small) is not cst.Assign or len(small.targets) != 1:
+        small = single_assignment(site.stmt)
+        if small is None:
             return False
         target = small.targets[0].target
         if type(target) is not cst.Name:
@@ -281,7 +280,7 @@ class _Collector:
     ) -> list[tuple[Item, cst.CSTNode]]:
         kinds, shuffle = pipeline
         call = site.call
-        if self.ctx.settings.enabled(ShuffledEvaluationLoader, self.ctx.path) and (
+        if self.evaluation_loaders and (
             evaluation_subset(self.ctx, call, _assigned_name(site.stmt)) is not None
         ):
             return []  # MXL305 reports this loader: keeping the tail, not seeding, fixes it
@@ -507,13 +506,61 @@ def _cosmetic(site: Site) -> bool:
     return False
 
 
+#: Loader -> keyword of its last-batch policy, and the values that drop or roll over the tail.
+_LAST_BATCH: dict[str, tuple[str, frozenset[str]]] = {
+    knowledge.DATALOADER: ("last_batch", frozenset({"discard", "rollover"})),
+    "mxnet.io.NDArrayIter": ("last_batch_handle", frozenset({"discard", "roll_over"})),
+}
+_EVALUATION_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev"})
+_TRAINING_WORDS = frozenset({"train", "training"})
+
+
+def _named_for_evaluation(name: str | None) -> bool:
+    words = set(name_tokens(name.rsplit(".", 1)[-1])) if name else set()
+    return bool(words & _EVALUATION_WORDS) and not words & _TRAINING_WORDS
+
+
+def evaluation_subset(
+    ctx: FileContext, call: cst.Call, target: str | None
+) -> tuple[cst.BaseExpression, str, str] | None:
+    """MXL305's decision: (the `shuffle=True` value, the loader as quoted, what it does with the
+    last batch) when `call` builds a shuffling evaluation loader that drops or rolls over its
+    tail; else None."""
+    name = ctx.resolve(call.func)
+    loader = knowledge.canonical(name) if name else ""
+    policy_of = _LAST_BATCH.get(loader)
+    shuffling = knowledge.SHUFFLING_PIPELINES.get(loader)
+    if policy_of is None or shuffling is None or shuffling[1] is None:
+        return None
+    keyword, dropping = policy_of
+    shuffle = _argument(call, *shuffling[1])
+    if not (type(shuffle) is cst.Name and shuffle.value == "True"):
+        return None
+    policy = _argument(call, keyword, len(call.args))
+    if type(policy) is not cst.SimpleString or policy.evaluated_value not in dropping:
+        return None
+    value = policy.evaluated_value
+    data = call.args[0].value if call.args and call.args[0].keyword is None else None
+    if not (
+        _named_for_evaluation(target) or _named_for_evaluation(dotted_name(data) if data else None)
+    ):
+        return None
+    if target is not None and "." not in target:
+        uses = re.findall(rf"(?<![\w.]){re.escape(target)}\b", ctx.source)
+        if len(uses) < 2:
+            return None  # built and never used: nothing is evaluated with it
+    drops = (
+        "drops its last incomplete batch"
+        if value == "discard"
+        else "rolls its last batch over into the next pass"
+    )
+    return shuffle, f"{ctx.code(call.func)}(shuffle=True, {keyword}={value!r})", drops
+
+
 def _assigned_name(stmt: cst.CSTNode) -> str | None:
     """`name` in `name = ...` (the statement alone or its line)."""
-    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
-        stmt = stmt.body[0]
-    if type(stmt) is cst.Assign and len(stmt.targets) == 1:
-        return dotted_name(stmt.targets[0].target)
-    return None
+    assign = single_assignment(stmt)
+    return dotted_name(assign.targets[0].target) if assign is not None else None
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:

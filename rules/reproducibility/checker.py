@@ -109,7 +109,9 @@ class ReproducibilityChecker(Checker):
         relevant = bool(_RELEVANT.search(ctx.source))
         if not entry and not relevant:
             return
-        collector = _Collector(self, Flow(module))
+        collector = _Collector(
+            self, Flow(module), ctx.settings.enabled(ShuffledEvaluationLoader, ctx.path)
+        )
         functions: dict[str, list[tuple[Item, cst.CSTNode]]] = {}
         params: dict[str, tuple[tuple[str, bool | None], ...]] = {}
         if relevant:

@@ -2,22 +2,20 @@
 test data) that shuffles and drops or rolls over its last incomplete batch, so that every
 evaluation scores a different subset of the data.
 
-The function after the class decides and words its findings; the family's
-`EvaluationLoaderChecker` (`rules/reproducibility/checker.py`) runs it. Its tests are the
+The function after the class words its findings; what decides them, `evaluation_subset`, is in
+`rules/reproducibility/_analysis.py` (MXL301 reads it too, to leave such a loader to this rule);
+the family's `EvaluationLoaderChecker` (`rules/reproducibility/checker.py`) runs it. Its tests are the
 examples below (run by `tests/test_rule_examples.py`), `tests/test_reproducibility.py` and
 `tests/snapshots/MXL305.txt`.
 """
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
-from mxlint import knowledge
 from mxlint.checker import FileContext, FixSpec, NodeEdit
-from mxlint.names import dotted_name
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.reproducibility._analysis import evaluation_subset
 
 
 class ShuffledEvaluationLoader(Rule):
@@ -30,8 +28,7 @@ class ShuffledEvaluationLoader(Rule):
         "learned; pass `shuffle=False` and keep the last batch"
     )
     what = """
-        Finds a data loader for evaluation (`DataLoader`, `mx.io.NDArrayIter`, `ImageIter`
-        whose target or dataset is named for validation or test data, `val_loader`,
+        Finds a data loader for evaluation (`DataLoader`, `mx.io.NDArrayIter`) whose target or dataset is named for validation or test data, `val_loader`,
         `test_iter`, `DataLoader(val_set, ...)`) that shuffles and drops the last incomplete
         batch (`last_batch="discard"`) or rolls it over into the next pass
         (`last_batch="rollover"`, `last_batch_handle="roll_over"`).
@@ -133,70 +130,6 @@ train_loader = gluon.data.DataLoader(
 )
 """),
     )
-
-
-#: Loader -> (position of `shuffle`, keyword of the last-batch policy, values that drop or roll).
-_LOADERS: dict[str, tuple[int, str, frozenset[str]]] = {
-    knowledge.DATALOADER: (2, "last_batch", frozenset({"discard", "rollover"})),
-    "mxnet.io.NDArrayIter": (
-        3,
-        "last_batch_handle",
-        frozenset({"discard", "roll_over"}),
-    ),
-}
-_EVALUATION = re.compile(r"(?:^|_)(?:val|valid|validation|test|eval|evaluation|dev)(?:_|$)")
-_TRAINING = re.compile(r"(?:^|_)train(?:ing)?(?:_|$)")
-
-
-def _named_for_evaluation(name: str | None) -> bool:
-    if not name:
-        return False
-    leaf = re.sub(r"([a-z])([A-Z])", r"\1_\2", name.rsplit(".", 1)[-1]).lower()
-    return bool(_EVALUATION.search(leaf)) and not _TRAINING.search(leaf)
-
-
-def _argument(call: cst.Call, keyword: str, position: int) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[position] if len(positional) > position else None
-
-
-def evaluation_subset(
-    ctx: FileContext, call: cst.Call, target: str | None
-) -> tuple[cst.BaseExpression, str, str] | None:
-    """(the `shuffle=True` value, the loader as quoted, what it does with the last batch) when
-    `call` builds a shuffling evaluation loader that drops or rolls over; else None."""
-    name = ctx.resolve(call.func)
-    spec = _LOADERS.get(knowledge.canonical(name)) if name else None
-    if spec is None:
-        return None
-    position, keyword, dropping = spec
-    shuffle = _argument(call, "shuffle", position)
-    if shuffle is None or not (type(shuffle.value) is cst.Name and shuffle.value.value == "True"):
-        return None
-    policy = _argument(call, keyword, 99)
-    if policy is None or type(policy.value) is not cst.SimpleString:
-        return None
-    value = policy.value.evaluated_value
-    if value not in dropping:
-        return None
-    data = call.args[0].value if call.args and call.args[0].keyword is None else None
-    if not (
-        _named_for_evaluation(target) or _named_for_evaluation(dotted_name(data) if data else None)
-    ):
-        return None
-    if target is not None and "." not in target:
-        uses = re.findall(rf"(?<![\w.]){re.escape(target)}\b", ctx.source)
-        if len(uses) < 2:
-            return None  # built and never used: nothing is evaluated with it
-    drops = (
-        "drops its last incomplete batch"
-        if value == "discard"
-        else "rolls its last batch over into the next pass"
-    )
-    return shuffle.value, f"{ctx.code(call.func)}(shuffle=True, {keyword}={value!r})", drops
 
 
 def check_loader(ctx: FileContext, call: cst.Call, target: str | None) -> None:
