@@ -28,10 +28,11 @@ class ShuffledEvaluationLoader(Rule):
         "learned; pass `shuffle=False` and keep the last batch"
     )
     what = """
-        Finds a data loader for evaluation (`DataLoader`, `mx.io.NDArrayIter`) whose target or dataset is named for validation or test data, `val_loader`,
-        `test_iter`, `DataLoader(val_set, ...)`) that shuffles and drops the last incomplete
-        batch (`last_batch="discard"`) or rolls it over into the next pass
-        (`last_batch="rollover"`, `last_batch_handle="roll_over"`).
+        Finds a data loader for evaluation (`DataLoader`, `mx.io.NDArrayIter`) whose target or
+        dataset is named for validation or test data (`val_loader`, `test_iter`,
+        `DataLoader(val_set, ...)`) and that shuffles and drops the last incomplete batch
+        (`last_batch="discard"`) or rolls it over into the next pass (`last_batch="rollover"`,
+        `last_batch_handle="roll_over"`).
     """
     why = """
         Shuffling alone does not change an evaluation metric: every sample is scored once.
