@@ -4,9 +4,10 @@ Rules about hybridized code must tell a tensor (`x`, `F.relu(x)`, `x.reshape(...
 value (`self.num_layers`, `len(...)`, `x.shape[0]` in MXNet 1.x is already a break of its own)
 without running anything. This module interprets a function's statements in order over a small
 lattice of value kinds and calls hooks at the places a rule may care about (tests, attribute
-reads, subscripts, iteration, calls); the rule decides what is a finding. Reassignment is
-honoured (`x = 3` after `x = F.relu(x)` is a Python value again), branches are joined, loop
-bodies run twice to reach a fixpoint, and `x is None` tests narrow optional tensors.
+reads, subscripts, iteration, calls); the rule decides what is a finding. Control flow is the
+shared engine's (`mxlint.semantic.dataflow`): reassignment is honoured (`x = 3` after
+`x = F.relu(x)` is a Python value again), branches are joined, loops run to a fixpoint; here
+`x is None` tests narrow optional tensors and `if F is nd:` branches run silently.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from contextlib import contextmanager
 from enum import Enum
 
 import libcst as cst
+
+from mxlint.semantic.dataflow import COMPREHENSIONS, Dataflow
 
 
 class Kind(Enum):
@@ -65,8 +68,7 @@ def element(kind: Kind) -> Kind:
     return Kind.UNKNOWN
 
 
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_COMPREHENSIONS = COMPREHENSIONS
 
 
 class Hooks:
@@ -119,119 +121,128 @@ class Hooks:
         """A `return` statement and the kind it returns."""
 
 
-class Interpreter:
-    """Abstract interpretation of one function body over `Kind`."""
+class Interpreter(Dataflow[Kind]):
+    """Abstract interpretation of one function body over `Kind`, on the shared dataflow engine."""
 
     def __init__(self, hooks: Hooks, env: Env) -> None:
+        super().__init__(env)
         self.hooks = hooks
-        self.env: Env = dict(env)
         self.returns: Kind | None = None
 
-    # -- statements --------------------------------------------------------------------------
+    # -- the domain ----------------------------------------------------------------------------
 
-    def run(self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]) -> bool:
-        """Interpret statements; True if the block always leaves (return/raise/continue/break)."""
-        return any(self.stmt(stmt) for stmt in body)
+    def top(self) -> Kind:
+        return Kind.UNKNOWN
 
-    def block(self, node: cst.BaseSuite) -> bool:
-        if type(node) is cst.IndentedBlock:
-            return self.run(node.body)
-        if type(node) is cst.SimpleStatementSuite:
-            return self.run(node.body)
-        return False
+    def join(self, a: Kind, b: Kind) -> Kind:
+        return join(a, b)
 
-    def stmt(self, node: cst.CSTNode) -> bool:
-        if type(node) is cst.SimpleStatementLine:
-            return self.run(node.body)
-        if type(node) is cst.Assign:
-            kind = self.expr(node.value)
-            for target in node.targets:
-                self.assign(target.target, node.value, kind, node)
-        elif type(node) is cst.AnnAssign:
-            if node.value is not None:
-                self.assign(node.target, node.value, self.expr(node.value), node)
-        elif type(node) is cst.AugAssign:
-            value = self.expr(node.value)
-            current = (
-                self.expr(node.target)
-                if type(node.target) is not cst.Name
-                else self.env.get(node.target.value, self.hooks.name_kind(node.target.value))
-            )
-            self.hooks.augassign(node, current, value)
-            if type(node.target) is cst.Name:
-                new = Kind.TENSOR if Kind.TENSOR in (current, value) else join(current, value)
-                self.env[node.target.value] = new
-        elif type(node) is cst.Expr:
-            self.expr(node.value)
-        elif type(node) is cst.Return:
-            kind = self.expr(node.value) if node.value is not None else Kind.NONE
-            self.returns = kind if self.returns is None else join(self.returns, kind)
-            self.hooks.returned(node, kind)
-            return True
-        elif type(node) is cst.Raise:
-            if node.exc is not None:
-                self.expr(node.exc)
-            return True
-        elif type(node) in (cst.Continue, cst.Break):
-            return True
-        elif type(node) is cst.Assert:
+    def none(self) -> Kind:
+        return Kind.NONE
+
+    def join_envs(self, base: Env, envs: Sequence[Env]) -> Env:
+        # A name bound on one path only is unknown after the join.
+        out = dict(envs[0])
+        for env in envs[1:]:
+            out = join_env(out, env)
+        return out
+
+    def element(self, value: Kind) -> Kind:
+        return element(value)
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def test(self, node: cst.BaseExpression) -> Kind:
+        return self.test_expr(node)
+
+    def narrow(self, test: cst.BaseExpression) -> tuple[Env, Env]:
+        return narrow(test, self.env)
+
+    def if_test(self, node: cst.If) -> None:
+        if self.hooks.guard(node.test) is None:
             self.test_expr(node.test)
-            if node.msg is not None:
-                self.expr(node.msg)
-        elif type(node) is cst.Del:
-            for deleted in _names(node.target):
-                self.env.pop(deleted, None)
-        elif type(node) is cst.If:
-            return self.if_stmt(node)
-        elif type(node) is cst.For:
-            self.for_stmt(node)
-        elif type(node) is cst.While:
-            self.while_stmt(node)
-        elif type(node) is cst.With:
-            for item in node.items:
-                kind = self.expr(item.item)
-                if item.asname is not None:
-                    self.assign(
-                        item.asname.name,
-                        item.item,
-                        element(kind) if kind is Kind.GROUP else Kind.UNKNOWN,
-                        item,
-                    )
-            return self.block(node.body)
-        elif isinstance(node, (cst.Try, cst.TryStar)):
-            self.try_stmt(node)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            self.env[node.name.value] = Kind.UNKNOWN
-        return False
+
+    @contextmanager
+    def branch(self, node: cst.CSTNode, which: str) -> Iterator[None]:
+        assert isinstance(node, cst.If)
+        with self._mode(self.hooks.guard(node.test) == which, none_branch(node.test) == which):
+            yield
+
+    def after_if(self, node: cst.If, body_leaves: bool, else_leaves: bool) -> None:
+        if node.orelse is None and body_leaves and self.hooks.guard(node.test) == "orelse":
+            # `if F is sym: return ...`: what follows runs imperatively only.
+            self.hooks.silent = True
+
+    def augassign(self, node: cst.AugAssign) -> None:
+        value = self.expr(node.value)
+        current = (
+            self.expr(node.target)
+            if type(node.target) is not cst.Name
+            else self.env.get(node.target.value, self.hooks.name_kind(node.target.value))
+        )
+        self.hooks.augassign(node, current, value)
+        if type(node.target) is cst.Name:
+            new = Kind.TENSOR if Kind.TENSOR in (current, value) else join(current, value)
+            self.env[node.target.value] = new
+
+    def returned(self, node: cst.Return, value: Kind) -> None:
+        self.returns = value if self.returns is None else join(self.returns, value)
+        self.hooks.returned(node, value)
+
+    def define(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        self.env[node.name.value] = Kind.UNKNOWN
+
+    def entered(self, item: cst.WithItem, value: Kind) -> Kind:
+        return element(value) if value is Kind.GROUP else Kind.UNKNOWN
+
+    def iterate(self, node: cst.For | cst.CompFor, value: Kind) -> None:
+        self.hooks.iterate(node, node.iter, value)
+
+    def loop_item(self, node: cst.For | cst.CompFor, value: Kind) -> Kind:
+        """What a loop over `iterable` binds: ints for `range`, layers for `self.*`."""
+        iterable = node.iter
+        if (
+            type(iterable) is cst.Call
+            and type(iterable.func) is cst.Name
+            and iterable.func.value == "range"
+        ):
+            return Kind.PYTHON
+        if (
+            type(iterable) is cst.Call
+            and type(iterable.func) is cst.Name
+            and iterable.func.value == "enumerate"
+        ):
+            return Kind.UNKNOWN
+        return element(value)
 
     def assign(
         self,
         target: cst.BaseExpression,
-        value: cst.BaseExpression | None,
-        kind: Kind,
+        value_node: cst.BaseExpression | None,
+        value: Kind,
         stmt: cst.CSTNode,
     ) -> None:
         if type(target) is cst.Name:
-            self.env[target.value] = kind
+            self.env[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             if (
-                isinstance(value, (cst.Tuple, cst.List))
-                and len(value.elements) == len(elements)
-                and not any(type(e) is cst.StarredElement for e in value.elements)
+                isinstance(value_node, (cst.Tuple, cst.List))
+                and len(value_node.elements) == len(elements)
+                and not any(type(e) is cst.StarredElement for e in value_node.elements)
             ):
-                for sub, val in zip(elements, value.elements):
+                for sub, val in zip(elements, value_node.elements):
                     self.assign(sub, val.value, self.expr(val.value), stmt)
                 return
-            if value is not None:
-                self.hooks.unpack(stmt, value, kind)
+            if value_node is not None:
+                self.hooks.unpack(stmt, value_node, value)
             for sub in elements:
                 inner = sub.value if type(sub) is cst.StarredElement else sub
-                self.assign(inner, None, element(kind), stmt)
+                self.assign(inner, None, element(value), stmt)
         elif type(target) is cst.Subscript:
             base = self.expr(target.value)
             for el in target.slice:
-                self._slice_exprs(el)
+                self.slice(el)
             self.hooks.store_subscript(target, base)
         elif type(target) is cst.Attribute:
             self.expr(target.value)
@@ -248,105 +259,6 @@ class Interpreter:
             yield
         finally:
             self.hooks.silent, self.hooks.fallback = saved
-
-    def _branch(
-        self, suite: cst.BaseSuite | None, env: Env, silent: bool, fallback: bool
-    ) -> tuple[Env, bool]:
-        saved_env = self.env
-        self.env = dict(env)
-        try:
-            with self._mode(silent, fallback):
-                leaves = self.block(suite) if suite is not None else False
-            return self.env, leaves
-        finally:
-            self.env = saved_env
-
-    def if_stmt(self, node: cst.If) -> bool:
-        imperative = self.hooks.guard(node.test)
-        if imperative is None:
-            self.test_expr(node.test)
-        fallback = none_branch(node.test)
-        body_env, else_env = narrow(node.test, self.env)
-        body, body_leaves = self._branch(
-            node.body, body_env, imperative == "body", fallback == "body"
-        )
-        orelse_node = node.orelse
-        if type(orelse_node) is cst.If:
-            saved = self.env
-            self.env = dict(else_env)
-            with self._mode(imperative == "orelse", fallback == "orelse"):
-                else_leaves = self.if_stmt(orelse_node)
-            orelse, self.env = self.env, saved
-        elif type(orelse_node) is cst.Else:
-            orelse, else_leaves = self._branch(
-                orelse_node.body, else_env, imperative == "orelse", fallback == "orelse"
-            )
-        else:
-            orelse, else_leaves = else_env, False
-        if imperative == "orelse" and body_leaves and orelse_node is None:
-            # `if F is sym: return ...`: what follows runs imperatively only.
-            self.hooks.silent = True
-        if body_leaves and else_leaves:
-            self.env = join_env(body, orelse)
-            return True
-        if body_leaves:
-            self.env = orelse
-        elif else_leaves:
-            self.env = body
-        else:
-            self.env = join_env(body, orelse)
-        return False
-
-    def for_stmt(self, node: cst.For) -> None:
-        kind = self.expr(node.iter)
-        self.hooks.iterate(node, node.iter, kind)
-        item = self.loop_item(node.iter, kind)
-        before = dict(self.env)
-        for _ in range(2):
-            self.assign(node.target, None, item, node)
-            self.block(node.body)
-            self.env = join_env(before, self.env)
-        if node.orelse is not None:
-            self.block(node.orelse.body)
-
-    def loop_item(self, iterable: cst.BaseExpression, kind: Kind) -> Kind:
-        """What a loop over `iterable` binds: ints for `range`, layers for `self.*`."""
-        if (
-            type(iterable) is cst.Call
-            and type(iterable.func) is cst.Name
-            and iterable.func.value == "range"
-        ):
-            return Kind.PYTHON
-        if (
-            type(iterable) is cst.Call
-            and type(iterable.func) is cst.Name
-            and iterable.func.value == "enumerate"
-        ):
-            return Kind.UNKNOWN
-        return element(kind)
-
-    def while_stmt(self, node: cst.While) -> None:
-        before = dict(self.env)
-        for _ in range(2):
-            self.test_expr(node.test)
-            self.block(node.body)
-            self.env = join_env(before, self.env)
-
-    def try_stmt(self, node: cst.Try | cst.TryStar) -> None:
-        before = dict(self.env)
-        self.block(node.body)
-        after = self.env
-        for handler in node.handlers:
-            self.env = join_env(before, after)
-            if handler.name is not None:
-                self.assign(handler.name.name, None, Kind.PYTHON, handler)
-            self.block(handler.body)
-            after = join_env(after, self.env)
-        self.env = after
-        if node.orelse is not None:
-            self.block(node.orelse.body)
-        if node.finalbody is not None:
-            self.block(node.finalbody.body)
 
     # -- expressions ---------------------------------------------------------------------------
 
@@ -443,7 +355,7 @@ class Interpreter:
         if type(node) is cst.Subscript:
             base = self.expr(node.value)
             for el in node.slice:
-                self._slice_exprs(el)
+                self.slice(el)
             self.hooks.subscript(node, base, self)
             if base is Kind.TENSOR:
                 return Kind.TENSOR
@@ -466,7 +378,7 @@ class Interpreter:
                 self.expr(item.value)
             return Kind.UNKNOWN
         if isinstance(node, _COMPREHENSIONS):
-            return self.comprehension(node)
+            return self.comprehension_kind(node)
         if type(node) is cst.NamedExpr:
             kind = self.expr(node.value)
             self.assign(node.target, node.value, kind, node)
@@ -477,15 +389,6 @@ class Interpreter:
             self.expr(node.expression)
             return Kind.UNKNOWN
         return Kind.UNKNOWN
-
-    def _slice_exprs(self, el: cst.SubscriptElement) -> None:
-        sl = el.slice
-        if type(sl) is cst.Index:
-            self.expr(sl.value)
-        elif type(sl) is cst.Slice:
-            for part in (sl.lower, sl.upper, sl.step):
-                if part is not None:
-                    self.expr(part)
 
     def call(self, node: cst.Call) -> Kind:
         func_kind = Kind.UNKNOWN
@@ -505,24 +408,11 @@ class Interpreter:
             return Kind.MAYBE_GROUP
         return Kind.UNKNOWN
 
-    def comprehension(
+    def comprehension_kind(
         self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
     ) -> Kind:
-        saved = dict(self.env)
-        comp: cst.CompFor | None = node.for_in
-        while comp is not None:
-            kind = self.expr(comp.iter)
-            self.hooks.iterate(comp, comp.iter, kind)
-            self.assign(comp.target, None, self.loop_item(comp.iter, kind), comp)
-            for cond in comp.ifs:
-                self.test_expr(cond.test)
-            comp = comp.inner_for_in
-        if isinstance(node, cst.DictComp):
-            self.expr(node.key)
-            value = self.expr(node.value)
-        else:
-            value = self.expr(node.elt)
-        self.env = saved
+        elt, dict_value = self.comprehension(node)
+        value = dict_value if isinstance(node, cst.DictComp) else elt
         if value in TENSORISH or value is Kind.GROUP:
             return Kind.GROUP
         return Kind.PYTHON if value is Kind.PYTHON else Kind.UNKNOWN
@@ -652,14 +542,6 @@ def _conjuncts(
             yield node.expression, not positive
         else:
             yield node, positive
-
-
-def _names(target: cst.BaseExpression) -> Iterator[str]:
-    if type(target) is cst.Name:
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from _names(el.value)
 
 
 def params_of(fn: cst.FunctionDef) -> list[cst.Param]:
