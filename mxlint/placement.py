@@ -22,6 +22,7 @@ import libcst as cst
 
 from mxlint import knowledge
 from mxlint.names import ImportMap, dotted_name, names_a_network
+from mxlint.semantic.dataflow import Dataflow
 from mxlint.walker import children
 
 # --- abstract values ----------------------------------------------------------------------
@@ -303,12 +304,12 @@ def _data_source(name: str) -> bool:
     return leaf[:1].isupper()  # a class (loader, iterator, dataset), not a helper function
 
 
-class Scope:
-    """Interpret one body; collect `events`.
+class Scope(Dataflow[Val]):
+    """Interpret one body on the shared dataflow engine; collect `events`.
 
     `imports` resolves names, `env` is the starting environment (module-level values visible to
-    a function, and its parameters), `helpers` maps local function names to the context they
-    return (`def try_gpu(): return mx.gpu() if ... else mx.cpu()`).
+    a function, and its parameters), `helpers` maps local function names to what they return
+    (`def try_gpu(): return mx.gpu() if ... else mx.cpu()`).
     """
 
     def __init__(
@@ -318,118 +319,80 @@ class Scope:
         env: Env | None = None,
         helpers: Mapping[str, Val] | None = None,
     ) -> None:
+        super().__init__()
         self.imports = imports
         self.code = code
-        self.env: Env = env if env is not None else {}
+        if env is not None:
+            self.env = env
         self.helpers = helpers or {}
-        self.events: list[Event] = []
+        #: One event per syntax node and kind: a loop body runs until its values settle, and
+        #: the last pass (the settled values) is what an event reports.
+        self._events: dict[tuple[type, int], Event] = {}
         self.default_ctx: list[Ctx] = []
         #: The first possibly-GPU placement of parameters seen in this scope.
         self.gpu_placement: Ctx | None = None
+        #: The values this body returns (a helper's summary).
+        self.returns: list[Val] = []
 
-    # -- statements --------------------------------------------------------------------------
+    @property
+    def events(self) -> list[Event]:
+        return list(self._events.values())
 
-    def run(self, body: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> None:
-        for stmt in body:
-            self.statement(stmt)
+    def clear_events(self) -> None:
+        self._events.clear()
 
-    def _block(self, suite: cst.BaseSuite) -> None:
-        if type(suite) in (cst.IndentedBlock, cst.SimpleStatementSuite):
-            self.run(suite.body)
+    def _emit(self, event: Event) -> None:
+        self._events[type(event), id(event.node)] = event
 
-    def _branch(self, suite: cst.BaseSuite | None) -> Env:
-        saved = self.env
-        self.env = dict(saved)
-        if suite is not None:
-            self._block(suite)
-        out, self.env = self.env, saved
-        return out
+    # -- the domain ----------------------------------------------------------------------------
 
-    def statement(self, stmt: cst.CSTNode) -> None:
-        if type(stmt) is cst.SimpleStatementLine:
-            self.run(stmt.body)
-        elif type(stmt) is cst.Assign:
-            value = self.ev(stmt.value)
-            for target in stmt.targets:
-                self.bind(target.target, value, stmt.value)
-        elif type(stmt) is cst.AnnAssign:
-            if stmt.value is not None:
-                self.bind(stmt.target, self.ev(stmt.value), stmt.value)
-        elif type(stmt) is cst.AugAssign:
-            right = self.ev(stmt.value)
-            left = self.ev(stmt.target)
-            self.bind(stmt.target, _combine([left, right]), None)
-        elif isinstance(stmt, (cst.Expr, cst.Return)):
-            if stmt.value is not None:
-                self.ev(stmt.value)
-        elif type(stmt) is cst.If:
-            self.ev(stmt.test)
-            then = self._branch(stmt.body)
-            orelse: Env
-            if type(stmt.orelse) is cst.If:
-                saved = self.env
-                self.env = dict(saved)
-                self.statement(stmt.orelse)
-                orelse, self.env = self.env, saved
-            elif type(stmt.orelse) is cst.Else:
-                orelse = self._branch(stmt.orelse.body)
-            else:
-                orelse = dict(self.env)
-            self.env = merge(self.env, [then, orelse])
-        elif type(stmt) is cst.For:
-            self.bind(stmt.target, self.element(self._iterable(stmt.iter)), None)
-            self._block(stmt.body)
-            if stmt.orelse is not None:
-                self._block(stmt.orelse.body)
-        elif type(stmt) is cst.While:
-            self.ev(stmt.test)
-            self._block(stmt.body)
-        elif type(stmt) is cst.With:
-            pushed = 0
-            for item in stmt.items:
-                value = self.ev(item.item)
-                if isinstance(value, Ctx):
-                    self.default_ctx.append(value)
-                    pushed += 1
-                if item.asname is not None:
-                    self.bind(item.asname.name, None, None)
-            self._block(stmt.body)
-            for _ in range(pushed):
-                self.default_ctx.pop()
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            base = dict(self.env)
-            self._block(stmt.body)
-            if stmt.orelse is not None:
-                self._block(stmt.orelse.body)
-            branches = [self.env]
-            for handler in stmt.handlers:
-                saved = self.env
-                self.env = dict(base)
-                self._block(handler.body)
-                branches.append(self.env)
-                self.env = saved
-            self.env = merge(base, branches)
-            if stmt.finalbody is not None:
-                self._block(stmt.finalbody.body)
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            self.env.pop(stmt.name.value, None)
-        elif type(stmt) in (
-            cst.Del,
-            cst.Global,
-            cst.Nonlocal,
-            cst.Pass,
-            cst.Import,
-            cst.ImportFrom,
-            cst.Break,
-            cst.Continue,
-        ):
-            return
-        elif isinstance(stmt, cst.BaseExpression):
-            self.ev(stmt)
-        else:
-            for child in children(stmt):
-                if isinstance(child, cst.BaseExpression):
-                    self.ev(child)
+    def top(self) -> Val:
+        return None
+
+    def join(self, a: Val, b: Val) -> Val:
+        return join(a, b)
+
+    def expr(self, node: cst.BaseExpression) -> Val:
+        return self.ev(node)
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def assign(
+        self,
+        target: cst.BaseExpression,
+        value_node: cst.BaseExpression | None,
+        value: Val,
+        stmt: cst.CSTNode,
+    ) -> None:
+        self.bind(target, value, value_node)
+
+    def augassign(self, node: cst.AugAssign) -> None:
+        right = self.ev(node.value)
+        left = self.ev(node.target)
+        self.bind(node.target, _combine([left, right]), None)
+
+    def loop_item(self, node: cst.For | cst.CompFor, value: Val) -> Val:
+        if type(node) is cst.For:
+            return self.element(self._iterable(node.iter, value))
+        return self.element(value)
+
+    def with_items(self, node: cst.With) -> object:
+        pushed = 0
+        for item in node.items:
+            value = self.ev(item.item)
+            if isinstance(value, Ctx):
+                self.default_ctx.append(value)
+                pushed += 1
+            if item.asname is not None:
+                self.bind(item.asname.name, None, None)
+        return pushed
+
+    def leave_with(self, node: cst.With, token: object) -> None:
+        assert isinstance(token, int)
+        del self.default_ctx[len(self.default_ctx) - token :]
+
+    def returned(self, node: cst.Return, value: Val) -> None:
+        self.returns.append(value)
 
     # -- binding -------------------------------------------------------------------------------
 
@@ -472,10 +435,9 @@ class Scope:
             parent.children.append(child)
         child.parent = parent
 
-    def _iterable(self, node: cst.BaseExpression) -> Val:
-        """The value iterated by a loop; an unknown name spelled like a data loader
-        (`train_loader`, `val_data`, `data_iter`) is one."""
-        value = self.ev(node)
+    def _iterable(self, node: cst.BaseExpression, value: Val) -> Val:
+        """The value iterated by a loop (`value` is what `node` evaluated to); an unknown name
+        spelled like a data loader (`train_loader`, `val_data`, `data_iter`) is one."""
         if value is not None:
             return value
         wrapper = None
@@ -595,7 +557,7 @@ class Scope:
         host = [(e, v) for e, v in operands if isinstance(v, Tensor) and v.on_gpu() is False]
         if gpu and host:
             (g, gv), (h, hv) = gpu[0], host[0]
-            self.events.append(MixedOp(node, g, gv, h, hv))  # type: ignore[arg-type]
+            self._emit(MixedOp(node, g, gv, h, hv))  # type: ignore[arg-type]
 
     def _walk_children(self, node: cst.CSTNode) -> None:
         for child in children(node):
@@ -608,16 +570,7 @@ class Scope:
                 self._walk_children(child)
 
     def _comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Val:
-        saved = self.env
-        self.env = dict(saved)
-        clause: cst.CompFor | None = node.for_in
-        while clause is not None:
-            self.bind(clause.target, self.element(self.ev(clause.iter)), None)
-            for cond in clause.ifs:
-                self.ev(cond.test)
-            clause = clause.inner_for_in
-        elem = self.ev(node.elt)
-        self.env = saved
+        elem, _ = self.comprehension(node)
         if isinstance(elem, Ctx):
             return Ctx(elem.gpu, True, self.code(node))
         return Each(elem) if elem is not None else None
@@ -684,7 +637,7 @@ class Scope:
         if isinstance(callee, Net):
             return self._net_call(node, callee, arg_vals)
         if isinstance(callee, Loss):
-            self.events.append(LossCall(node, arg_vals))
+            self._emit(LossCall(node, arg_vals))
             return None
         if isinstance(callee, Transform):
             return arg_vals[0][1] if arg_vals else None
@@ -703,7 +656,7 @@ class Scope:
                 )
         if name is None:
             if callee is None and _loss_name(func):
-                self.events.append(LossCall(node, arg_vals))
+                self._emit(LossCall(node, arg_vals))
                 return None
             if callee is None and _network_name(func):
                 return _unknown_net_output(arg_vals)
@@ -788,7 +741,7 @@ class Scope:
     def _net_call(
         self, node: cst.Call, net: Net, arg_vals: list[tuple[cst.BaseExpression, Val]]
     ) -> Val:
-        self.events.append(NetCall(node, net, arg_vals, net.ctx if net.placed else None))
+        self._emit(NetCall(node, net, arg_vals, net.ctx if net.placed else None))
         if net.placed and net.ctx is not None:
             if net.ctx.gpu and any(
                 isinstance(v, Tensor) and v.on_gpu() is False for _, v in arg_vals
@@ -847,7 +800,7 @@ class Scope:
             return None
         if isinstance(receiver, Params):
             if method in knowledge.PARAM_VALUE_METHODS:
-                self.events.append(ParamRead(node, receiver.net, self._current_default()))
+                self._emit(ParamRead(node, receiver.net, self._current_default()))
                 return (
                     Tensor("placed", Ctx(receiver.net.ctx.gpu, False, None))
                     if receiver.net.ctx
@@ -889,7 +842,7 @@ class Scope:
             elif method == "initialize":
                 if net.fresh and not net.placed:
                     net.init_without_ctx = node
-                    self.events.append(InitNoCtx(node, net, self.gpu_placement))
+                    self._emit(InitNoCtx(node, net, self.gpu_placement))
                     self._placed_net(net, CPU_DEFAULT)
                 return None
             else:  # load_parameters without ctx keeps an existing placement

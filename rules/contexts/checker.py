@@ -147,7 +147,7 @@ class ContextChecker(Checker):
     def _run_function(self, fn: cst.FunctionDef, env: Env, helpers: Mapping[str, Val]) -> Scope:
         scope = Scope(self.ctx.imports, self.ctx.code, env, helpers)
         scope.env.update(parameter_env(scope, fn.params))
-        scope.events.clear()
+        scope.clear_events()
         scope.run(fn.body.body)
         return scope
 
