@@ -10,6 +10,7 @@ import libcst as cst
 
 from mxlint.names import ImportMap, dotted_name
 from mxlint.rule import Applicability, Rule
+from mxlint.semantic.bindings import Bindings
 from mxlint.semantic.effects import FileEffects
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class FileContext:
         #: Enclosing structural nodes, outermost first (ClassDef, FunctionDef, For, With...).
         self.stack: list[cst.CSTNode] = []
         self._effects: FileEffects | None = None
+        self._bindings: Bindings | None = None
 
     @property
     def effects(self) -> FileEffects:
@@ -103,6 +105,13 @@ class FileContext:
         if self._effects is None:
             self._effects = FileEffects(self.module, self.imports)
         return self._effects
+
+    @property
+    def bindings(self) -> Bindings:
+        """The scopes and bindings of this file (read on first use)."""
+        if self._bindings is None:
+            self._bindings = Bindings(self.module)
+        return self._bindings
 
     # -- reporting -----------------------------------------------------------------------
 
@@ -163,7 +172,18 @@ class FileContext:
         return f"{mod}.{name}" if mod else name
 
     def resolve(self, node: cst.BaseExpression) -> str | None:
-        return self.imports.resolve(node)
+        """The qualified name `node` spells through an import, unless the function around it
+        binds its root name to something else (a parameter `nd`, a local `random = ...`)."""
+        name = self.imports.resolve(node)
+        if name is None:
+            return None
+        root = (dotted_name(node) or "").partition(".")[0]
+        if root not in self.bindings.rebound:
+            return name
+        scope = self.bindings.scope_at(node)
+        if scope.parent is not None and self.bindings.shadowed(root, scope):
+            return None
+        return name
 
     def code(self, node: cst.CSTNode) -> str:
         # Most call targets rules quote are plain `a.b.c`: their text needs no codegen.

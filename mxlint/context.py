@@ -10,6 +10,7 @@ import re
 
 import libcst as cst
 
+from mxlint import knowledge
 from mxlint.checker import FileContext, FileFacts
 from mxlint.names import ImportMap, dotted_name
 from mxlint.parsing import ParseFailure, parse_module
@@ -69,6 +70,33 @@ def _prepass_imports(module: cst.Module, imports: ImportMap) -> None:
                 pending.extend(orelse.body.body)
             for handler in getattr(stmt, "handlers", ()):
                 pending.extend(handler.body.body)
+    _module_aliases(module, imports)
+
+
+def _module_aliases(module: cst.Module, imports: ImportMap) -> None:
+    """`nd = mx.nd`, `nn = gluon.nn` at the top of a module, bound once: the name is an alias of
+    the MXNet namespace as surely as `from mxnet import nd` would make it."""
+    found: dict[str, str | None] = {}
+    for stmt in module.body:
+        if type(stmt) is not cst.SimpleStatementLine:
+            continue
+        for small in stmt.body:
+            if type(small) is not cst.Assign:
+                continue
+            for target in small.targets:
+                if type(target.target) is not cst.Name:
+                    continue
+                name = target.target.value
+                resolved = (
+                    imports.resolve(small.value)
+                    if type(small.value) in (cst.Name, cst.Attribute)
+                    else None
+                )
+                mxnet = resolved is not None and knowledge.is_mxnet(resolved)
+                found[name] = resolved if mxnet and name not in found else None
+    for name, resolved in found.items():
+        if resolved is not None and name not in imports.aliases:
+            imports.aliases[name] = resolved
 
 
 _NP_STYLE = re.compile(r"\b(?:npx\.set_np|from\s+mxnet\s+import\s+[^\n]*\bnpx?\b|mx\.npx?\.)")

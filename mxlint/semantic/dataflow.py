@@ -373,7 +373,7 @@ class Dataflow(Generic[V]):
     def try_stmt(self, node: cst.Try | cst.TryStar) -> bool:
         before = dict(self.env)
         body_leaves = self.block(node.body)
-        after_body = self.env
+        after_body = dict(self.env)
         if node.orelse is not None and not body_leaves:
             body_leaves = self.block(node.orelse.body)
         ends: list[Env[V]] = [] if body_leaves else [self.env]

@@ -225,33 +225,28 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return iter_nodes(node, stop=_NESTED)
 
 
+#: Binding kinds `_Scope.assigns` holds.
+_ASSIGNING = frozenset({"assignment", "loop", "with"})
+
+
 class _Scope:
     """Facts about the function (or module) around a record block, computed once."""
 
     def __init__(self, checker: RecordChecker, node: cst.Module | cst.FunctionDef) -> None:
         self.checker = checker
         self.node = node
-        self.params: set[str] = set()
-        if type(node) is cst.FunctionDef:
-            p = node.params
-            for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-                self.params.add(param.name.value)
-            for star in (p.star_arg, p.star_kwarg):
-                if type(star) is cst.Param:
-                    self.params.add(star.name.value)
+        bound = checker.ctx.bindings.scope(node)
+        assert bound is not None
+        self.params: set[str] = set(bound.params)
         self.nodes = list(_walk(node))
-        self.assigns: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {}
-        self.globals: set[str] = set()
-        for n in self.nodes:
-            if type(n) is cst.Global:
-                self.globals.update(x.name.value for x in n.names)
-            value = n.value if isinstance(n, (cst.Assign, cst.AnnAssign)) else None
-            if type(n) in (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem):
-                for target in _targets(n):
-                    for name in _bound_names(target):
-                        self.assigns.setdefault(name, []).append(
-                            (n, value if type(target) is cst.Name else None)
-                        )
+        #: Names bound in this scope by an assignment, a loop or a `with`, with the value bound
+        #: when the target is the name itself.
+        self.assigns: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {
+            name: [(b.node, b.value) for b in found]
+            for name, bindings in bound.names.items()
+            if (found := [b for b in bindings if b.kind in _ASSIGNING])
+        }
+        self.globals: set[str] = set(bound.globals)
         #: Names `x.attach_grad()` is called on: variables of the graph.
         self.grad_names: set[str] = set()
         for n in self.nodes:
