@@ -5,13 +5,14 @@ of each `autograd.record()` block, read once for every rule of both families.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from mxlint import knowledge
 from mxlint.names import name_tokens
+from mxlint.semantic.dataflow import Dataflow
 from mxlint.walker import LOOPS, NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
@@ -476,16 +477,67 @@ class _Scope:
         return name in self.grad_names
 
 
-class _Record:
-    """One `with autograd.record():` block, read statement by statement.
+Facts = frozenset[str]
+_NO_FACTS: Facts = frozenset()
+#: What a name may hold inside a record block.
+RECORDED = "recorded"  # the output of a recorded operator
+IN_GRAPH = "in_graph"  # an array of the graph: recorded, or read by a recorded operator
+FRESH = "fresh"  # an NDArray outside the graph
+SYNCED = "synced"  # a recorded value copied back to Python
+GROUP = "group"  # a Python container holding recorded tensors (`losses.append(l)`)
 
-    `recorded` holds names bound to outputs of recorded operators; `in_graph` also the arrays
-    recorded operators read (MXNet gives them autograd information too); `fresh` names known
-    to be NDArrays outside the graph. Loops inside the block run twice, as their second
-    iteration sees what the first one recorded.
+
+_RECORDED: Facts = frozenset({RECORDED})
+_RECORDED_IN_GRAPH: Facts = frozenset({RECORDED, IN_GRAPH})
+
+
+class _Holding:
+    """The names that may hold one fact, read and written as a set."""
+
+    __slots__ = ("rec", "fact")
+
+    def __init__(self, rec: _Record, fact: str) -> None:
+        self.rec = rec
+        self.fact = fact
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.fact in self.rec.env.get(name, _NO_FACTS)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, facts in self.rec.env.items() if self.fact in facts)
+
+    def add(self, name: str) -> None:
+        env = self.rec.env
+        env[name] = env.get(name, _NO_FACTS) | {self.fact}
+
+    def update(self, names: Iterable[str]) -> None:
+        for name in names:
+            self.add(name)
+
+    def discard(self, name: str) -> None:
+        env = self.rec.env
+        facts = env.get(name)
+        if facts is not None and self.fact in facts:
+            env[name] = facts - {self.fact}
+
+    def clear(self) -> None:
+        env = self.rec.env
+        for name, facts in list(env.items()):
+            if self.fact in facts:
+                env[name] = facts - {self.fact}
+
+
+class _Record(Dataflow[Facts]):
+    """One `with autograd.record():` block, read on the shared dataflow engine.
+
+    A name's value is the set of facts it may hold (`RECORDED`, `IN_GRAPH`, `FRESH`, `SYNCED`,
+    `GROUP`), joined at branches; loops inside the block run to a fixpoint, as their second
+    iteration sees what the first one recorded. `recorded`, `in_graph`, `fresh`, `synced` and
+    `groups` read and write the names holding each fact.
     """
 
     def __init__(self, checker: RecordChecker, with_node: cst.With, predict: bool) -> None:
+        super().__init__()
         self.checker = checker
         self.ctx = checker.ctx
         self.with_node = with_node
@@ -494,12 +546,13 @@ class _Record:
         self.iteration_loop = next(
             (lp for lp in self.loops if not checker.is_shard_loop(lp, self.scope)), None
         )
-        self.recorded: set[str] = set()
-        self.in_graph: set[str] = set(self.scope.grad_names)
-        self.fresh: set[str] = self._fresh_arrays()
-        self.synced: set[str] = set()
-        #: Python containers holding recorded tensors (`losses.append(l)`).
-        self.groups: set[str] = set()
+        self.recorded = _Holding(self, RECORDED)
+        self.in_graph = _Holding(self, IN_GRAPH)
+        self.fresh = _Holding(self, FRESH)
+        self.synced = _Holding(self, SYNCED)
+        self.groups = _Holding(self, GROUP)
+        self.in_graph.update(self.scope.grad_names)
+        self.fresh.update(self._fresh_arrays())
         self.recording = True
         self.predict = predict
         self.eval_function = self._in_eval_function()
@@ -508,6 +561,8 @@ class _Record:
             for name, bindings in self.scope.assigns.items()
             if any(checker.is_container(v) for _, v in bindings if v is not None)
         }
+        #: The statement being read (where an expression's findings are reported).
+        self._current: cst.CSTNode = with_node
 
     # -- set-up ----------------------------------------------------------------------------------
 
@@ -553,49 +608,30 @@ class _Record:
             and not self.scope.has_gradient_work()
         )
 
+    # -- the domain --------------------------------------------------------------------------------
+
+    def top(self) -> Facts:
+        return _NO_FACTS
+
+    def join(self, a: Facts, b: Facts) -> Facts:
+        return a | b
+
+    def expr(self, node: cst.BaseExpression) -> Facts:
+        """Report on the calls of `node` (in evaluation order), then what it holds."""
+        self.effects(node, self._current)
+        return _RECORDED if self.recorded_expr(node) else _NO_FACTS
+
     # -- walking -----------------------------------------------------------------------------------
 
-    def run(self) -> None:
+    def run_block(self) -> None:
         self.block(self.with_node.body)
 
-    def block(self, suite: cst.BaseSuite) -> None:
-        for stmt in suite.body:
-            self.stmt(stmt)
+    def stmt(self, node: cst.CSTNode) -> bool:
+        if type(node) is not cst.SimpleStatementLine:
+            self._current = node
+        return super().stmt(node)
 
-    def stmt(self, node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for small in node.body:
-                self.small(small)
-        elif type(node) is cst.If:
-            self.effects(node.test, node)
-            self.block(node.body)
-            if type(node.orelse) is cst.If:
-                self.stmt(node.orelse)
-            elif type(node.orelse) is cst.Else:
-                self.block(node.orelse.body)
-        elif type(node) is cst.For:
-            self.effects(node.iter, node)
-            for _ in range(2):
-                self.bind(node.target, self.recorded_expr(node.iter))
-                self.block(node.body)
-            if node.orelse is not None:
-                self.block(node.orelse.body)
-        elif type(node) is cst.While:
-            for _ in range(2):
-                self.effects(node.test, node)
-                self.block(node.body)
-        elif type(node) is cst.With:
-            self.nested_with(node)
-        elif isinstance(node, (cst.Try, cst.TryStar)):
-            self.block(node.body)
-            for handler in node.handlers:
-                self.block(handler.body)
-            if node.orelse is not None:
-                self.block(node.orelse.body)
-            if node.finalbody is not None:
-                self.block(node.finalbody.body)
-
-    def nested_with(self, node: cst.With) -> None:
+    def with_items(self, node: cst.With) -> object:
         saved = self.recording, self.predict
         for item in node.items:
             resolved = self.ctx.resolve(item.item.func) if type(item.item) is cst.Call else None
@@ -605,28 +641,28 @@ class _Record:
                 self.predict = True
             else:
                 self.effects(item.item, node)
-        try:
-            self.block(node.body)
-        finally:
-            self.recording, self.predict = saved
+        return saved
 
-    def small(self, node: cst.BaseSmallStatement) -> None:
-        if type(node) is cst.Assign:
-            self.effects(node.value, node)
-            value_recorded = self.recorded_expr(node.value)
-            for t in node.targets:
-                self.store(t.target, node.value, node)
-            for t in node.targets:
-                self.bind(t.target, value_recorded, node.value)
-        elif type(node) is cst.AnnAssign and node.value is not None:
-            self.effects(node.value, node)
-            self.store(node.target, node.value, node)
-            self.bind(node.target, self.recorded_expr(node.value), node.value)
-        elif type(node) is cst.AugAssign:
-            self.effects(node.value, node)
-            self.augassign(node)
-        elif isinstance(node, (cst.Expr, cst.Return)) and node.value is not None:
-            self.effects(node.value, node)
+    def leave_with(self, node: cst.With, token: object) -> None:
+        self.recording, self.predict = token  # type: ignore[misc]
+
+    def assign(
+        self,
+        target: cst.BaseExpression,
+        value_node: cst.BaseExpression | None,
+        value: Facts,
+        stmt: cst.CSTNode,
+    ) -> None:
+        if value_node is not None and isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+            self.store(target, value_node, stmt)
+        self.bind(target, RECORDED in value, value_node)
+
+    def augassign(self, node: cst.AugAssign) -> None:
+        self.effects(node.value, node)
+        self._augassign(node)
+
+    def loop_item(self, node: cst.For | cst.CompFor, value: Facts) -> Facts:
+        return value
 
     # -- what is recorded ------------------------------------------------------------------
 
@@ -634,25 +670,16 @@ class _Record:
         self, target: cst.BaseExpression, recorded: bool, value: cst.BaseExpression | None = None
     ) -> None:
         for name in _bound_names(target):
-            self.synced.discard(name)
-            self.groups.discard(name)
             if recorded and self.recording:
-                self.recorded.add(name)
-                self.in_graph.add(name)
-                self.fresh.discard(name)
-            else:
-                self.recorded.discard(name)
-                self.in_graph.discard(name)
-                if (
-                    value is not None
-                    and type(target) is cst.Name
-                    and self.checker.creates_array(value)
-                ):
-                    self.fresh.add(name)
-                else:
-                    self.fresh.discard(name)
-                if value is not None and type(target) is cst.Name and self.readback(value):
-                    self.synced.add(name)
+                self.env[name] = _RECORDED_IN_GRAPH
+                continue
+            facts: set[str] = set()
+            if value is not None and type(target) is cst.Name:
+                if self.checker.creates_array(value):
+                    facts.add(FRESH)
+                if self.readback(value):
+                    facts.add(SYNCED)
+            self.env[name] = frozenset(facts)
 
     def graph_expr(self, expr: cst.BaseExpression) -> bool:
         if type(expr) is cst.Name:
@@ -690,19 +717,20 @@ class _Record:
         if type(expr) is cst.IfExp:
             return self.recorded_expr(expr.body) or self.recorded_expr(expr.orelse)
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
-            saved = set(self.recorded), set(self.in_graph)
-            comp: cst.CompFor | None = expr.for_in
-            while comp is not None:
-                if self.recorded_expr(comp.iter):
-                    self.recorded.update(_bound_names(comp.target))
-                    self.in_graph.update(_bound_names(comp.target))
-                comp = comp.inner_for_in
+            saved = self.env
+            self.env = dict(saved)
             try:
+                comp: cst.CompFor | None = expr.for_in
+                while comp is not None:
+                    if self.recorded_expr(comp.iter):
+                        self.recorded.update(_bound_names(comp.target))
+                        self.in_graph.update(_bound_names(comp.target))
+                    comp = comp.inner_for_in
                 return self.recorded_expr(
                     expr.value if isinstance(expr, cst.DictComp) else expr.elt
                 )
             finally:
-                self.recorded, self.in_graph = saved
+                self.env = saved
         return False
 
     def recorded_call(self, call: cst.Call) -> bool:
@@ -869,7 +897,7 @@ class _Record:
                 return
         self.checker.check_subscript_store(self, stmt, target, value)
 
-    def augassign(self, node: cst.AugAssign) -> None:
+    def _augassign(self, node: cst.AugAssign) -> None:
         target = node.target
         if type(target) is cst.Subscript:
             self.store(target, node.value, node)

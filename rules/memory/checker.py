@@ -447,7 +447,7 @@ class RecordChecker(Checker):
             return
         if any(type(n) is cst.With and self._record_mode(n) for n in self.ctx.stack):
             return  # the outer block reads this one
-        _Record(self, node, predict=mode == "predict").run()
+        _Record(self, node, predict=mode == "predict").run_block()
 
     def scope(self) -> _Scope:
         fn = self.ctx.enclosing_function()
