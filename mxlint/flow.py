@@ -10,16 +10,21 @@ call it meets with the chain of calls that led to it. Branches are all taken (a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
 from mxlint import walker
+from mxlint.semantic.dataflow import Dataflow
 from mxlint.walker import children
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NESTED_TYPES = frozenset(_NESTED)
+#: Statements with a body: their control flow is the engine's.
+_COMPOUND = frozenset({cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match})
+#: Small statements after which the rest of their block does not run.
+_LEAVING = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})
 
 
 @dataclass(frozen=True)
@@ -134,10 +139,13 @@ def bound_argument(
     return None
 
 
-class Flow:
-    """Execution-order tracer for one module (see the module docstring)."""
+class Flow(Dataflow[None]):
+    """Execution-order tracer for one module (see the module docstring), on the shared dataflow
+    engine: its control flow (branches, loops, leaving statements) is the engine's; what it
+    follows is not values but calls."""
 
     def __init__(self, module: cst.Module, limit: int = 20000) -> None:
+        super().__init__()
         self.module = module
         self.functions: dict[str, cst.FunctionDef] = {}
         self.classes: dict[str, dict[str, cst.FunctionDef]] = {}
@@ -151,19 +159,23 @@ class Flow:
         self.reached: set[cst.FunctionDef] = set()
         self._budget = limit
         self._reached_flag = True
+        self._sites: list[Site] = []
+        self._frames: tuple[Frame, ...] = ()
+        #: The statement whose expressions are being read.
+        self._current: cst.CSTNode = module
 
     # -- entry points ----------------------------------------------------------------------
 
     def module_sites(self) -> Iterator[Site]:
         """Module-level statements in order; the `__main__` block in place."""
         self._reached_flag = True
-        yield from self._body(self.module.body, ())
+        return iter(self._trace(self.module.body, ()))
 
     def function_sites(self, fn: cst.FunctionDef, cls: str | None = None) -> Iterator[Site]:
         """The body of one function as a root (e.g. a helper other files call)."""
         self._reached_flag = True
         self.reached.add(fn)
-        yield from self._suite(fn.body, (Frame(None, None, fn, cls, cls is not None),))
+        return iter(self._trace(fn.body, (Frame(None, None, fn, cls, cls is not None),)))
 
     def unreached_sites(self) -> Iterator[Site]:
         """Functions and methods the traced flow never entered (position in time unknown)."""
@@ -173,68 +185,87 @@ class Flow:
         ]
         for cls_name, methods in self.classes.items():
             roots.extend((m, cls_name) for m in methods.values())
+        out: list[Site] = []
         for fn, cls in roots:
             if fn in self.reached:
                 continue
             self.reached.add(fn)
-            yield from self._suite(fn.body, (Frame(None, None, fn, cls, cls is not None),))
+            out.extend(self._trace(fn.body, (Frame(None, None, fn, cls, cls is not None),)))
         self._reached_flag = True
+        return iter(out)
 
-    # -- statements ------------------------------------------------------------------------
+    def _trace(
+        self, body: cst.BaseSuite | Sequence[cst.BaseStatement], frames: tuple[Frame, ...]
+    ) -> list[Site]:
+        saved = self._sites
+        self._sites = []
+        try:
+            self._enter(body, frames)
+            return self._sites
+        finally:
+            self._sites = saved
 
-    def _suite(self, suite: cst.BaseSuite, frames: tuple[Frame, ...]) -> Iterator[Site]:
-        if type(suite) is cst.IndentedBlock:
-            yield from self._body(suite.body, frames)
-        else:
-            for small in suite.body:  # type: ignore[attr-defined]
-                yield from self._expr(small, small, frames)
+    def _enter(
+        self, body: cst.BaseSuite | Sequence[cst.BaseStatement], frames: tuple[Frame, ...]
+    ) -> None:
+        """Read a body (a root, or a function entered by a call) with its own frames."""
+        saved = self._frames, self._current, self.env, self._exits
+        self._frames, self.env, self._exits = frames, {}, []
+        try:
+            if isinstance(body, cst.BaseSuite):
+                self.block(body)
+            else:
+                self.run(body)
+        finally:
+            self._frames, self._current, self.env, self._exits = saved
 
-    def _body(self, stmts: object, frames: tuple[Frame, ...]) -> Iterator[Site]:
-        for stmt in stmts:  # type: ignore[attr-defined]
-            yield from self._stmt(stmt, frames)
+    # -- the domain: no values, calls in order -------------------------------------------------
 
-    def _stmt(self, stmt: cst.CSTNode, frames: tuple[Frame, ...]) -> Iterator[Site]:
-        if self._budget <= 0 or type(stmt) in (cst.FunctionDef, cst.ClassDef):
-            return
-        if type(stmt) is cst.SimpleStatementLine:
-            for small in stmt.body:
-                yield from self._expr(small, small, frames)
-        elif type(stmt) is cst.If:
-            yield from self._expr(stmt.test, stmt, frames)
-            yield from self._suite(stmt.body, frames)
-            if type(stmt.orelse) is cst.If:
-                yield from self._stmt(stmt.orelse, frames)
-            elif type(stmt.orelse) is cst.Else:
-                yield from self._suite(stmt.orelse.body, frames)
-        elif isinstance(stmt, (cst.For, cst.While)):
-            head = stmt.iter if isinstance(stmt, cst.For) else stmt.test
-            yield from self._expr(head, stmt, frames)
-            yield from self._suite(stmt.body, frames)
-            if stmt.orelse is not None:
-                yield from self._suite(stmt.orelse.body, frames)
-        elif type(stmt) is cst.With:
-            for item in stmt.items:
-                yield from self._expr(item.item, stmt, frames)
-            yield from self._suite(stmt.body, frames)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            yield from self._suite(stmt.body, frames)
-            for handler in stmt.handlers:
-                yield from self._suite(handler.body, frames)
-            if stmt.orelse is not None:
-                yield from self._suite(stmt.orelse.body, frames)
-            if stmt.finalbody is not None:
-                yield from self._suite(stmt.finalbody.body, frames)
-        else:
-            yield from self._expr(stmt, stmt, frames)
+    def top(self) -> None:
+        return None
 
-    def _expr(
-        self, node: cst.CSTNode, stmt: cst.CSTNode, frames: tuple[Frame, ...]
-    ) -> Iterator[Site]:
+    def join(self, a: None, b: None) -> None:
+        return None
+
+    def expr(self, node: cst.BaseExpression) -> None:
+        self._calls(node, self._current)
+
+    def assign(
+        self,
+        target: cst.BaseExpression,
+        value_node: cst.BaseExpression | None,
+        value: None,
+        stmt: cst.CSTNode,
+    ) -> None:
+        """Nothing is bound: a loop body is read once."""
+
+    def stmt(self, node: cst.CSTNode) -> bool:
+        if self._budget <= 0:
+            return True
+        kind = type(node)
+        if kind is cst.SimpleStatementLine:
+            return self.run(node.body)  # type: ignore[attr-defined]
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
+            return False  # definitions are read when called
+        if kind in _COMPOUND:
+            self._current = node
+            return super().stmt(node)
+        self._calls(node, node)
+        return kind in _LEAVING
+
+    def if_test(self, node: cst.If) -> None:
+        self._current = node
+        self._calls(node.test, node)
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def _calls(self, node: cst.CSTNode, stmt: cst.CSTNode) -> None:
+        frames = self._frames
         for call in post_order_calls(node):
             self._budget -= 1
             if self._budget <= 0:
                 return
-            yield Site(call, stmt, frames, self._reached_flag)
+            self._sites.append(Site(call, stmt, frames, self._reached_flag))
             active = {f.function for f in frames}
             targets = [self._target(call, frames)]
             # Functions passed as callbacks (`Process(target=worker)`, `fire.Fire(main)`) run
@@ -247,8 +278,8 @@ class Flow:
                     continue
                 fn, cls, bound = target
                 self.reached.add(fn)
-                yield from self._suite(fn.body, (*frames, Frame(call, stmt, fn, cls, bound)))
-            yield from self._used_later(call, stmt, frames, active)
+                self._enter(fn.body, (*frames, Frame(call, stmt, fn, cls, bound)))
+            self._used_later(call, stmt, frames, active)
 
     def _used_later(
         self,
@@ -256,7 +287,7 @@ class Flow:
         stmt: cst.CSTNode,
         frames: tuple[Frame, ...],
         active: set[cst.FunctionDef],
-    ) -> Iterator[Site]:
+    ) -> None:
         """A class of this file constructed here: the methods the framework calls on it later
         (a dataset's `__getitem__`, a transform's `__call__`, a block's `forward`) run on this
         path, at a time the trace does not know (their sites are not `reached`)."""
@@ -272,7 +303,7 @@ class Flow:
                 continue
             self.reached.add(fn)
             frame = Frame(call, stmt, fn, func.value, True)  # type: ignore[attr-defined]
-            yield from self._suite(fn.body, (*frames, frame))
+            self._enter(fn.body, (*frames, frame))
         self._reached_flag = saved
 
     def _target(
