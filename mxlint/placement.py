@@ -13,6 +13,7 @@ parameter reads. Anything it cannot see through is `None` (unknown), and unknown
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1018,8 +1019,39 @@ def module_env_copy(env: Env) -> Env:
 
 # --- tensors created inside a forward ----------------------------------------------------
 
+#: One possibility for a value in a forward: derived from an input?, the creators it holds.
 _Kind = tuple[bool, frozenset[cst.Call]]
 _NEUTRAL: _Kind = (False, frozenset())
+#: The possibilities on the paths that reach a name.
+_Alternatives = frozenset[_Kind]
+_NEUTRAL_ALTERNATIVES: _Alternatives = frozenset({_NEUTRAL})
+_INPUT: _Alternatives = frozenset({(True, frozenset())})
+#: Beyond this many possibilities a value is summarised as one (their union).
+_MAX_ALTERNATIVES = 8
+
+
+def _capped(alternatives: _Alternatives) -> _Alternatives:
+    return alternatives if len(alternatives) <= _MAX_ALTERNATIVES else _summary(alternatives)
+
+
+def _choices(kinds: Sequence[_Alternatives]) -> Iterator[tuple[_Kind, ...]]:
+    """One possibility of each operand, for every combination (operands with many
+    possibilities are summarised first, so that a long expression stays linear)."""
+    size = 1
+    for k in kinds:
+        size *= len(k)
+    if size > _MAX_ALTERNATIVES * _MAX_ALTERNATIVES:
+        kinds = [_summary(k) for k in kinds]
+    return itertools.product(*kinds)
+
+
+def _summary(alternatives: _Alternatives) -> _Alternatives:
+    """All possibilities as one: derived from an input if any is, holding every creator."""
+    return frozenset(
+        {(any(k[0] for k in alternatives), frozenset().union(*(k[1] for k in alternatives)))}
+    )
+
+
 _LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
@@ -1057,26 +1089,29 @@ def tensor_parameters(fn: cst.FunctionDef, skip: int) -> list[str]:
     return out
 
 
-class ForwardCreations:
+class ForwardCreations(Dataflow[_Alternatives]):
     """Tensors made without `ctx` inside a forward and combined with its tensor inputs.
 
     A creator without `ctx` (`nd.zeros(shape)`) lands on the default context (cpu); the
     inputs of a forward live wherever the caller put them, so combining the two fails on a
     GPU. `F.zeros` in `hybrid_forward` is not a creator here: hybridized, it is bound on the
     inputs' context, and it cannot take `ctx` symbolically.
+
+    Runs on the shared dataflow engine. A name's value is the set of what it may be on the
+    paths that reach it, each a pair (derived from an input?, creators it holds), so that a
+    state that is either an input or a fresh zeros array is not taken for their combination.
     """
 
     def __init__(self, imports: ImportMap, f_name: str | None) -> None:
+        super().__init__()
         self.imports = imports
         self.f_name = f_name
-        self.arg: set[str] = set()
-        self.created: dict[str, frozenset[cst.Call]] = {}
         self.found: list[cst.Call] = []
         self.under_ctx = 0
 
-    def run(self, fn: cst.FunctionDef, params: list[str]) -> list[cst.Call]:
-        self.arg = set(params)
-        self._suite(fn.body)
+    def run_function(self, fn: cst.FunctionDef, params: list[str]) -> list[cst.Call]:
+        self.env = {name: _INPUT for name in params}
+        self.block(fn.body)
         seen: set[int] = set()
         out = []
         for node in self.found:
@@ -1085,50 +1120,63 @@ class ForwardCreations:
                 out.append(node)
         return out
 
-    def _suite(self, suite: cst.BaseSuite) -> None:
-        for stmt in suite.body:
-            self._stmt(stmt)
+    # -- the domain ----------------------------------------------------------------------------
 
-    def _stmt(self, stmt: cst.CSTNode) -> None:
-        if type(stmt) is cst.SimpleStatementLine:
-            for small in stmt.body:
-                self._stmt(small)
-        elif type(stmt) is cst.Assign:
-            kind = self.kind(stmt.value)
-            for target in stmt.targets:
-                self._bind(target.target, kind)
-        elif type(stmt) is cst.AnnAssign and stmt.value is not None:
-            self._bind(stmt.target, self.kind(stmt.value))
-        elif type(stmt) is cst.AugAssign:
-            self._bind(stmt.target, self._combine([self.kind(stmt.target), self.kind(stmt.value)]))
-        elif type(stmt) in (cst.FunctionDef, cst.ClassDef):
-            return
-        elif type(stmt) is cst.With and any(
-            _mentions_ctx(i.item) or _is_ctx_call(i.item) for i in stmt.items
-        ):
+    def top(self) -> _Alternatives:
+        return _NEUTRAL_ALTERNATIVES
+
+    def join(self, a: _Alternatives, b: _Alternatives) -> _Alternatives:
+        return _capped(a | b)
+
+    def join_envs(
+        self, base: dict[str, _Alternatives], envs: Sequence[dict[str, _Alternatives]]
+    ) -> dict[str, _Alternatives]:
+        # A name missing on a path is neither an input nor a creation there.
+        out: dict[str, _Alternatives] = {}
+        for env in envs:
+            for name in env:
+                if name not in out:
+                    values = [e.get(name, _NEUTRAL_ALTERNATIVES) for e in envs]
+                    joined = values[0]
+                    for other in values[1:]:
+                        joined = joined | other
+                    out[name] = _capped(joined)
+        return out
+
+    def expr(self, node: cst.BaseExpression) -> _Alternatives:
+        return self.kind(node)
+
+    def assign(
+        self,
+        target: cst.BaseExpression,
+        value_node: cst.BaseExpression | None,
+        value: _Alternatives,
+        stmt: cst.CSTNode,
+    ) -> None:
+        self._bind(target, value)
+
+    def augassign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, self._combine([self.kind(node.target), self.kind(node.value)]))
+
+    def loop_item(self, node: cst.For | cst.CompFor, value: _Alternatives) -> _Alternatives:
+        return value
+
+    def define(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        """A nested definition is not read."""
+
+    def with_items(self, node: cst.With) -> object:
+        if any(_mentions_ctx(i.item) or _is_ctx_call(i.item) for i in node.items):
             self.under_ctx += 1  # `with x.context:` makes it the default context
-            self._suite(stmt.body)
-            self.under_ctx -= 1
-        elif type(stmt) is cst.For:
-            self._bind(stmt.target, self.kind(stmt.iter))
-            self._suite(stmt.body)
-            self._suite(stmt.body)  # a second pass: state carried round the loop
-        elif type(stmt) is cst.While:
-            self.kind(stmt.test)
-            self._suite(stmt.body)
-            self._suite(stmt.body)
-        else:
-            for child in children(stmt):
-                if isinstance(child, cst.BaseExpression):
-                    self.kind(child)
-                elif isinstance(child, cst.BaseSuite):
-                    self._suite(child)
-                elif isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement)):
-                    self._stmt(child)
-                else:
-                    self._stmt(child)
+            return True
+        for item in node.items:
+            self.kind(item.item)
+        return False
 
-    def _bind(self, target: cst.BaseExpression, kind: _Kind) -> None:
+    def leave_with(self, node: cst.With, token: object) -> None:
+        if token:
+            self.under_ctx -= 1
+
+    def _bind(self, target: cst.BaseExpression, kind: _Alternatives) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._bind(element.value, kind)
@@ -1140,35 +1188,38 @@ class ForwardCreations:
             self._combine([self.kind(target.value), kind])
             return
         if type(target) is cst.Name:
-            name = target.value
-            if kind[0]:
-                self.arg.add(name)
-            else:
-                self.arg.discard(name)
-            if kind[1]:
-                self.created[name] = kind[1]
-            else:
-                self.created.pop(name, None)
+            self.env[target.value] = kind
 
-    def _combine(self, kinds: Sequence[_Kind]) -> _Kind:
-        is_arg = any(k[0] for k in kinds)
-        made: frozenset[cst.Call] = frozenset().union(*(k[1] for k in kinds))
-        if is_arg and made:
-            self.found.extend(sorted(made, key=id))
-        return is_arg, made
+    def _combine(self, kinds: Sequence[_Alternatives]) -> _Alternatives:
+        """Operands combined by one operator: on every path where one is derived from an input
+        and another holds a creator without ctx, that creator meets the input's context."""
+        out = set()
+        for choice in _choices(kinds):
+            is_arg = any(k[0] for k in choice)
+            made: frozenset[cst.Call] = frozenset().union(*(k[1] for k in choice))
+            if is_arg and made:
+                self.found.extend(sorted(made, key=id))
+            out.add((is_arg, made))
+        return _capped(frozenset(out))
 
-    def _union(self, kinds: Sequence[_Kind]) -> _Kind:
-        return any(k[0] for k in kinds), frozenset().union(*(k[1] for k in kinds))
+    def _union(self, kinds: Sequence[_Alternatives]) -> _Alternatives:
+        """Values held side by side (a tuple, either branch of a conditional expression)."""
+        return _capped(
+            frozenset(
+                (any(k[0] for k in choice), frozenset().union(*(k[1] for k in choice)))
+                for choice in _choices(kinds)
+            )
+        )
 
-    def kind(self, node: cst.BaseExpression) -> _Kind:
+    def kind(self, node: cst.BaseExpression) -> _Alternatives:
         if type(node) is cst.Name:
-            return node.value in self.arg, self.created.get(node.value, frozenset())
+            return self.env.get(node.value, _NEUTRAL_ALTERNATIVES)
         if type(node) is cst.Attribute:
             if node.attr.value in _NON_TENSOR_ATTRS:
-                return _NEUTRAL
+                return _NEUTRAL_ALTERNATIVES
             dotted = dotted_name(node)
             if dotted is not None and dotted.startswith("self."):
-                return _NEUTRAL
+                return _NEUTRAL_ALTERNATIVES
             return self.kind(node.value)
         if type(node) is cst.Call:
             return self._call(node)
@@ -1190,9 +1241,9 @@ class ForwardCreations:
         if isinstance(node, (cst.Tuple, cst.List)):
             return self._union([self.kind(e.value) for e in node.elements])
         if type(node) is cst.Lambda:
-            return _NEUTRAL
+            return _NEUTRAL_ALTERNATIVES
         self._walk(node)
-        return _NEUTRAL
+        return _NEUTRAL_ALTERNATIVES
 
     def _walk(self, node: cst.CSTNode) -> None:
         for child in children(node):
@@ -1201,24 +1252,24 @@ class ForwardCreations:
             else:
                 self._walk(child)
 
-    def _call(self, node: cst.Call) -> _Kind:
+    def _call(self, node: cst.Call) -> _Alternatives:
         func = node.func
         method = func.attr.value if type(func) is cst.Attribute else None
         arg_kinds = [self.kind(a.value) for a in node.args]
         if method in _TO_PYTHON:
             self.kind(func)
-            return _NEUTRAL
+            return _NEUTRAL_ALTERNATIVES
         if method in knowledge.CTX_MOVING_METHODS:
             self.kind(func)
-            return _NEUTRAL
+            return _NEUTRAL_ALTERNATIVES
         name = self.imports.resolve(func)
         dotted = dotted_name(func) or ""
         is_f = self.f_name is not None and dotted.startswith(self.f_name + ".")
         if name in knowledge.NDARRAY_CREATORS:
             short = name.rsplit(".", 1)[-1]
             if creator_ctx_argument(node, short) is None and not self.under_ctx:
-                return False, frozenset({node})
-            return _NEUTRAL
+                return frozenset({(False, frozenset({node}))})
+            return _NEUTRAL_ALTERNATIVES
         if (
             method in knowledge.STATE_CREATING_METHODS
             and name is None
@@ -1234,10 +1285,10 @@ class ForwardCreations:
                 and not symbolic
                 and not any(a.star == "**" or _mentions_ctx(a.value) for a in node.args)
             ):
-                return False, frozenset({node})
-            return _NEUTRAL
+                return frozenset({(False, frozenset({node}))})
+            return _NEUTRAL_ALTERNATIVES
         if name in knowledge.LIKE_CREATORS or (is_f and dotted.endswith("_like")):
-            return arg_kinds[0] if arg_kinds else _NEUTRAL
+            return arg_kinds[0] if arg_kinds else _NEUTRAL_ALTERNATIVES
         if (
             name is not None
             and knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES)
@@ -1247,6 +1298,6 @@ class ForwardCreations:
             return self._combine(arg_kinds)
         if type(func) is cst.Attribute and name is None:
             receiver = self.kind(func.value)
-            if receiver[0] or receiver[1]:
+            if any(k[0] or k[1] for k in receiver):
                 return self._combine([receiver, *arg_kinds])
-        return _NEUTRAL
+        return _NEUTRAL_ALTERNATIVES

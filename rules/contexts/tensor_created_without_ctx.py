@@ -205,7 +205,7 @@ def check_forward(
     params = tensor_parameters(fn, 2 if hybrid else 1)
     if not params:
         return
-    found = ForwardCreations(checker.ctx.imports, f_name).run(fn, params)
+    found = ForwardCreations(checker.ctx.imports, f_name).run_function(fn, params)
     if not found:
         return
     arg = params[0]
