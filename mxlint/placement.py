@@ -16,7 +16,7 @@ import copy
 import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Union
 
 import libcst as cst
@@ -37,6 +37,9 @@ class Ctx:
     multi: bool = False
     #: How to spell it in a message or fix (a variable name or a pure expression), if known.
     src: str | None = None
+    #: The caller that passed it (or the network placed on it) when it came in as an
+    #: argument: `src` is spelled in that caller.
+    via: str | None = None
 
 
 CPU_DEFAULT = Ctx(False, False, "mx.cpu()")
@@ -334,6 +337,10 @@ class Scope(Dataflow[Val]):
         self.gpu_placement: Ctx | None = None
         #: The values this body returns (a helper's summary).
         self.returns: list[Val] = []
+        #: Functions of the module by name, and the calls of them this body makes (with the
+        #: values of their arguments): what a function's parameters hold at its call sites.
+        self.local_functions: Mapping[str, cst.FunctionDef] = {}
+        self.local_calls: dict[int, tuple[str, cst.Call, list[tuple[cst.BaseExpression, Val]]]] = {}
 
     @property
     def events(self) -> list[Event]:
@@ -645,6 +652,11 @@ class Scope(Dataflow[Val]):
         if type(func) is cst.Name and name is None:
             if func.value in self.helpers:
                 return self.helpers[func.value]
+            if func.value in self.local_functions:
+                # Networks as they are at this call (a later `reset_ctx` does not move them
+                # for the call that already ran).
+                passed = [(e, copy.deepcopy(v) if isinstance(v, Net) else v) for e, v in arg_vals]
+                self.local_calls[id(node)] = (func.value, node, passed)
             if func.value == "enumerate" and arg_vals:
                 return Each(Seq((None, self.element(arg_vals[0][1]))))
             if func.value == "zip":
@@ -661,7 +673,7 @@ class Scope(Dataflow[Val]):
                 return None
             if callee is None and _network_name(func):
                 return _unknown_net_output(arg_vals)
-            return self._maybe_block(func)
+            return self._maybe_block(node)
         return self._qualified(node, name, arg_vals)
 
     def _qualified(
@@ -716,11 +728,14 @@ class Scope(Dataflow[Val]):
             return Tensor("host", ctx, origin)
         return Tensor("placed", ctx)
 
-    def _maybe_block(self, func: cst.BaseExpression) -> Val:
+    def _maybe_block(self, node: cst.Call) -> Val:
         """`Net()` for a class defined in this file: a fresh block (if it is one at all, only
-        a later `initialize` makes that matter)."""
-        key = dotted_name(func)
+        a later `initialize` makes that matter). A class given a context (`Net(ctx=ctx)`)
+        places its own parameters: where is not known here."""
+        key = dotted_name(node.func)
         if key is not None and key.rsplit(".", 1)[-1][:1].isupper() and not key.startswith("self."):
+            if _kwarg(node, knowledge.CTX_KEYWORDS) is not None:
+                return Net()
             return Net(fresh=True)
         return None
 
@@ -948,6 +963,66 @@ def parameter_env(scope: Scope, params: cst.Parameters) -> dict[str, Val]:
         if type(star) is cst.Param:
             env[star.name.value] = None
     return env
+
+
+def call_site_env(
+    fn: cst.FunctionDef,
+    sites: Sequence[tuple[cst.Call, list[tuple[cst.BaseExpression, Val]], str]],
+) -> Env:
+    """What `fn`'s parameters hold when every call of it in the file passes a known network,
+    context or data loader for them (joined over the calls). Contexts (and networks' contexts)
+    say which caller spelled them."""
+    env: Env = {}
+    if not sites:
+        return env
+    params = fn.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    callers = sorted({caller for _, _, caller in sites})
+    via = callers[0] if len(callers) == 1 else "its callers"
+    for param in (*positional, *(p.name.value for p in params.kwonly_params)):
+        value: Val = None
+        for k, (call, arg_vals, _) in enumerate(sites):
+            passed = _passed(call, arg_vals, positional, param)
+            if not isinstance(passed, (Net, Ctx, Loader)):
+                value = None
+                break
+            value = passed if k == 0 else _same_placement(value, passed)
+        if value is not None:
+            env[param] = value
+    env = copy.deepcopy(env)
+    for value in env.values():
+        if isinstance(value, Net) and value.ctx is not None and value.ctx.via is None:
+            value.ctx = replace(value.ctx, via=via)
+    return {
+        k: (replace(v, via=via) if isinstance(v, Ctx) and v.via is None else v)
+        for k, v in env.items()
+    }
+
+
+def _same_placement(a: Val, b: Val) -> Val:
+    """`a` when two calls pass equally placed networks (copies taken at each call), else their
+    join."""
+    if isinstance(a, Net) and isinstance(b, Net):
+        return a if (a.ctx, a.placed) == (b.ctx, b.placed) else None
+    return join(a, b)
+
+
+def _passed(
+    call: cst.Call, arg_vals: list[tuple[cst.BaseExpression, Val]], positional: list[str], name: str
+) -> Val:
+    """The value a call passes for parameter `name` (None: not passed, or not knowable)."""
+    index = 0
+    for arg, (_, value) in zip(call.args, arg_vals):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return value
+            continue
+        if index < len(positional) and positional[index] == name:
+            return value
+        index += 1
+    return None
 
 
 _HELPER_NAME = re.compile(r"gpu|ctx|context|device", re.IGNORECASE)

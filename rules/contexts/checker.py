@@ -23,6 +23,7 @@ from mxlint.placement import (
     Scope,
     Tensor,
     Val,
+    call_site_env,
     context_helpers,
     module_env_copy,
     parameter_env,
@@ -40,6 +41,45 @@ from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
 from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
 from mxlint.rules.contexts.tensor_created_without_ctx import TensorCreatedWithoutCtx
 from mxlint.walker import iter_nodes
+
+Sites = dict[str, list[tuple[cst.Call, list[tuple[cst.BaseExpression, Val]], str]]]
+
+
+def _collect_sites(scope: Scope, caller: str, sites: Sites) -> None:
+    """The calls `scope` makes of the module's functions, as made by `caller`."""
+    for name, call, arg_vals in scope.local_calls.values():
+        sites.setdefault(name, []).append((call, arg_vals, caller))
+
+
+def _callers_first(
+    functions: Sequence[tuple[list[str], cst.ClassDef | None, cst.FunctionDef]],
+    local: Mapping[str, cst.FunctionDef],
+) -> list[tuple[list[str], cst.ClassDef | None, cst.FunctionDef]]:
+    """Module-level functions ordered so that a function's callers in the file are read before
+    it (what they pass is known when it is read); the other functions after, in file order."""
+    calls: dict[str, list[str]] = {}
+    for name, fn in local.items():
+        calls[name] = [
+            n.func.value
+            for n in iter_nodes(fn.body)
+            if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in local
+        ]
+    done: set[str] = set()
+    post: list[str] = []
+
+    def visit(name: str) -> None:
+        done.add(name)
+        for callee in calls[name]:
+            if callee not in done:
+                visit(callee)
+        post.append(name)
+
+    for name in local:
+        if name not in done:
+            visit(name)
+    rank = {name: i for i, name in enumerate(reversed(post))}
+    top = sorted((f for f in functions if len(f[0]) == 1), key=lambda f: rank.get(f[0][0], 0))
+    return top + [f for f in functions if len(f[0]) != 1]
 
 
 class ContextChecker(Checker):
@@ -98,19 +138,29 @@ class ContextChecker(Checker):
             **tensor_helpers(module, self.ctx.imports, code),
             **context_helpers(module, self.ctx.imports, code),
         }
+        local = {fn.name.value: fn for path, cls, fn in self.functions if len(path) == 1}
         top = Scope(self.ctx.imports, code, {}, helpers)
+        top.local_functions = local
         top.run(module.body)
         self._judge(top, None)
+        sites: Sites = {}
+        _collect_sites(top, "the module's code", sites)
         members: dict[int, Env] = {}
         global_nets = _has_net(top.env)
         replaced = self._replaced_globals(top.env) if global_nets else {}
-        for path, cls, fn in self.functions:
+        for path, cls, fn in _callers_first(self.functions, local):
             member_env: Env = {}
             if cls is not None and fn.name.value != "__init__":
                 if id(cls) not in members:
                     members[id(cls)] = self._members(cls, top.env, helpers)
                 member_env = members[id(cls)]
-            if id(fn) not in self.placing and not global_nets and not _has_net(member_env):
+            passed = call_site_env(fn, sites.get(fn.name.value, [])) if len(path) == 1 else {}
+            if (
+                id(fn) not in self.placing
+                and not global_nets
+                and not _has_net(member_env)
+                and not _has_net(passed)
+            ):
                 continue
             env: Env = module_env_copy(top.env)
             for key, placer in replaced.items():
@@ -119,7 +169,8 @@ class ContextChecker(Checker):
                     # another function moves this network: its context here is unknown
                     value.ctx, value.placed = None, False
             env.update(module_env_copy(member_env))
-            scope = self._run_function(fn, env, helpers)
+            scope = self._run_function(fn, env, helpers, passed, local)
+            _collect_sites(scope, f"`{path[-1]}()`", sites)
             self._judge(scope, ".".join(path))
 
     def _replaced_globals(self, module_env: Env) -> dict[str, cst.FunctionDef]:
@@ -144,9 +195,20 @@ class ContextChecker(Checker):
                     out.setdefault(key, fn)
         return out
 
-    def _run_function(self, fn: cst.FunctionDef, env: Env, helpers: Mapping[str, Val]) -> Scope:
+    def _run_function(
+        self,
+        fn: cst.FunctionDef,
+        env: Env,
+        helpers: Mapping[str, Val],
+        passed: Env | None = None,
+        local: Mapping[str, cst.FunctionDef] | None = None,
+    ) -> Scope:
+        """Read `fn` with the module's values, its parameters' defaults and what its callers
+        in this file pass (`passed`)."""
         scope = Scope(self.ctx.imports, self.ctx.code, env, helpers)
         scope.env.update(parameter_env(scope, fn.params))
+        scope.env.update(passed or {})
+        scope.local_functions = local or {}
         scope.clear_events()
         scope.run(fn.body.body)
         return scope

@@ -52,7 +52,10 @@ class DataContextMismatch(Rule):
         before a later `reset_ctx` met the parameters where they were then), and a batch
         component the loop does not move (the label beside a moved image) is data like any
         other when it meets a loss of the network's output, also where the network and the
-        loss arrive as parameters and the context as a default. Also operators (`a * b`,
+        loss arrive as parameters and the context as a default. A function's parameters hold
+        what every call of it in the file passes (a network a caller placed on a GPU, its
+        context, its loader); a project block constructed with a context (`Net(ctx=ctx)`)
+        places itself where this rule cannot tell, and is not judged. Also operators (`a * b`,
         `a == b`, `nd.concat(a, b)`) whose inputs are a GPU tensor and a cpu one: an unmoved
         label compared with predictions, an array a helper makes without `ctx`.
     """
@@ -362,6 +365,10 @@ def report_unmoved(
             f"`{net_name}` has its parameters on `{src}` but {origin} is fed to it "
             f"unmoved; split the batch with `gluon.utils.split_and_load({short_arg}, "
             f"{src})` and call `{net_name}` on each slice"
+        )
+    if ctx.via is not None:
+        message = message.replace(
+            f"on `{src}`", f"on `{src}` (placed by {ctx.via}, which passes it here)", 1
         )
     mover = checker._mover()
     message = message.replace(".as_in_context(", f".{mover}(")
