@@ -1028,6 +1028,22 @@ def _passed(
 _HELPER_NAME = re.compile(r"gpu|ctx|context|device", re.IGNORECASE)
 
 
+def _returned(
+    fn: cst.FunctionDef, imports: ImportMap, code: Callable[[cst.CSTNode], str]
+) -> list[Val]:
+    """What `fn` returns, read on its own body with its parameters unknown (a bare `return` or
+    falling off the end returns None, which is unknown too)."""
+    probe = Scope(imports, code)
+    p = fn.params
+    probe.env = {
+        param.name.value: None
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg)
+        if isinstance(param, cst.Param)
+    }
+    leaves = probe.block(fn.body)
+    return probe.returns if leaves else [*probe.returns, None]
+
+
 def context_helpers(
     module: cst.Module, imports: ImportMap, code: Callable[[cst.CSTNode], str]
 ) -> dict[str, Ctx]:
@@ -1036,15 +1052,12 @@ def context_helpers(
     for stmt in module.body:
         if type(stmt) is not cst.FunctionDef or not _HELPER_NAME.search(stmt.name.value):
             continue
-        value: Val = None
-        seen = False
-        for ret in _returns(stmt.body):
-            if ret.value is None:
-                continue
-            probe = Scope(imports, code)
-            got = probe.ev(ret.value)
-            value = got if not seen else join(value, got)
-            seen = True
+        values = [v for v in _returned(stmt, imports, code) if v is not None]
+        if not values:
+            continue
+        value: Val = values[0]
+        for other in values[1:]:
+            value = join(value, other)
         if isinstance(value, Ctx) and value.gpu is not None:
             out[stmt.name.value] = Ctx(value.gpu, value.multi, None)
     return out
@@ -1054,7 +1067,8 @@ def tensor_helpers(
     module: cst.Module, imports: ImportMap, code: Callable[[cst.CSTNode], str]
 ) -> dict[str, Val]:
     """Module-level functions that return an array made on the default context (`def
-    make_mask(n): return nd.array(...)`) and take no context: what they return is on the cpu."""
+    make_mask(n): m = nd.zeros(n); ...; return m`) and take no context: what they return is on
+    the cpu."""
     out: dict[str, Val] = {}
     for stmt in module.body:
         if type(stmt) is not cst.FunctionDef or _HELPER_NAME.search(stmt.name.value):
@@ -1062,29 +1076,15 @@ def tensor_helpers(
         params = [p.name.value for p in (*stmt.params.params, *stmt.params.kwonly_params)]
         if any(_HELPER_NAME.search(p) for p in params):
             continue
-        values = [ret.value for ret in _returns(stmt.body)]
-        if not values or any(v is None for v in values):
-            continue
-        probe = Scope(imports, code)
-        made = [probe.ev(v) for v in values]  # type: ignore[arg-type]
-        if all(isinstance(t, Tensor) and t.where == "host" and t.ctx is None for t in made):
+        made = _returned(stmt, imports, code)
+        if made and all(
+            isinstance(t, Tensor) and t.where == "host" and t.ctx is None for t in made
+        ):
             origin = made[0].origin  # type: ignore[union-attr]
             out[stmt.name.value] = Tensor(
                 "host", None, f"from `{stmt.name.value}()`, which returns {origin}"
             )
     return out
-
-
-def _returns(suite: cst.BaseSuite) -> Iterator[cst.Return]:
-    stack: list[cst.CSTNode] = [suite]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Return:
-            yield node
-            continue
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
-            continue
-        stack.extend(children(node))
 
 
 def module_env_copy(env: Env) -> Env:

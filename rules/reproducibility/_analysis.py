@@ -122,6 +122,10 @@ def _assumed_seeder(name: str) -> bool:
     return "seed" in last.lower() and not knowledge.is_library(name)
 
 
+#: Namespaces whose calls make Symbols.
+_SYMBOLIC = ("mxnet.sym", "mxnet.symbol")
+
+
 class _Collector:
     """Turns traced call sites of one file into items (nodes kept until positions are paid)."""
 
@@ -133,6 +137,8 @@ class _Collector:
         #: MXL305 reports shuffling evaluation loaders that drop their tail: not MXL301 then.
         self.evaluation_loaders = evaluation_loaders
         self.returns: dict[cst.FunctionDef, frozenset[str]] = {}
+        #: (function, network) initialised and not yet run: its first forward pass draws.
+        self._initialized: set[tuple[int, str]] = set()
 
     def _is_local(self, site: Site) -> bool:
         """A call the tracer follows into this file's own code (its effects are traced)."""
@@ -167,6 +173,9 @@ class _Collector:
             last = last_name(call.func)
             if "seed" in last.lower() and not self._is_local(site):
                 return [(replace(base, op="seed", kinds=ALL_KINDS, what=ctx.code(call.func)), call)]
+            first_forward = self._first_forward(site)
+            if first_forward is not None:
+                return [(replace(base, kinds=("mxnet",), what=first_forward), call)]
             return []
         what = ctx.code(call.func)
         if name in knowledge.NUMPY_SEEDERS:
@@ -250,6 +259,40 @@ class _Collector:
                 )
             ]
         return []
+
+    def _first_forward(self, site: Site) -> str | None:
+        """A network's first forward pass after its `initialize()` in the same function: Gluon
+        defers initialization until shapes are known, so this is where MXNet's generator draws
+        the initial weights (what the call reads, for the message). `initialize()` itself is
+        only remembered here."""
+        call = site.call
+        func = call.func
+        frame = id(site.frames[-1].function) if site.frames else 0
+        if type(func) is cst.Attribute and func.attr.value == "initialize":
+            receiver = func.value
+            if (
+                type(receiver) is cst.Call
+                and type(receiver.func) is cst.Attribute
+                and receiver.func.attr.value == "collect_params"
+            ):
+                receiver = receiver.func.value
+            key = dotted_name(receiver)
+            if key is not None and key.split(".", 1)[0] != "self":
+                self._initialized.add((frame, key))
+            return None
+        if type(func) is cst.Attribute and func.attr.value in ("forward", "summary"):
+            func = func.value
+        key = dotted_name(func)
+        if key is None or (frame, key) not in self._initialized:
+            return None
+        if any(
+            knowledge.in_namespace(self.ctx.resolve(a.value.func), _SYMBOLIC)
+            for a in call.args
+            if type(a.value) is cst.Call
+        ):
+            return None  # run on Symbols (to plot the graph): nothing is initialised
+        self._initialized.discard((frame, key))
+        return f"{self.ctx.code(call.func)}(...)"
 
     def _unused_by_results(self, site: Site) -> bool:
         """A draw bound to a name whose value, and what is computed from it in the same

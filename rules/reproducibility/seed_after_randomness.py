@@ -23,7 +23,10 @@ class SeedAfterRandomness(Rule):
     )
     what = """
         Checks entry scripts that seed a generator only after drawing from it, in execution
-        order (following calls into the script's functions and the project's helpers).
+        order (following calls into the script's functions and the project's helpers). A
+        network's first forward pass after its `initialize()` (a call, `forward` or `summary`,
+        not a call on Symbols) is where Gluon's deferred initialization draws the initial
+        weights: a builder that initialises and runs the network before the seed is reported.
     """
     why = """
         The draws made before the seed (synthetic data, a random split, a permutation) come
