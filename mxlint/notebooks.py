@@ -223,7 +223,7 @@ class CellMap:
 
     def _message(self, finding: Finding) -> str:
         """Joined-source positions quoted in a message (`nb.ipynb:37` for a helper's break,
-        a parser's `error at 37:5`), as cell positions."""
+        a parser's `error at 37:5`, an earlier statement's `(line 37)`), as cell positions."""
 
         def cell_pos(row: str) -> str:
             number, local = self.cell_row(int(row))
@@ -235,6 +235,8 @@ class CellMap:
             lambda m: f"{name}:{cell_pos(m.group(1))}",
             finding.message,
         )
+        # "(line 48)": an earlier statement a message points back to (MXL304's first draw).
+        message = re.sub(r"\(line (\d+)\)", lambda m: f"({cell_pos(m.group(1))})", message)
         if finding.code == "MXL001":
             message = re.sub(
                 r"\berror at (\d+):(\d+)",

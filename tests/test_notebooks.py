@@ -439,3 +439,21 @@ def test_discovery_names_the_notebook_suffix_the_reader_reads():
     from mxlint import notebooks, sources
 
     assert sources.NOTEBOOK_SUFFIX == notebooks.SUFFIX
+
+
+def test_an_earlier_line_quoted_in_a_message_is_a_cell_position(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    path = _write(
+        tmp_path / "s.ipynb",
+        _nb(
+            "import numpy as np\nimport mxnet as mx",
+            "data = np.random.uniform(size=(8, 2))",
+            "np.random.seed(0)\nmx.random.seed(0)\nnet = mx.gluon.nn.Dense(1)\nnet.initialize()\n"
+            "trainer = mx.gluon.Trainer(net.collect_params(), 'sgd')\n"
+            "with mx.autograd.record():\n    loss = net(mx.nd.array(data)).sum()\n"
+            "loss.backward()\ntrainer.step(8)",
+        ),
+    )
+    _, items = _json(capsys, path.name)
+    assert [(i["code"], i["cell"], i["location"]["row"]) for i in items] == [("MXL304", 3, 1)]
+    assert "(cell 2:1)" in items[0]["message"]  # the draw, in the notebook's own terms

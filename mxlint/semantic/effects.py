@@ -38,6 +38,9 @@ class Effects:
     #: Its network calls run under `autograd.pause()` / `predict_mode()`: nothing it computes is
     #: recorded, and layers run in inference mode.
     inference: bool = False
+    #: It returns what a network it was given computes (`return net(x)`), outside any pause:
+    #: a caller's "forward" helper.
+    returns_forward: bool = False
     #: Calls into other files of the run (resolved names), whose effects add to these.
     external: tuple[str, ...] = field(default=(), compare=False)
 
@@ -47,6 +50,7 @@ class Effects:
             syncs=self.syncs or other.syncs,
             hybridizes=self.hybridizes | other.hybridizes,
             inference=self.inference or other.inference,
+            returns_forward=self.returns_forward or other.returns_forward,
             external=tuple(dict.fromkeys(self.external + other.external)),
         )
 
@@ -158,7 +162,39 @@ def summarise(fn: cst.FunctionDef, imports: ImportMap, local: frozenset[str]) ->
         syncs=syncs,
         hybridizes=frozenset(hybridized),
         inference=has_pause and not forward_outside,
+        returns_forward=_returns_forward(fn, params, paused),
         external=tuple(dict.fromkeys(external)),
+    )
+
+
+def _runs_parameter(value: cst.BaseExpression | None, params: set[str]) -> bool:
+    """`net(x)` / `net.forward(x)` where `net` is a parameter."""
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    if type(func) is cst.Attribute and func.attr.value == "forward":
+        func = func.value
+    return type(func) is cst.Name and func.value in params
+
+
+def _returns_forward(fn: cst.FunctionDef, params: set[str], paused: set[cst.CSTNode]) -> bool:
+    outputs: set[str] = set()
+    returns: list[cst.BaseExpression] = []
+    for node in _own_nodes(fn):
+        if node in paused:
+            continue
+        if (
+            type(node) is cst.Assign
+            and len(node.targets) == 1
+            and type(node.targets[0].target) is cst.Name
+            and _runs_parameter(node.value, params)
+        ):
+            outputs.add(node.targets[0].target.value)
+        elif type(node) is cst.Return and node.value is not None:
+            returns.append(node.value)
+    return bool(returns) and all(
+        _runs_parameter(value, params) or (type(value) is cst.Name and value.value in outputs)
+        for value in returns
     )
 
 

@@ -16,6 +16,7 @@ import libcst as cst
 from mxlint.names import dotted_name, names_a_network
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls
+from mxlint.semantic.effects import Effects
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import MemoryChecker
@@ -46,7 +47,8 @@ class BackwardWithoutRecord(Rule):
         Finds `loss.backward()` where `loss` was last assigned, in the same function or script,
         outside any `with autograd.record():` block, or inside it but only from a network
         output computed before the block (`out = net(x)` outside, `loss = loss_fn(out, y)`
-        inside). An output whose gradient is asked for (`out.attach_grad()`) and targets of a
+        inside), also through a helper of the file that returns what the network it is given
+        computes (`out = forward(net, x)`). An output whose gradient is asked for (`out.attach_grad()`) and targets of a
         frozen teacher beside a recorded student are not reported.
     """
     why = """
@@ -257,7 +259,7 @@ def _unrecorded_forward(
         if source in checker._recording or arg.value.value in attached:
             return  # a recorded input (or one whose gradient is asked for)
         bound = source.value if type(source) is cst.Assign else None
-        if type(bound) is cst.Call and _network_call(bound):
+        if type(bound) is cst.Call and (_network_call(bound) or _forward_helper(checker, bound)):
             outside.append((arg.value.value, source))
     if not outside:
         return
@@ -266,6 +268,19 @@ def _unrecorded_forward(
         backward,
         BackwardWithoutRecord,
         UNRECORDED_FORWARD.format(name=name, out=out, forward=checker.ctx.code(source).strip()),
+    )
+
+
+def _forward_helper(checker: MemoryChecker, call: cst.Call) -> bool:
+    """`forward(net, x)`: a function of this file that returns what the network it is given
+    computes, called with a network."""
+    effects = checker.ctx.effects.of_call(call)
+    return (
+        isinstance(effects, Effects)
+        and effects.returns_forward
+        and any(
+            (key := dotted_name(a.value)) is not None and names_a_network(key) for a in call.args
+        )
     )
 
 
