@@ -113,7 +113,8 @@ def test_hybridization_and_inference() -> None:
     assert fe.of("prepare") == Effects(hybridizes=frozenset({"net"}))
     assert fe.of("evaluate") == Effects(inference=True)
     # One forward pass outside the paused block records.
-    assert fe.of("evaluate_half") == Effects(inference=False)
+    # it returns what the network computes outside the pause: a forward helper too
+    assert fe.of("evaluate_half") == Effects(inference=False, returns_forward=True)
     assert fe.of("outside") is not None
     assert fe.of("outside").external == ("pkg.tools.remote",)  # type: ignore[union-attr]
     assert fe.of("missing") is None
