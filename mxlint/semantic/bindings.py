@@ -37,6 +37,22 @@ ScopeKind = Literal["module", "class", "function", "lambda", "comprehension"]
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *_COMPREHENSIONS)
+_SCOPE_TYPES = frozenset(_SCOPES)
+#: The node types a scope's reading stops at (one set lookup for every other node).
+_INTERESTING = _SCOPE_TYPES | {
+    cst.Assign,
+    cst.AnnAssign,
+    cst.AugAssign,
+    cst.For,
+    cst.CompFor,
+    cst.WithItem,
+    cst.ExceptHandler,
+    cst.NamedExpr,
+    cst.Import,
+    cst.ImportFrom,
+    cst.Global,
+    cst.Nonlocal,
+}
 #: Kinds of binding that give a name a value computed in the scope (not an import or a def).
 VALUE_KINDS = frozenset({"assignment", "augmented", "loop", "with", "except", "walrus"})
 
@@ -208,9 +224,12 @@ class Bindings:
         root = scope.node
         owner = _enclosing_function(scope)
         self_name = _self_parameter(scope)
+        interesting = _INTERESTING
         for node in iter_nodes(root, stop=_SCOPES):
             kind = type(node)
-            if node is not root and isinstance(node, _SCOPES):
+            if kind not in interesting:
+                continue
+            if node is not root and kind in _SCOPE_TYPES:
                 if isinstance(node, cst.FunctionDef):
                     scope.bind(Binding(node.name.value, "function", node))
                 elif isinstance(node, cst.ClassDef):

@@ -256,6 +256,9 @@ def loud_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
     )
 
 
+_PLURAL = {"step": "steps", "batch": "batches"}
+
+
 def growth(series: Sequence[float], warmup: int = 2) -> float | None:
     """Average growth per step after warm-up, when the series grows steadily; else None."""
     tail = list(series[warmup:])
@@ -292,6 +295,11 @@ def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] |
         return Verdict("refuted", f"line {item.line} ran {w['runs']}x, never while recording")
     mem = naive.get("memory", {})
     storage, live = mem.get("storage_kib", []), mem.get("live_ndarrays", [])
+    per = "step"
+    if len(storage) < 6 and len(mem.get("batch_storage_kib", [])) >= 6:
+        # An evaluation loop: no training step ran, its batches did.
+        storage, live = mem["batch_storage_kib"], mem.get("batch_live_ndarrays", [])
+        per = "batch"
     g_storage, g_live = growth(storage), growth(live)
     series = {"storage_kib (NaiveEngine)": storage, "live_ndarrays (NaiveEngine)": live}
     if g_storage or g_live:
@@ -302,8 +310,8 @@ def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] |
             parts.append(f"+{g_live:.1f} live NDArrays")
         verdict = Verdict(
             "confirmed",
-            f"memory grows every step under NaiveEngine: "
-            f"{' and '.join(parts)} per step over {len(storage)} steps",
+            f"memory grows every {per} under NaiveEngine: "
+            f"{' and '.join(parts)} per {per} over {len(storage)} {_PLURAL[per]}",
         )
         verdict.series = series
         return verdict

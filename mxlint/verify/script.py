@@ -46,12 +46,22 @@ def _digest(value: Any) -> str:
     return h.hexdigest()[:16]
 
 
+def _live_ndarrays() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, mx.nd.NDArray))
+
+
 class Probe:
     """Per-step observations and the bound on the run."""
 
-    def __init__(self, steps: int, memory: bool | str) -> None:
+    def __init__(self, steps: int, memory: bool | str, per_batch: bool = False) -> None:
         self.limit = steps
         self.memory = memory
+        #: Also sample memory at each batch while no training step has run (an evaluation
+        #: loop has batches and no steps).
+        self.per_batch = per_batch and bool(memory)
+        self.batch_storage_kib: list[float] = []
+        self.batch_live: list[int] = []
         self.steps = 0
         self.backwards = 0
         self.batches = 0
@@ -75,15 +85,17 @@ class Probe:
     def observe(self) -> None:
         if not self.memory:
             return
+        self._read_storage()
+        self.storage_kib.append(self._storage)
+        if self.memory == "light":  # no gc pass: it would give the threaded engine time to drain
+            return
+        self.live.append(_live_ndarrays())
+
+    def _read_storage(self) -> None:
         text = mx.profiler.dumps(reset=True)
         found = _MEMORY.findall(text)
         if found:  # the counter is current usage; its max over the step is the step's peak
             self._storage = sum(float(m[2]) for m in found)
-        self.storage_kib.append(self._storage)
-        if self.memory == "light":  # no gc pass: it would give the threaded engine time to drain
-            return
-        gc.collect()
-        self.live.append(sum(1 for o in gc.get_objects() if isinstance(o, mx.nd.NDArray)))
 
     def on_step(self) -> None:
         self.steps += 1
@@ -109,6 +121,11 @@ class Probe:
         self.batches += 1
         if self.first_batch is None:
             self.first_batch = _digest(batch)
+        if self.per_batch and self.steps == 0:
+            mx.nd.waitall()
+            self._read_storage()
+            self.batch_storage_kib.append(self._storage)
+            self.batch_live.append(_live_ndarrays())
         if self.batches > 6 * self.limit + 8:
             raise StopRun()
 
@@ -215,7 +232,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     for root in reversed(job.get("roots", [])):
         if root not in sys.path:
             sys.path.insert(0, root)
-    probe = Probe(int(job.get("steps", 5)), job.get("memory") or False)
+    probe = Probe(int(job.get("steps", 5)), job.get("memory") or False, bool(job.get("per_batch")))
     install_hooks(probe)
     seed(job.get("seed", []))
     source = job.get("rewrite_source")
@@ -271,7 +288,12 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
                 "losses": probe.losses,
                 "params": _safe(probe.params_digest),
             },
-            "memory": {"storage_kib": probe.storage_kib, "live_ndarrays": probe.live},
+            "memory": {
+                "storage_kib": probe.storage_kib,
+                "live_ndarrays": probe.live,
+                "batch_storage_kib": probe.batch_storage_kib,
+                "batch_live_ndarrays": probe.batch_live,
+            },
         }
     )
     return result

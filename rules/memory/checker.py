@@ -19,6 +19,7 @@ from mxlint.rules.memory import (
     backward_without_record,
     evaluation_in_record,
     inplace_write_in_record,
+    outputs_kept_across_loop,
     outputs_kept_in_record,
 )
 from mxlint.rules.memory._analysis import (
@@ -46,6 +47,7 @@ from mxlint.rules.memory.accumulated_ndarray_without_sync import AccumulatedWith
 from mxlint.rules.memory.backward_without_record import BackwardWithoutRecord
 from mxlint.rules.memory.evaluation_in_record import EvaluationInRecord
 from mxlint.rules.memory.inplace_write_in_record import InplaceWriteInRecord
+from mxlint.rules.memory.outputs_kept_across_loop import OutputsKeptAcrossLoop
 from mxlint.rules.memory.outputs_kept_in_record import OutputsKeptInRecord
 from mxlint.rules.sync import sync_in_training_loop, timing_without_sync
 from mxlint.rules.sync.sync_in_training_loop import SyncEveryStep
@@ -55,7 +57,13 @@ from mxlint.walker import iter_nodes, subtree_nodes
 
 
 class MemoryChecker(Checker):
-    rules = (AccumulatedWithoutSync, BackwardWithoutRecord, TimingWithoutSync, SyncEveryStep)
+    rules = (
+        AccumulatedWithoutSync,
+        BackwardWithoutRecord,
+        OutputsKeptAcrossLoop,
+        TimingWithoutSync,
+        SyncEveryStep,
+    )
     name = "memory"
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -250,11 +258,15 @@ class MemoryChecker(Checker):
         loop_names = self._tensor_names(body, loop_names)
         if self.ctx.settings.enabled(SyncEveryStep, self.ctx.path):
             self._every_step(loop, loop_names)
-        if not loop_names or self._syncs(loop):
+        if not loop_names:
             return
         assigned_inside = {
             t for node in iter_nodes(loop.body, stop=_NESTED) for t, _ in self._bindings(node)
         }
+        if self._syncs(loop):
+            if self.ctx.settings.enabled(OutputsKeptAcrossLoop, self.ctx.path):
+                outputs_kept_across_loop.check_kept_outputs(self, loop, assigned_inside)
+            return
         for node in self._direct_statements(loop):
             found = self._accumulation(node, assigned_inside)
             if found is None:
