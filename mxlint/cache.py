@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 DIRNAME = ".mxlint_cache"
 ENV_VAR = "MXLINT_CACHE_DIR"
 #: Bumped when the layout of a cache file changes.
-FORMAT = 2
+FORMAT = 3
 
 _GITIGNORE = "# Automatically created by mxlint.\n*\n"
 _CACHEDIR_TAG = (
@@ -94,6 +94,8 @@ class Cache:
     hits: int = 0
     misses: int = 0
     dirty: bool = False
+    #: Function summaries held when the cache was read (a run that learned more writes it).
+    _summaries: int = 0
 
     @property
     def file(self) -> Path:
@@ -107,6 +109,7 @@ class Cache:
                 data = pickle.load(fh)
             if isinstance(data, dict) and data.get("format") == FORMAT:
                 cache.entries = data["entries"]
+                cache._summaries = cache._summary_count()
         except (
             OSError,
             EOFError,
@@ -137,9 +140,18 @@ class Cache:
             del self.entries[path]
             self.dirty = True
 
+    def _summary_count(self) -> int:
+        """How many function summaries the kept results hold (a cross-file analysis adds them
+        to a file's facts when it first needs them)."""
+        return sum(
+            len(result.facts.effects)
+            for _, result in self.entries.values()
+            if result.facts is not None
+        )
+
     def save(self) -> None:
         """Write atomically; a cache that cannot be written is skipped, never an error."""
-        if not self.dirty:
+        if not self.dirty and self._summary_count() == self._summaries:
             return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -163,6 +175,7 @@ class Cache:
         except (OSError, pickle.PicklingError):
             return
         self.dirty = False
+        self._summaries = self._summary_count()
 
 
 def clean(directory: Path) -> bool:

@@ -11,7 +11,7 @@ import libcst as cst
 from mxlint.names import ImportMap, dotted_name
 from mxlint.rule import Applicability, Rule
 from mxlint.semantic.bindings import Bindings
-from mxlint.semantic.effects import FileEffects
+from mxlint.semantic.effects import Effects, FileEffects
 
 if TYPE_CHECKING:
     from mxlint.project import ProjectIndex
@@ -70,6 +70,10 @@ class FileFacts:
     #: Facts a cross-file checker keeps of this file for its `finalize`, under the checker's
     #: `name` (picklable: cached with the file's result).
     checker_facts: dict[str, Any] = field(default_factory=dict)
+    #: Summaries of this file's functions (by local name) that another file's analysis asked
+    #: for: computed once, on first use, and cached with the file's result, so that a later run
+    #: does not parse this file again to learn them.
+    effects: dict[str, Effects | None] = field(default_factory=dict)
 
 
 class FileContext:

@@ -147,14 +147,19 @@ class ProjectIndex:
         effects: Effects | None = None
         # A name several files define may be any of them: what one of them does, it may do.
         for file in self._function_files[qual]:
-            if file.path not in self._file_effects:
-                ctx = self.context(file)
-                self._file_effects[file.path] = (
-                    FileEffects(ctx.module, ctx.imports) if ctx is not None else None
-                )
-            found = self._file_effects[file.path]
             local = qual[len(file.module) + 1 :] if file.module else qual
-            one = found.of(local) if found is not None else None
+            if local in file.effects:
+                one = file.effects[local]  # learned by an earlier run, cached with the file
+            else:
+                if file.path not in self._file_effects:
+                    ctx = self.context(file)
+                    self._file_effects[file.path] = (
+                        FileEffects(ctx.module, ctx.imports) if ctx is not None else None
+                    )
+                found = self._file_effects[file.path]
+                one = found.of(local) if found is not None else None
+                if found is not None:
+                    file.effects[local] = one
             if one is None:
                 continue
             for callee in one.external:

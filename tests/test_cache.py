@@ -233,3 +233,44 @@ def test_jobs_option_is_checked(capsys):
         main(["check", "-j", "many", "."])
     assert exc.value.code == 2
     assert "expected a number of processes" in capsys.readouterr().err
+
+
+TRAIN = (
+    "from mxnet import autograd\n"
+    "from .helpers import log_loss\n"
+    "\n"
+    "\n"
+    "def train(net, loss_fn, trainer, train_data):\n"
+    "    total = 0\n"
+    "    for data, label in train_data:\n"
+    "        with autograd.record():\n"
+    "            loss = loss_fn(net(data), label)\n"
+    "        loss.backward()\n"
+    "        trainer.step(data.shape[0])\n"
+    "        total += loss.mean()\n"
+    "        log_loss(loss)\n"
+    "    return total\n"
+)
+HELPERS = "import mxnet as mx\n\n\ndef log_loss(loss):\n    print(loss.mean().asscalar())\n"
+
+
+def test_summaries_another_file_asked_for_are_cached_with_that_file(project: Path) -> None:
+    (project / "pkg" / "train.py").write_text(TRAIN)
+    (project / "pkg" / "helpers.py").write_text(HELPERS)
+    first, cache = _run(project)
+    # the helper in the other file reads the loss back: the loop synchronises, no MXL401
+    assert not any(code == "MXL401" for _, _, code in first)
+    summaries = cache.entries["pkg/helpers.py"][1].facts.effects  # type: ignore[union-attr]
+    assert summaries["log_loss"] is not None and summaries["log_loss"].syncs
+    with (project / DIRNAME / cache.file.name).open("rb") as fh:
+        kept = pickle.load(fh)["entries"]["pkg/helpers.py"][1].facts.effects
+    assert kept["log_loss"].syncs  # on disk, for the next run
+    # A warm run answers from the cache and finds the same.
+    second, warm = _run(project)
+    assert second == first
+    assert warm.hits == len(warm.entries)
+    # A change to the helper is a new result for it: the summary is learned again.
+    _touch(project / "pkg" / "helpers.py", HELPERS.replace(".mean().asscalar()", ""))
+    third, changed = _run(project)
+    assert ("train.py", 12, "MXL401") in third
+    assert not changed.entries["pkg/helpers.py"][1].facts.effects["log_loss"].syncs  # type: ignore[union-attr]
