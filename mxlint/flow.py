@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from mxlint import walker
+from mxlint.names import dotted_name
 from mxlint.semantic.dataflow import Dataflow
 from mxlint.walker import children
 
@@ -63,6 +64,42 @@ def is_main_guard(stmt: cst.CSTNode) -> bool:
 
 def has_main_guard(module: cst.Module) -> bool:
     return any(is_main_guard(stmt) for stmt in module.body)
+
+
+#: Calls that run a module's tests: a `__main__` block made of them is a test file's, not a
+#: program's.
+_TEST_RUNNERS = frozenset(
+    {"nose.runmodule", "nose.main", "unittest.main", "pytest.main", "absltest.main"}
+)
+
+
+def main_runs_tests(module: cst.Module) -> bool:
+    """Every `__main__` block of the module only imports and runs a test runner
+    (`nose.runmodule()`, `unittest.main()`, `pytest.main([__file__])`)."""
+    guards = [stmt for stmt in module.body if is_main_guard(stmt)]
+    if not guards:
+        return False
+    for guard in guards:
+        assert isinstance(guard, cst.If)
+        runs = False
+        for stmt in guard.body.body:
+            small = stmt.body if type(stmt) is cst.SimpleStatementLine else None
+            if small is None:
+                return False
+            for part in small:
+                if type(part) in (cst.Import, cst.ImportFrom):
+                    continue
+                if (
+                    type(part) is cst.Expr
+                    and type(part.value) is cst.Call
+                    and dotted_name(part.value.func) in _TEST_RUNNERS
+                ):
+                    runs = True
+                    continue
+                return False
+        if not runs:
+            return False
+    return True
 
 
 def post_order_calls(node: cst.CSTNode) -> list[cst.Call]:

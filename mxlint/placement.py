@@ -24,7 +24,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.names import ImportMap, dotted_name, names_a_network
 from mxlint.semantic.dataflow import Dataflow
-from mxlint.walker import children
+from mxlint.walker import NESTED_SCOPES, children, iter_nodes
 
 # --- abstract values ----------------------------------------------------------------------
 
@@ -1028,6 +1028,14 @@ def _passed(
 _HELPER_NAME = re.compile(r"gpu|ctx|context|device", re.IGNORECASE)
 
 
+def _calls_any(fn: cst.FunctionDef, imports: ImportMap, names: frozenset[str]) -> bool:
+    """Whether `fn`'s body calls one of `names` (what makes reading its body worthwhile)."""
+    return any(
+        type(n) is cst.Call and imports.resolve(n.func) in names
+        for n in iter_nodes(fn.body, stop=NESTED_SCOPES)
+    )
+
+
 def _returned(
     fn: cst.FunctionDef, imports: ImportMap, code: Callable[[cst.CSTNode], str]
 ) -> list[Val]:
@@ -1052,6 +1060,8 @@ def context_helpers(
     for stmt in module.body:
         if type(stmt) is not cst.FunctionDef or not _HELPER_NAME.search(stmt.name.value):
             continue
+        if not _calls_any(stmt, imports, knowledge.CONTEXT_CONSTRUCTORS):
+            continue
         values = [v for v in _returned(stmt, imports, code) if v is not None]
         if not values:
             continue
@@ -1075,6 +1085,8 @@ def tensor_helpers(
             continue
         params = [p.name.value for p in (*stmt.params.params, *stmt.params.kwonly_params)]
         if any(_HELPER_NAME.search(p) for p in params):
+            continue
+        if not _calls_any(stmt, imports, knowledge.NDARRAY_CREATORS):
             continue
         made = _returned(stmt, imports, code)
         if made and all(

@@ -292,3 +292,34 @@ def test_shadowing_of_imported_names():
         assert bindings.scope_at(nodes["Trainer"].body) is bindings.scope(nodes["Trainer"])
     finally:
         use_index(None)
+
+
+def test_a_loop_stops_when_what_it_reads_has_settled():
+    class Counting(Constants):
+        passes = 0
+
+        def expr(self, node):  # noqa: ANN001
+            if type(node) is cst.Name and node.value == "probe":
+                Counting.passes += 1
+            return super().expr(node)
+
+    module = cst.parse_module(
+        textwrap.dedent(
+            """
+            for batch in data:
+                out = batch + 1
+                probe
+            """
+        )
+    )
+    flow = Counting()
+    flow.run(module.body)
+    # `out` changes between the head and the end, but no pass reads it before binding it
+    assert Counting.passes == 1
+    assert flow.env["out"] == TOP
+    # a name read before the body binds it: the second pass sees the first one's value
+    module = cst.parse_module("x = 0\nfor b in data:\n    probe\n    y = x\n    x = 1\n")
+    Counting.passes = 0
+    flow = Counting()
+    flow.run(module.body)
+    assert Counting.passes == 2 and flow.env["y"] == {0, 1}

@@ -17,6 +17,8 @@ from typing import Generic, TypeVar
 
 import libcst as cst
 
+from mxlint.walker import iter_nodes
+
 V = TypeVar("V")
 Env = dict[str, V]
 
@@ -41,6 +43,7 @@ class Dataflow(Generic[V]):
         self.env: Env[V] = dict(env or {})
         #: Per enclosing loop: environments at its `break`s and at its `continue`s.
         self._exits: list[tuple[list[Env[V]], list[Env[V]]]] = []
+        self._live: dict[int, frozenset[str]] = {}
 
     # -- the domain ----------------------------------------------------------------------------
 
@@ -324,19 +327,30 @@ class Dataflow(Generic[V]):
             self.assign(node.target, None, item, node)
             return self.block(node.body)
 
-        return self._loop(body, node.orelse)
+        return self._loop(body, node.orelse, self._live_in(node))
 
     def while_stmt(self, node: cst.While) -> bool:
         def body() -> bool:
             self.test(node.test)
             return self.block(node.body)
 
-        return self._loop(body, node.orelse)
+        return self._loop(body, node.orelse, self._live_in(node))
 
-    def _loop(self, body: Callable[[], bool], orelse: cst.Else | None) -> bool:
-        """Run a loop body until the environment at its head stops changing; after
-        `max_passes` passes, the names still changing are widened to `top` for a last pass.
-        The loop's exit joins the head (no more iterations, or none at all) with its breaks."""
+    def _live_in(self, node: cst.For | cst.While) -> frozenset[str]:
+        """Names a pass over the loop may read before it binds them: only their values at the
+        head can make a further pass differ (a loop's target is bound first)."""
+        live = self._live.get(id(node))
+        if live is None:
+            live = self._live[id(node)] = _live_in(node)
+        return live
+
+    def _loop(
+        self, body: Callable[[], bool], orelse: cst.Else | None, live: frozenset[str]
+    ) -> bool:
+        """Run a loop body until the environment at its head stops changing (in the names a
+        pass reads before binding them: `live`); after `max_passes` passes, the names still
+        changing are widened to `top` for a last pass. The loop's exit joins the head (no more
+        iterations, or none at all) with its breaks."""
         head = dict(self.env)
         breaks: list[Env[V]] = []
         passes = 0
@@ -353,6 +367,9 @@ class Dataflow(Generic[V]):
             ends = ([] if leaves else [self.env]) + continues
             new_head = self.join_envs(head, [head, *ends]) if ends else head
             if widened or new_head == head:
+                break
+            if _same_in(head, new_head, live):
+                head = new_head  # another pass would read the same values: it changes nothing
                 break
             if passes >= self.max_passes:
                 top = self.top()
@@ -428,6 +445,58 @@ class Dataflow(Generic[V]):
             return self.expr(node.elt), None
         finally:
             self.env = saved
+
+
+def _same_in(a: Env[V], b: Env[V], live: frozenset[str]) -> bool:
+    """`a` and `b` agree on every name (or `name.attr` key) rooted in `live`."""
+    for key in a.keys() | b.keys():
+        if key.split(".", 1)[0] in live and (key not in a or key not in b or a[key] != b[key]):
+            return False
+    return True
+
+
+def _live_in(loop: cst.For | cst.While) -> frozenset[str]:
+    """Names read in `loop`'s body (and a `while` test) before a statement of the body binds
+    them, over-approximated: in a compound statement every name counts as read and none as
+    bound; only plain assignments at the top of the body bind."""
+    bound: set[str] = set()
+    live: set[str] = set()
+    if isinstance(loop, cst.For):
+        bound.update(_target_names(loop.target))
+    else:
+        live.update(n.value for n in iter_nodes(loop.test) if type(n) is cst.Name)
+    body = (
+        loop.body.body if type(loop.body) in (cst.IndentedBlock, cst.SimpleStatementSuite) else ()
+    )
+    for stmt in body:  # type: ignore[attr-defined]
+        smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else [stmt]
+        for small in smalls:
+            targets: list[cst.BaseExpression] = []
+            if type(small) is cst.Assign:
+                targets = [t.target for t in small.targets]
+            elif type(small) is cst.AnnAssign and small.value is not None:
+                targets = [small.target]
+            read = [n.value for n in iter_nodes(small) if type(n) is cst.Name]
+            binds = [name for t in targets for name in _target_names(t)]
+            # A name read only as a target it binds (`x = ...`) is not read.
+            reads = set(read)
+            for name in binds:
+                if read.count(name) == binds.count(name):
+                    reads.discard(name)
+            live.update(reads - bound)
+            bound.update(binds)
+    return frozenset(live)
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+    """Names a target binds (not those read in its subscripts and attributes)."""
+    if type(target) is cst.Name:
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _target_names(el.value)
+    elif type(target) is cst.StarredElement:
+        yield from _target_names(target.value)
 
 
 def _names(target: cst.BaseExpression) -> Iterator[str]:

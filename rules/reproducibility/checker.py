@@ -19,6 +19,7 @@ from mxlint.flow import (
     Flow,
     function_params,
     has_main_guard,
+    main_runs_tests,
 )
 from mxlint.names import ImportMap, ProjectNames, dotted_name
 from mxlint.positions import node_ranges
@@ -105,7 +106,9 @@ class ReproducibilityChecker(Checker):
         ctx = self.ctx
         module = ctx.module
         declared = ctx.is_entry or module_level_training_loop(module, ctx.code)
-        entry = declared or has_main_guard(module)
+        # A test module's `__main__` block runs its tests: not a program whose results a seed
+        # would make repeatable.
+        entry = declared or (has_main_guard(module) and not main_runs_tests(module))
         relevant = bool(_RELEVANT.search(ctx.source))
         if not entry and not relevant:
             return

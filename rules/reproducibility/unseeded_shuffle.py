@@ -47,7 +47,9 @@ class UnseededShuffle(Rule):
         Also functions nothing in the project calls (a `train()` a wrapper or a notebook runs)
         that seed some generators themselves: seeding one shows reproducibility was intended.
         Methods a framework calls later on objects built on the path (a dataset's
-        `__getitem__`, a transform's `__call__`) are followed.
+        `__getitem__`, a transform's `__call__`) are followed. A test module whose `__main__`
+        block only runs its tests (`nose.runmodule()`, `unittest.main()`) is not an entry
+        script.
     """
     why = """
         MXNet seeds its own generator with a fixed default, but gluon's `RandomSampler` (what

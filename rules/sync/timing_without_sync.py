@@ -31,7 +31,8 @@ class TimingWithoutSync(Rule):
     what = """
         Finds a duration measured with `time.time()`/`time.perf_counter()`/`time.monotonic()`/
         `timeit.default_timer()` around MXNet work with no synchronising call between the work
-        and the end timestamp.
+        and the end timestamp. An interval read again after a synchronising call (a lesson that
+        shows operators returning at once, then the real time) is not reported.
     """
     why = """
         MXNet's engine is asynchronous: `net(x)`, `loss.backward()` and `trainer.step()` return
@@ -156,7 +157,11 @@ def check_timing(checker: MemoryChecker, body: list[cst.BaseStatement]) -> None:
             ):
                 begin = starts[node.right.value]
                 between = body[begin + 1 : index]
-                if checker._mxnet_work(between) and not any(checker._has_sync(s) for s in between):
+                if (
+                    checker._mxnet_work(between)
+                    and not any(checker._has_sync(s) for s in between)
+                    and not _measured_again(checker, body, index, node.right.value)
+                ):
                     checker.ctx.report(
                         node,
                         TimingWithoutSync,
@@ -172,3 +177,34 @@ def check_timing(checker: MemoryChecker, body: list[cst.BaseStatement]) -> None:
                     and checker._timer(small.value)
                 ):
                     starts[small.targets[0].target.value] = index
+
+
+def _measured_again(
+    checker: MemoryChecker, body: list[cst.BaseStatement], index: int, start: str
+) -> bool:
+    """The same interval is read again after a synchronising statement (`print(time() -
+    start)`, then `y.asnumpy()`, then `print(time() - start)`): the first reading shows, on
+    purpose, how fast operators return (a lesson on asynchronous execution), the second the
+    real time."""
+    for later in range(index + 1, len(body)):
+        stmt = body[later]
+        for node in iter_nodes(stmt, stop=NESTED_SCOPES):
+            if (
+                type(node) is cst.BinaryOperation
+                and type(node.operator) is cst.Subtract
+                and checker._timer(node.left)
+                and type(node.right) is cst.Name
+                and node.right.value == start
+            ):
+                return any(checker._has_sync(s) for s in body[index + 1 : later])
+        if _rebinds(stmt, start):
+            return False
+    return False
+
+
+def _rebinds(stmt: cst.BaseStatement, name: str) -> bool:
+    return type(stmt) is cst.SimpleStatementLine and any(
+        type(small) is cst.Assign
+        and any(type(t.target) is cst.Name and t.target.value == name for t in small.targets)
+        for small in stmt.body
+    )
