@@ -208,23 +208,6 @@ def join(a: Val, b: Val) -> Val:
     return None
 
 
-def merge(base: Env, branches: Sequence[Env]) -> Env:
-    """Join the environments at the end of alternative branches."""
-    out: Env = {}
-    keys: set[str] = set()
-    for env in branches:
-        keys.update(env)
-    for key in keys:
-        present = [env[key] for env in branches if key in env]
-        value = present[0]
-        for other in present[1:]:
-            value = join(value, other)
-        if len(present) < len(branches) and key in base:
-            value = join(value, base[key]) if base[key] is not value else value
-        out[key] = value
-    return out
-
-
 # --- the interpreter ----------------------------------------------------------------------
 
 _LOADER_NAME = re.compile(

@@ -53,8 +53,6 @@ _INTERESTING = _SCOPE_TYPES | {
     cst.Global,
     cst.Nonlocal,
 }
-#: Kinds of binding that give a name a value computed in the scope (not an import or a def).
-VALUE_KINDS = frozenset({"assignment", "augmented", "loop", "with", "except", "walrus"})
 
 
 @dataclass(frozen=True)
@@ -116,13 +114,6 @@ class Scope:
             scope = scope.parent
         return scope
 
-    def function(self) -> Scope | None:
-        """The innermost function or lambda scope at or above this one."""
-        scope: Scope | None = self
-        while scope is not None and scope.kind not in ("function", "lambda"):
-            scope = scope.parent
-        return scope
-
 
 class Bindings:
     """The scopes of one module, found by their syntax nodes."""
@@ -149,9 +140,6 @@ class Bindings:
     def scope(self, node: cst.CSTNode) -> Scope | None:
         """The scope a Module, FunctionDef, ClassDef, Lambda or comprehension opens."""
         return self._scopes.get(id(node))
-
-    def scopes(self) -> Iterator[Scope]:
-        return iter(self._scopes.values())
 
     def scope_at(self, node: cst.CSTNode) -> Scope:
         """The innermost scope `node` sits in (the module when the file's tree index does not

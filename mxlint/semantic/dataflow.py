@@ -22,8 +22,6 @@ from mxlint.walker import iter_nodes
 V = TypeVar("V")
 Env = dict[str, V]
 
-#: Bodies of these are their own scopes: an analysis of the enclosing body does not enter them.
-NESTED_DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 _SUITES = (cst.IndentedBlock, cst.SimpleStatementSuite)
