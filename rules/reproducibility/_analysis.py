@@ -22,7 +22,7 @@ from mxlint.flow import (
 )
 from mxlint.names import ProjectNames, dotted_name, last_name, name_tokens
 from mxlint.rule import Finding, Fix, Location, Rule
-from mxlint.walker import NESTED_SCOPES, iter_nodes
+from mxlint.walker import NESTED_SCOPES, children, iter_nodes
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -465,6 +465,8 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
             resolved = ctx.resolve(func) or ""
             if leaf in _PLOTTING or resolved.startswith("matplotlib"):
                 accounted.update(id(n) for n in iter_nodes(node))
+            elif type(func) is cst.Name and func.value == "print":
+                accounted.update(_shown_indices(node, live))
         elif type(node) is cst.Name and node.value in live and id(node) not in accounted:
             return False
     if not started:
@@ -482,6 +484,34 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
         ):
             return False
     return True
+
+
+#: Calls that only format a value for display.
+_FORMATTING = frozenset({"format", "str", "repr", "int", "float", "round", "tolist", "item"})
+
+
+def _shown_indices(call: cst.Call, live: set[str]) -> set[int]:
+    """Names of `live` that a `print(...)` uses only to pick which element it shows
+    (`label.asnumpy()[idx]`): not when the element picked is computed on (`net(x[idx])`)."""
+    out: set[int] = set()
+    pending: list[tuple[cst.CSTNode, bool, bool]] = [(arg, False, False) for arg in call.args]
+    while pending:
+        node, computing, index = pending.pop()
+        if type(node) is cst.Name and node.value in live and index and not computing:
+            out.add(id(node))
+            continue
+        if type(node) is cst.Call:
+            leaf = last_name(node.func)
+            inner = computing or leaf not in _FORMATTING
+            pending.append((node.func, computing, index))
+            pending.extend((arg, inner, index) for arg in node.args)
+            continue
+        if type(node) is cst.Subscript:
+            pending.append((node.value, computing, index))
+            pending.extend((el, computing, True) for el in node.slice)
+            continue
+        pending.extend((child, computing, index) for child in children(node))
+    return out
 
 
 def _bound_in(fn: cst.FunctionDef) -> set[str]:

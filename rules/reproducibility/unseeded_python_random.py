@@ -31,7 +31,9 @@ class UnseededPythonRandom(Rule):
         Also functions nothing in the project calls (a `train()` a wrapper or a notebook runs)
         that seed some generators themselves: seeding one shows reproducibility was intended.
         Methods a framework calls later on objects built on the path (a dataset's
-        `__getitem__`, a transform's `__call__`) are followed.
+        `__getitem__`, a transform's `__call__`) are followed. A draw whose value reaches only
+        plots, or only picks which element a `print` shows beside them (which sample a figure
+        shows, with its label), reaches no result and is not reported.
     """
     why = """
         In MXNet 1.9.1, `gluon.data.vision.transforms.RandomResizedCrop` crops through
