@@ -22,7 +22,7 @@ from mxlint.flow import (
 )
 from mxlint.names import ProjectNames, dotted_name, last_name, name_tokens
 from mxlint.rule import Finding, Fix, Location, Rule
-from mxlint.walker import NESTED_SCOPES, children, iter_nodes
+from mxlint.walker import NESTED_SCOPES, children, iter_nodes, locate
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -423,7 +423,17 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
     live: set[str] = set()
     accounted: set[int] = set()
     started = False
+    found = locate(scope)
+    #: Blocks open at the current node (pre-order index just past each), and where a name is
+    #: bound again from something else: (from, to) indexes of the rest of that block.
+    blocks: list[int] = []
+    rebound: dict[str, list[tuple[int, int]]] = {}
     for node in iter_nodes(scope, stop=NESTED_SCOPES):
+        here = (found[0].index_of(node) or -1) if found is not None else -1
+        while blocks and here >= blocks[-1]:
+            blocks.pop()
+        if found is not None and type(node) is cst.IndentedBlock:
+            blocks.append(found[0].end[here])
         if node is binding:
             started = True
             live.add(name)
@@ -431,6 +441,12 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
             continue
         if not started:
             continue
+        # The names that still hold the draw here (not bound again earlier in this block).
+        holding = (
+            {n for n in live if not any(a < here < b for a, b in rebound.get(n, ()))}
+            if rebound
+            else live
+        )
         targets: list[cst.BaseExpression] = []
         source: cst.CSTNode | None = None
         if type(node) is cst.Assign:
@@ -449,8 +465,8 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
                 for t in targets
                 for n in iter_nodes(t)
             )
-            if _mentions(source, live):
-                if not plain or not _derivation(source, live):
+            if _mentions(source, holding):
+                if not plain or not _derivation(source, holding):
                     return False  # `arr[idx] = ...`, `x = load(idx)`: the draw shapes data
                 live.update(n.value for n in names)
                 accounted.update(id(n) for n in iter_nodes(source))
@@ -458,6 +474,11 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
                 # A loop variable bound again over something else (`for j in range(n)` in a
                 # later cell); an assignment may sit in one branch only, so it kills nothing.
                 live.difference_update(n.value for n in names)
+            elif found is not None:
+                # Bound again from something else: for the rest of its block, not the draw.
+                end = blocks[-1] if blocks else found[0].end[found[1]]
+                for n in names:
+                    rebound.setdefault(n.value, []).append((here, end))
             accounted.update(id(n) for n in names)
         elif type(node) is cst.Call:
             func = node.func
@@ -467,7 +488,7 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
                 accounted.update(id(n) for n in iter_nodes(node))
             elif type(func) is cst.Name and func.value == "print":
                 accounted.update(_shown_indices(node, live))
-        elif type(node) is cst.Name and node.value in live and id(node) not in accounted:
+        elif type(node) is cst.Name and node.value in holding and id(node) not in accounted:
             return False
     if not started:
         return False
