@@ -1,12 +1,13 @@
-"""Which context does a value live on? A small abstract interpreter over one scope.
+"""Which context does a value live on? A domain of the shared dataflow engine, over one scope.
 
 MXNet puts every NDArray and every Parameter on a context, and an operator whose inputs live on
 different contexts fails (or silently copies). Whether `net(data)` is a mismatch depends on
 where `net`'s parameters were placed (`initialize(ctx=...)`, `load_parameters(..., ctx=...)`,
 `reset_ctx`, a model-zoo factory) and where `data` came from (a DataLoader batch, `nd.array`
-without `ctx`, `as_in_context`, `split_and_load`...). This module follows one function body (or
-module-level script code) statement by statement, joins the branches of `if`/`try`, and records
-the *events* the context rules judge: network calls, loss calls, initialisation of new layers and
+without `ctx`, `as_in_context`, `split_and_load`...). This module gives the values and their
+transfer functions; `mxlint.semantic.dataflow` follows one function body (or module-level script
+code) statement by statement, joins branches and settles loops; the *events* the context rules
+judge are recorded on the way: network calls, loss calls, initialisation of new layers and
 parameter reads. Anything it cannot see through is `None` (unknown), and unknown never reports.
 """
 
@@ -208,7 +209,7 @@ def join(a: Val, b: Val) -> Val:
     return None
 
 
-# --- the interpreter ----------------------------------------------------------------------
+# --- the domain -------------------------------------------------------------------------
 
 _LOADER_NAME = re.compile(
     r"(?:^|[._])(?:\w*loader|\w*_iter|data_iter|train_data|val_data|valid_data|test_data|"
