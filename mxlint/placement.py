@@ -41,6 +41,9 @@ class Ctx:
     #: The caller that passed it (or the network placed on it) when it came in as an
     #: argument: `src` is spelled in that caller.
     via: str | None = None
+    #: One context of a list (`split_and_load(data, ctx_list)` puts a slice on each): how the
+    #: list is spelled.
+    shard_of: str | None = None
 
 
 CPU_DEFAULT = Ctx(False, False, "mx.cpu()")
@@ -680,7 +683,9 @@ class Scope(Dataflow[Val]):
             return Tensor("host", None, f"`{self.code(node.func)}(...)`")
         if name in knowledge.SPLIT_AND_LOAD:
             ctx = self.ctx_value(ctx_argument(node, "split_and_load", knowledge.CTX_LIST_KEYWORDS))
-            return Each(Tensor("placed", Ctx(ctx.gpu, False, None) if ctx else None))
+            return Each(
+                Tensor("placed", Ctx(ctx.gpu, False, None, shard_of=ctx.src) if ctx else None)
+            )
         if name in knowledge.SPLIT_DATA:
             return Each(Tensor("host", None, "`split_data(...)` (which does not move data)"))
         if _data_source(name):
@@ -749,7 +754,9 @@ class Scope(Dataflow[Val]):
                 return None  # this call already fails: one finding, not one per consequence
             if net.ctx.gpu is False:
                 return Tensor("host", net.ctx, "the network's output")
-            return Tensor("placed", Ctx(net.ctx.gpu, False, None))
+            # On a list of contexts, each call runs on one of them (a slice's).
+            shard = net.ctx.src if net.ctx.multi else net.ctx.shard_of
+            return Tensor("placed", Ctx(net.ctx.gpu, False, None, shard_of=shard))
         return None
 
     def _receiver_net(self, receiver: cst.BaseExpression) -> tuple[str | None, Val]:
@@ -879,7 +886,8 @@ def _unknown_net_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
     (a network computes where its inputs are, or the call itself fails)."""
     for _, value in arg_vals:
         if isinstance(value, Tensor) and value.where == "placed" and value.on_gpu() is True:
-            return Tensor("placed", Ctx(True, False, None))
+            shard = value.ctx.shard_of if value.ctx is not None else None
+            return Tensor("placed", Ctx(True, False, None, shard_of=shard))
     return None
 
 

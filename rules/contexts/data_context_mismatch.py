@@ -416,6 +416,14 @@ def check_loss_call(
                 f"`{arg_code}.{checker._mover()}({src})` or "
                 f"`gluon.utils.split_and_load({arg_code}, {src})`"
             )
+            if ctx.shard_of is not None and _spelled_ctx(scope, ctx) is None:
+                # A prediction on one slice of a batch split across a list of contexts.
+                message = (
+                    f"`{loss_name}` compares a prediction on one of the contexts of "
+                    f"`{ctx.shard_of}` with `{arg_code}`{origin}, which is still on the cpu; "
+                    f"split it like the data, `gluon.utils.split_and_load({arg_code}, "
+                    f"{ctx.shard_of})`, and pair the slices"
+                )
             spelled = _spelled_ctx(scope, ctx)
             fix = None
             if spelled is not None and type(arg) in (
