@@ -9,7 +9,7 @@ the cost.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
@@ -55,6 +55,18 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment target binds (`a`, `a, (b, *c)`), not those its subscripts and
+    attributes read."""
+    if type(target) is cst.Name:
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from target_names(el.value)
+    elif type(target) is cst.StarredElement:
+        yield from target_names(target.value)
 
 
 def last_name(node: cst.BaseExpression) -> str:

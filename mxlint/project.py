@@ -12,7 +12,7 @@ from mxlint.checker import FileFacts
 from mxlint.context import context_for
 from mxlint.names import ProjectNames
 from mxlint.parsing import decode_source
-from mxlint.semantic.effects import RETURNED, Effects, FileEffects
+from mxlint.semantic.effects import RETURNED, Effects
 from mxlint.semantic.program import ImportGraph, console_script_modules
 from mxlint.settings import Settings
 
@@ -44,7 +44,6 @@ class ProjectIndex:
         #: how names resolve to them: built when a finding first asks about a function.
         self._function_files: dict[str, list[FileFacts]] | None = None
         self._function_names: ProjectNames | None = None
-        self._file_effects: dict[str, FileEffects | None] = {}
         self._effects: dict[str, Effects | None] = {}
         self._imports: ImportGraph | None = None
         self._scripts: frozenset[str] = frozenset()
@@ -151,12 +150,8 @@ class ProjectIndex:
             if local in file.effects:
                 one = file.effects[local]  # learned by an earlier run, cached with the file
             else:
-                if file.path not in self._file_effects:
-                    ctx = self.context(file)
-                    self._file_effects[file.path] = (
-                        FileEffects(ctx.module, ctx.imports) if ctx is not None else None
-                    )
-                found = self._file_effects[file.path]
+                ctx = self.context(file)  # memoised
+                found = ctx.effects if ctx is not None else None
                 one = found.of(local) if found is not None else None
                 if found is not None:
                     file.effects[local] = one

@@ -121,6 +121,9 @@ class Runtime:
     error: str | None = None
     #: Inside a class, proven by running that block's forward (else by the entry script).
     in_block: bool = False
+    #: A "memory" check also sampled at each batch while no training step has run (an
+    #: evaluation loop has batches and no steps).
+    per_batch: bool = False
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ def test_bad_fixtures_report_exactly_the_marked_findings(fixtures_dir):
         "MXL403",
         "MXL404",
         "MXL405",
+        "MXL406",
         "MXL601",
     }
     assert _memory(root) == marked

@@ -11,6 +11,7 @@ import pytest
 
 from mxlint.api import check_paths
 from mxlint.config import Settings
+from mxlint.context import _prepass_imports
 from mxlint.names import ImportMap
 from mxlint.semantic.effects import RETURNED, Effects, FileEffects
 from mxlint.semantic.program import ImportGraph, console_script_modules
@@ -75,13 +76,7 @@ class Trainer:
 def _effects(source: str) -> FileEffects:
     module = cst.parse_module(textwrap.dedent(source))
     imports = ImportMap("pkg.helpers")
-    for stmt in module.body:
-        if type(stmt) is cst.SimpleStatementLine:
-            for small in stmt.body:
-                if type(small) is cst.Import:
-                    imports.add_import(small)
-                elif type(small) is cst.ImportFrom:
-                    imports.add_import_from(small)
+    _prepass_imports(module, imports)
     return FileEffects(module, imports)
 
 

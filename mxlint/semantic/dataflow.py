@@ -17,6 +17,7 @@ from typing import Generic, TypeVar
 
 import libcst as cst
 
+from mxlint.names import target_names
 from mxlint.walker import iter_nodes
 
 V = TypeVar("V")
@@ -177,7 +178,7 @@ class Dataflow(Generic[V]):
         self.env.pop(node.name.value, None)
 
     def delete(self, node: cst.Del) -> None:
-        for name in _names(node.target):
+        for name in target_names(node.target):
             self.env.pop(name, None)
 
     def with_items(self, node: cst.With) -> object:
@@ -460,7 +461,7 @@ def _live_in(loop: cst.For | cst.While) -> frozenset[str]:
     bound: set[str] = set()
     live: set[str] = set()
     if isinstance(loop, cst.For):
-        bound.update(_target_names(loop.target))
+        bound.update(target_names(loop.target))
     else:
         live.update(n.value for n in iter_nodes(loop.test) if type(n) is cst.Name)
     body = (
@@ -475,7 +476,7 @@ def _live_in(loop: cst.For | cst.While) -> frozenset[str]:
             elif type(small) is cst.AnnAssign and small.value is not None:
                 targets = [small.target]
             read = [n.value for n in iter_nodes(small) if type(n) is cst.Name]
-            binds = [name for t in targets for name in _target_names(t)]
+            binds = [name for t in targets for name in target_names(t)]
             # A name read only as a target it binds (`x = ...`) is not read.
             reads = set(read)
             for name in binds:
@@ -484,22 +485,3 @@ def _live_in(loop: cst.For | cst.While) -> frozenset[str]:
             live.update(reads - bound)
             bound.update(binds)
     return frozenset(live)
-
-
-def _target_names(target: cst.BaseExpression) -> Iterator[str]:
-    """Names a target binds (not those read in its subscripts and attributes)."""
-    if type(target) is cst.Name:
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from _target_names(el.value)
-    elif type(target) is cst.StarredElement:
-        yield from _target_names(target.value)
-
-
-def _names(target: cst.BaseExpression) -> Iterator[str]:
-    if type(target) is cst.Name:
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from _names(el.value)

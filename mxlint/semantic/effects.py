@@ -76,15 +76,14 @@ def _own_nodes(fn: cst.FunctionDef) -> Iterator[cst.CSTNode]:
     yield from iter_nodes(fn.body, stop=NESTED_SCOPES)
 
 
-def _returned_names(fn: cst.FunctionDef) -> set[str]:
+def _returned_names(values: list[cst.BaseExpression]) -> set[str]:
+    """Names returned as such or as an element of a returned tuple."""
     out: set[str] = set()
-    for node in _own_nodes(fn):
-        if type(node) is cst.Return and node.value is not None:
-            value = node.value
-            items = value.elements if type(value) is cst.Tuple else ()
-            for expr in [value, *(el.value for el in items)]:
-                if type(expr) is cst.Name:
-                    out.add(expr.value)
+    for value in values:
+        items = value.elements if type(value) is cst.Tuple else ()
+        for expr in [value, *(el.value for el in items)]:
+            if type(expr) is cst.Name:
+                out.add(expr.value)
     return out
 
 
@@ -125,20 +124,39 @@ def _converts_tensor(call: cst.Call, params: set[str]) -> bool:
 
 
 def summarise(fn: cst.FunctionDef, imports: ImportMap, local: frozenset[str]) -> Effects:
-    """The effects of `fn` from its own statements; `local` names the functions of its file
-    (their calls are folded in by `FileEffects`, not here)."""
+    """The effects of `fn` from its own statements (one walk); `local` names the functions of
+    its file (their calls are folded in by `FileEffects`, not here)."""
     params = set(_params(fn))
-    returned = _returned_names(fn)
     syncs = False
-    hybridized: set[str] = set()
+    hybridized: list[str] = []
     external: list[str] = []
     paused: set[cst.CSTNode] = set()
     forward_outside = False
     has_pause = False
+    returns: list[cst.BaseExpression] = []
+    #: Returned values outside any pause, and names bound to a parameter network's output.
+    live_returns: list[cst.BaseExpression] = []
+    outputs: set[str] = set()
     for node in _own_nodes(fn):
         if type(node) is cst.With and any(_pausing(item.item, imports) for item in node.items):
             has_pause = True
             paused.update(iter_nodes(node.body, stop=NESTED_SCOPES))
+            continue
+        if type(node) is cst.Return:
+            if node.value is not None:
+                returns.append(node.value)
+                if node not in paused:
+                    live_returns.append(node.value)
+            continue
+        if type(node) is cst.Assign:
+            target = node.targets[0].target
+            if (
+                len(node.targets) == 1
+                and type(target) is cst.Name
+                and node not in paused
+                and _runs_parameter(node.value, params)
+            ):
+                outputs.add(target.value)
             continue
         if type(node) is not cst.Call:
             continue
@@ -147,10 +165,8 @@ def summarise(fn: cst.FunctionDef, imports: ImportMap, local: frozenset[str]) ->
             syncs = True
         if type(func) is cst.Attribute and func.attr.value == "hybridize":
             owner = dotted_name(func.value)
-            if owner in params:
-                hybridized.add(owner)
-            if owner in returned:
-                hybridized.add(RETURNED)
+            if owner is not None:
+                hybridized.append(owner)
         if type(func) is cst.Name and func.value in params and node not in paused:
             forward_outside = True  # `net(x)` on a network the caller passed in
         if type(func) is cst.Name and func.value in local:
@@ -158,11 +174,20 @@ def summarise(fn: cst.FunctionDef, imports: ImportMap, local: frozenset[str]) ->
         name = imports.resolve(func)
         if name is not None and not knowledge.is_library(name):
             external.append(name)
+    returned = _returned_names(returns)
+    hybridizes = {owner for owner in hybridized if owner in params}
+    if any(owner in returned for owner in hybridized):
+        hybridizes.add(RETURNED)
     return Effects(
         syncs=syncs,
-        hybridizes=frozenset(hybridized),
+        hybridizes=frozenset(hybridizes),
         inference=has_pause and not forward_outside,
-        returns_forward=_returns_forward(fn, params, paused),
+        # A "forward" helper: everything it returns is what the network it was given computes.
+        returns_forward=bool(live_returns)
+        and all(
+            _runs_parameter(value, params) or (type(value) is cst.Name and value.value in outputs)
+            for value in live_returns
+        ),
         external=tuple(dict.fromkeys(external)),
     )
 
@@ -175,27 +200,6 @@ def _runs_parameter(value: cst.BaseExpression | None, params: set[str]) -> bool:
     if type(func) is cst.Attribute and func.attr.value == "forward":
         func = func.value
     return type(func) is cst.Name and func.value in params
-
-
-def _returns_forward(fn: cst.FunctionDef, params: set[str], paused: set[cst.CSTNode]) -> bool:
-    outputs: set[str] = set()
-    returns: list[cst.BaseExpression] = []
-    for node in _own_nodes(fn):
-        if node in paused:
-            continue
-        if (
-            type(node) is cst.Assign
-            and len(node.targets) == 1
-            and type(node.targets[0].target) is cst.Name
-            and _runs_parameter(node.value, params)
-        ):
-            outputs.add(node.targets[0].target.value)
-        elif type(node) is cst.Return and node.value is not None:
-            returns.append(node.value)
-    return bool(returns) and all(
-        _runs_parameter(value, params) or (type(value) is cst.Name and value.value in outputs)
-        for value in returns
-    )
 
 
 class FileEffects:

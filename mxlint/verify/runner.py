@@ -159,8 +159,8 @@ def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[F
     verdicts: dict[FindingKey, Verdict] = {}
     naive: dict[str, Any] | None = None
     if any(h is not None and (h.loud or h.check == "memory") for h in hows.values()):
-        # Evaluation loops run batches and no training step: MXL406 is measured per batch.
-        naive = _payload(slots.run(dict(job, memory=True, per_batch="MXL406" in codes), options))
+        per_batch = any(h is not None and h.per_batch for h in hows.values())
+        naive = _payload(slots.run(dict(job, memory=True, per_batch=per_batch), options))
         threaded = None
         if "MXL401" in codes:
             threaded = _payload(slots.run(dict(job, memory="light"), options, engine=THREADED))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.names import name_tokens
+from mxlint.names import name_tokens, target_names
 from mxlint.semantic.dataflow import Dataflow
 from mxlint.walker import LOOPS, NESTED_SCOPES, iter_nodes
 
@@ -211,16 +211,6 @@ def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield node.asname.name
 
 
-def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
-    if type(target) is cst.Name:
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from _bound_names(el.value)
-    elif type(target) is cst.StarredElement:
-        yield from _bound_names(target.value)
-
-
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Descendants, not entering nested functions, classes or lambdas."""
     return iter_nodes(node, stop=_NESTED)
@@ -308,15 +298,15 @@ class _Scope:
         loop_bound: set[str] = set()
         for n in self.nodes:
             if isinstance(n, (cst.For, cst.CompFor)):
-                loop_bound.update(_bound_names(n.target))
-                for name in _bound_names(n.target):
+                loop_bound.update(target_names(n.target))
+                for name in target_names(n.target):
                     sources.setdefault(name, []).append(n.iter)
             elif isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
                 for t in _targets(n):
-                    for name in _bound_names(t):
+                    for name in target_names(t):
                         sources.setdefault(name, []).append(n.value)
             elif type(n) is cst.WithItem and n.asname is not None:
-                for name in _bound_names(n.asname.name):
+                for name in target_names(n.asname.name):
                     sources.setdefault(name, []).append(None)
         if type(fn) is cst.FunctionDef:
             p = fn.params
@@ -399,7 +389,7 @@ class _Scope:
                             ):
                                 names.add(el.value.value)
             if type(n) is cst.For and type(n.iter) is cst.Name and n.iter.value in lists:
-                names.update(_bound_names(n.target))
+                names.update(target_names(n.target))
         for name, bindings in self.assigns.items():
             if (
                 name in names
@@ -420,7 +410,7 @@ class _Scope:
         with respect to the inputs, as for adversarial examples or saliency maps)."""
         if self._backward_in(stmt, set()):
             return True
-        return self.reaches_backward({name for t in _targets(stmt) for name in _bound_names(t)})
+        return self.reaches_backward({name for t in _targets(stmt) for name in target_names(t)})
 
     def reaches_backward(self, names: set[str], ignore: set[cst.CSTNode] | None = None) -> bool:
         """Whether these names, or what is computed from them, are backpropagated (by a
@@ -442,7 +432,7 @@ class _Scope:
                     type(x) is cst.Name and x.value in names for x in _walk(source)
                 ):
                     for t in _targets(n):
-                        names.update(_bound_names(t))
+                        names.update(target_names(t))
             if len(names) == before:
                 break
         return any(
@@ -669,7 +659,7 @@ class _Record(Dataflow[Facts]):
     def bind(
         self, target: cst.BaseExpression, recorded: bool, value: cst.BaseExpression | None = None
     ) -> None:
-        for name in _bound_names(target):
+        for name in target_names(target):
             if recorded and self.recording:
                 self.env[name] = _RECORDED_IN_GRAPH
                 continue
@@ -723,8 +713,8 @@ class _Record(Dataflow[Facts]):
                 comp: cst.CompFor | None = expr.for_in
                 while comp is not None:
                     if self.recorded_expr(comp.iter):
-                        self.recorded.update(_bound_names(comp.target))
-                        self.in_graph.update(_bound_names(comp.target))
+                        self.recorded.update(target_names(comp.target))
+                        self.in_graph.update(target_names(comp.target))
                     comp = comp.inner_for_in
                 return self.recorded_expr(
                     expr.value if isinstance(expr, cst.DictComp) else expr.elt

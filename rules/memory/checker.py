@@ -12,7 +12,7 @@ import libcst as cst
 
 from mxlint import knowledge
 from mxlint.checker import Checker
-from mxlint.names import last_name
+from mxlint.names import last_name, target_names
 from mxlint.rule import Rule
 from mxlint.rules.memory import (
     accumulated_ndarray_without_sync,
@@ -32,7 +32,6 @@ from mxlint.rules.memory._analysis import (
     _SCOPE_KINDS,
     _STEP_WORDS,
     _SYMBOLIC_API,
-    _bound_names,
     _chain_names,
     _full_slice,
     _keyword,
@@ -684,7 +683,7 @@ class RecordChecker(Checker):
         for n in _walk(region):
             if type(n) in (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem, cst.CompFor):
                 for t in _targets(n):
-                    if name in _bound_names(t):
+                    if name in target_names(t):
                         return True
                     if (
                         type(t) is cst.Subscript

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class OutputsKeptAcrossLoop(Rule):
     code = "MXL406"
     name = "outputs-kept-across-loop"
-    runtime = Runtime("memory")
+    runtime = Runtime("memory", per_batch=True)
     message = (
         "`{target}` keeps every batch's output `{value}` on its device until the loop ends: "
         "memory grows with the number of batches however often the loop synchronises; keep a "

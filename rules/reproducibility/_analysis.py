@@ -429,7 +429,8 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
     blocks: list[int] = []
     rebound: dict[str, list[tuple[int, int]]] = {}
     for node in iter_nodes(scope, stop=NESTED_SCOPES):
-        here = (found[0].index_of(node) or -1) if found is not None else -1
+        position = found[0].index_of(node) if found is not None else None
+        here = position if position is not None else -1
         while blocks and here >= blocks[-1]:
             blocks.pop()
         if found is not None and type(node) is cst.IndentedBlock:
@@ -487,7 +488,7 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
             if leaf in _PLOTTING or resolved.startswith("matplotlib"):
                 accounted.update(id(n) for n in iter_nodes(node))
             elif type(func) is cst.Name and func.value == "print":
-                accounted.update(_shown_indices(node, live))
+                accounted.update(_shown_indices(node, holding))
         elif type(node) is cst.Name and node.value in holding and id(node) not in accounted:
             return False
     if not started:
@@ -498,7 +499,8 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
     for nested in iter_nodes(scope):
         if nested is scope or type(nested) is not cst.FunctionDef:
             continue
-        local = _bound_in(nested)
+        bound = ctx.bindings.scope(nested)
+        local = {n for n in bound.names if bound.local(n)} if bound is not None else set()
         if any(
             type(n) is cst.Name and n.value in seen and n.value not in local
             for n in iter_nodes(nested.body)
@@ -532,20 +534,6 @@ def _shown_indices(call: cst.Call, live: set[str]) -> set[int]:
             pending.extend((el, computing, True) for el in node.slice)
             continue
         pending.extend((child, computing, index) for child in children(node))
-    return out
-
-
-def _bound_in(fn: cst.FunctionDef) -> set[str]:
-    """Names a function binds itself (parameters, assignments, loop targets): its own."""
-    out = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)}
-    for node in iter_nodes(fn.body, stop=NESTED_SCOPES):
-        targets: list[cst.CSTNode] = []
-        if type(node) is cst.Assign:
-            targets = [t.target for t in node.targets]
-        elif type(node) in (cst.For, cst.CompFor) or type(node) in (cst.AugAssign, cst.AnnAssign):
-            targets = [node.target]  # type: ignore[attr-defined]
-        for t in targets:
-            out.update(n.value for n in iter_nodes(t) if type(n) is cst.Name)
     return out
 
 

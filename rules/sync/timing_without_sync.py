@@ -148,19 +148,14 @@ def check_timing(checker: MemoryChecker, body: list[cst.BaseStatement]) -> None:
     starts: dict[str, int] = {}
     for index, stmt in enumerate(body):
         for node in iter_nodes(stmt, stop=NESTED_SCOPES):
-            if (
-                type(node) is cst.BinaryOperation
-                and type(node.operator) is cst.Subtract
-                and checker._timer(node.left)
-                and type(node.right) is cst.Name
-                and node.right.value in starts
-            ):
-                begin = starts[node.right.value]
+            start = _elapsed_since(checker, node)
+            if start is not None and start in starts:
+                begin = starts[start]
                 between = body[begin + 1 : index]
                 if (
                     checker._mxnet_work(between)
                     and not any(checker._has_sync(s) for s in between)
-                    and not _measured_again(checker, body, index, node.right.value)
+                    and not _measured_again(checker, body, index, start)
                 ):
                     checker.ctx.report(
                         node,
@@ -179,6 +174,18 @@ def check_timing(checker: MemoryChecker, body: list[cst.BaseStatement]) -> None:
                     starts[small.targets[0].target.value] = index
 
 
+def _elapsed_since(checker: MemoryChecker, node: cst.CSTNode) -> str | None:
+    """`start` for `time.time() - start` (a timer read minus a name), else None."""
+    if (
+        type(node) is cst.BinaryOperation
+        and type(node.operator) is cst.Subtract
+        and checker._timer(node.left)
+        and type(node.right) is cst.Name
+    ):
+        return node.right.value
+    return None
+
+
 def _measured_again(
     checker: MemoryChecker, body: list[cst.BaseStatement], index: int, start: str
 ) -> bool:
@@ -189,13 +196,7 @@ def _measured_again(
     for later in range(index + 1, len(body)):
         stmt = body[later]
         for node in iter_nodes(stmt, stop=NESTED_SCOPES):
-            if (
-                type(node) is cst.BinaryOperation
-                and type(node.operator) is cst.Subtract
-                and checker._timer(node.left)
-                and type(node.right) is cst.Name
-                and node.right.value == start
-            ):
+            if _elapsed_since(checker, node) == start:
                 return any(checker._has_sync(s) for s in body[index + 1 : later])
         if _rebinds(stmt, start):
             return False
