@@ -263,12 +263,12 @@ def ctx_argument(
     return _positional(call, index) if index is not None else None
 
 
-def creator_ctx_argument(call: cst.Call, short: str) -> cst.BaseExpression | None:
-    """`ctx` of an NDArray creator: keyword, or positional for zeros/ones/empty/array/full."""
+def creator_ctx_argument(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """`ctx` of an NDArray creator: keyword, or where MXNet's signature takes it positionally."""
     found = _kwarg(call, knowledge.CTX_KEYWORDS)
     if found is not None:
         return found
-    index = {"zeros": 1, "ones": 1, "empty": 1, "array": 1, "full": 2}.get(short)
+    index = knowledge.ctx_position(name)
     return _positional(call, index) if index is not None else None
 
 
@@ -611,8 +611,8 @@ class Scope(Dataflow[Val]):
     def _current_default(self) -> Ctx | None:
         return self.default_ctx[-1] if self.default_ctx else None
 
-    def _creator(self, node: cst.Call, short: str, origin: str) -> Tensor:
-        ctx = self.ctx_value(creator_ctx_argument(node, short))
+    def _creator(self, node: cst.Call, name: str, origin: str) -> Tensor:
+        ctx = self.ctx_value(creator_ctx_argument(node, name))
         if ctx is None:
             ctx = self._current_default()
             if ctx is None:
@@ -671,10 +671,8 @@ class Scope(Dataflow[Val]):
             return Ctx(True, knowledge.GPU_CONTEXT_HELPERS[name], self.code(node))
         if name in knowledge.CONTEXT_CONSTRUCTORS:
             return _context(name, node, self.code(node))
-        if name in knowledge.NDARRAY_CREATORS:
-            return self._creator(
-                node, short.rsplit(".", 1)[-1], f"`{self.code(node.func)}(...)` without ctx"
-            )
+        if name in knowledge.ndarray_creators():
+            return self._creator(node, name, f"`{self.code(node.func)}(...)` without ctx")
         if name in knowledge.LIKE_CREATORS:
             return arg_vals[0][1] if arg_vals else None
         if name in knowledge.NDARRAY_LOADERS:
@@ -1078,7 +1076,7 @@ def tensor_helpers(
         params = [p.name.value for p in (*stmt.params.params, *stmt.params.kwonly_params)]
         if any(_HELPER_NAME.search(p) for p in params):
             continue
-        if not _calls_any(stmt, imports, knowledge.NDARRAY_CREATORS):
+        if not _calls_any(stmt, imports, knowledge.ndarray_creators()):
             continue
         made = _returned(stmt, imports, code)
         if made and all(
@@ -1344,9 +1342,8 @@ class ForwardCreations(Dataflow[_Alternatives]):
         name = self.imports.resolve(func)
         dotted = dotted_name(func) or ""
         is_f = self.f_name is not None and dotted.startswith(self.f_name + ".")
-        if name in knowledge.NDARRAY_CREATORS:
-            short = name.rsplit(".", 1)[-1]
-            if creator_ctx_argument(node, short) is None and not self.under_ctx:
+        if name in knowledge.ndarray_creators():
+            if creator_ctx_argument(node, name) is None and not self.under_ctx:
                 return frozenset({(False, frozenset({node}))})
             return _NEUTRAL_ALTERNATIVES
         if (

@@ -9,6 +9,7 @@ judged with the taint of their arguments, in this file or, through `finalize`, a
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,7 +17,13 @@ import libcst as cst
 
 from mxlint import knowledge
 from mxlint.checker import FileContext, shortened
+from mxlint.knowledge.api import api
 from mxlint.names import dotted_name
+from mxlint.rules.hybridization import (
+    one_namespace_function,
+    reshape_varargs,
+    unknown_mxnet_member,
+)
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
 from mxlint.rules.hybridization.imperative_op_in_hybrid import IMPERATIVE_ADVICE, LEGACY_ADVICE
@@ -29,7 +36,7 @@ from mxlint.rules.hybridization.tensor_as_sequence import (
     SLICE_ADVICE,
     UNPACK_ADVICE,
 )
-from mxlint.rules.hybridization.tensor_attribute import CTX_ADVICE, SHAPE_ADVICE
+from mxlint.rules.hybridization.tensor_attribute import member_advice
 from mxlint.rules.hybridization.tensor_control_flow import CONTROL_ADVICE
 from mxlint.rules.hybridization.tensor_to_python import TO_PYTHON_ADVICE
 from mxlint.walker import iter_nodes
@@ -319,16 +326,17 @@ class HybridHooks(Hooks):
         attr = node.attr.value
         if type(node.value) is cst.Name and node.value.value == "self":
             return Kind.PYTHON
-        if base in TENSORISH and attr in knowledge.HYBRID_SHAPE_ATTRIBUTES:
+        if base in TENSORISH and attr in api().ndarray_only_members:
             if self.mxnet == "1" and not self.fallback:
-                advice = CTX_ADVICE if attr in ("context", "ctx") else SHAPE_ADVICE
                 self.emit(
                     "MXL103",
                     node,
-                    advice.format(attr=attr, code=self.ctx.code(node)),
+                    member_advice(attr, self.ctx.code(node)),
                     f"reads `.{attr}`",
                 )
-            return Kind.PYTHON
+            return None if attr == "T" else Kind.PYTHON
+        if base is Kind.TENSOR and self.mxnet == "1" and attr not in api().tensor_members:
+            self._typo(node, attr)
         return None
 
     # -- calls ---------------------------------------------------------------------------------
@@ -342,7 +350,10 @@ class HybridHooks(Hooks):
         tensor_args = [(a, k) for a, k in args if k in TENSORISH]
         if self.f_name is not None and root == self.f_name and dotted is not None and "." in dotted:
             self._out_keyword(node, args)
-            return op_kind(dotted.split(".", 1)[1], node)
+            op = dotted.split(".", 1)[1]
+            if self.mxnet == "1" and type(func) is cst.Attribute:
+                self._f_function(node, func, op, args)
+            return op_kind(op, node)
         resolved = self.ctx.resolve(func) if root is not None and root not in interp.env else None
         if resolved is not None:
             answer = self._resolved_call(node, resolved, args, tensor_args)
@@ -422,12 +433,12 @@ class HybridHooks(Hooks):
             f = self.f_name or "F"
             message = IMPERATIVE_ADVICE.format(call=spelled, f=f, op=op)
             if ns == "nd" and self.f_name is not None and op:
-                creator = name in knowledge.NDARRAY_CREATORS or op.split(".")[0] == "random"
+                creator = name in knowledge.ndarray_creators() or op.split(".")[0] == "random"
                 has_ctx = any(
                     a.keyword is not None and a.keyword.value in knowledge.CTX_KEYWORDS
                     for a in node.args
                 )
-                if op in knowledge.SAME_SIGNATURE_OPS:
+                if api().same_signature(op):
                     fix = ("safe", f"Replace `{spelled}` with `{f}.{op}`", node.func, f"{f}.{op}")
                 elif (
                     not has_ctx
@@ -506,9 +517,13 @@ class HybridHooks(Hooks):
                     f"calls `.{method}()`",
                 )
                 return Kind.PYTHON
+            if self.mxnet == "1":
+                answer = self._tensor_method(node, func, method, base)
+                if answer is not None:
+                    return answer
             if method in knowledge.MULTI_OUTPUT_METHODS:
                 return Kind.MAYBE_GROUP
-            if method in knowledge.HYBRID_SHAPE_ATTRIBUTES:  # `x.size()`: not an MXNet API
+            if method in knowledge.SIZE_ATTRIBUTES:  # `x.size()`: not an MXNet API
                 return Kind.UNKNOWN
             if method in knowledge.NON_TENSOR_METHODS:
                 return Kind.UNKNOWN
@@ -521,6 +536,109 @@ class HybridHooks(Hooks):
             interp.env[receiver.value] = Kind.GROUP
             return Kind.NONE
         return None
+
+    def _f_function(
+        self, node: cst.Call, func: cst.Attribute, op: str, args: list[tuple[cst.Arg, Kind]]
+    ) -> None:
+        """`F.<name>` that only one of `mx.nd`/`mx.sym` has (MXL111), or neither (MXL110)."""
+        sub, _, name = op.rpartition(".")
+        if sub not in _F_SUBSPACES or name.startswith("_"):
+            return
+        facts, suffix, f = api(), f".{sub}" if sub else "", self.f_name or "F"
+        in_nd, in_sym = name in facts.names("nd" + suffix), name in facts.names("sym" + suffix)
+        spelled = f"{f}{suffix}.{name}"
+        if in_nd and in_sym:
+            return
+        if in_nd or in_sym:
+            template = (
+                one_namespace_function.IMPERATIVE_ONLY
+                if in_nd
+                else (one_namespace_function.SYMBOLIC_ONLY)
+            )
+            twin = one_namespace_function.BROADCAST_TWINS.get(name) if not sub else None
+            tensors = [k for a, k in args if a.keyword is None and not a.star]
+            fix = None
+            if twin is not None and len(args) == 2 and tensors == [Kind.TENSOR, Kind.TENSOR]:
+                fix = ("safe", f"Replace `{spelled}` with `{f}.{twin}`", func.attr, twin)
+            message = template.format(
+                f=f + suffix, name=name, advice=one_namespace_function.advice(name, f)
+            )
+            self.emit("MXL111", node, message, f"calls `{spelled}`", fix)
+            return
+        close = _closest(name, facts.names("nd" + suffix) | facts.names("sym" + suffix))
+        self.emit(
+            "MXL110",
+            node,
+            unknown_mxnet_member.UNKNOWN_FUNCTION.format(
+                f=f + suffix,
+                name=name,
+                suggestion=unknown_mxnet_member.suggestion(
+                    f"{f}{suffix}.{close}" if close else None
+                ),
+            ),
+            f"calls `{spelled}`, which MXNet does not have",
+            ("unsafe", f"Replace `{name}` with `{close}`", func.attr, close) if close else None,
+        )
+
+    def _tensor_method(
+        self, node: cst.Call, func: cst.Attribute, method: str, base: Kind
+    ) -> Kind | None:
+        """A 1.x tensor's method that a Symbol lacks (MXL103), a reshape spelt with separate
+        arguments (MXL112), or a typo of a tensor method (MXL110)."""
+        facts = api()
+        # `.copy()` is also a dict's and a list's: a parameter holding one is not a Symbol bug.
+        if method in facts.ndarray_only_members and method not in _PYTHON_MEMBERS:
+            self.emit(
+                "MXL103",
+                node,
+                member_advice(method, self.ctx.code(func)),
+                f"calls `.{method}()`",
+            )
+            return Kind.TENSOR if method in _TENSOR_RETURNING else Kind.UNKNOWN
+        if method == "reshape" and not facts.reshape_forms["varargs"]["symbol"]:
+            self._reshape(node, func)
+            return None
+        if base is Kind.TENSOR and method not in facts.tensor_members:
+            self._typo(func, method)
+        return None
+
+    def _reshape(self, node: cst.Call, func: cst.Attribute) -> None:
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if len(positional) < 2 or any(a.star for a in node.args):
+            return
+        if any(a.keyword is not None and a.keyword.value == "shape" for a in node.args):
+            return
+        code = self.ctx.code
+        rest = [code(a.value) if a.keyword is None else code(a).rstrip(", ") for a in node.args]
+        shape, others = rest[: len(positional)], rest[len(positional) :]
+        fixed = f"{code(func)}(({', '.join(shape)}){''.join(', ' + o for o in others)})"
+        self.emit(
+            "MXL112",
+            node,
+            reshape_varargs.RESHAPE_ADVICE.format(code=_short(code(node)), fixed=_short(fixed)),
+            "passes reshape's shape as separate arguments",
+            ("safe", "Pass the shape as one tuple", node, fixed),
+        )
+
+    def _typo(self, node: cst.Attribute, name: str) -> None:
+        """A tensor member one typo away from a member NDArray or Symbol has (MXL110)."""
+        if name in _PYTHON_MEMBERS or name.startswith("_"):
+            return
+        facts = api()
+        close = _closest(name, facts.ndarray.all | facts.symbol.all)
+        if close is None:
+            return
+        self.emit(
+            "MXL110",
+            node,
+            unknown_mxnet_member.UNKNOWN_MEMBER.format(
+                code=_short(self.ctx.code(node)),
+                name=name,
+                suggestion=unknown_mxnet_member.suggestion(close),
+            ),
+            f"uses `.{name}`, which MXNet tensors do not have",
+            ("unsafe", f"Replace `{name}` with `{close}`", node.attr, close),
+        )
 
     def _self_call(
         self, node: cst.Call, method: str, args: list[tuple[cst.Arg, Kind]], interp: Interpreter
@@ -592,6 +710,22 @@ class HybridHooks(Hooks):
         return imperative_guard(test, self.f_name, self.ctx)
 
 
+#: `F.<sub>.<name>` namespaces whose names are known for both `mx.nd` and `mx.sym`.
+_F_SUBSPACES = ("", "contrib", "linalg", "random", "image", "sparse")
+#: NDArray-only methods that return a tensor (the finding is reported; the flow goes on).
+_TENSOR_RETURNING = frozenset({"as_in_context", "copyto", "detach", "tostype"})
+#: Methods of Python's containers and strings: a value called so is not taken for a tensor typo.
+_PYTHON_MEMBERS = frozenset(
+    name for kind in (list, dict, tuple, set, str) for name in dir(kind) if not name.startswith("_")
+)
+
+
+def _closest(name: str, candidates: frozenset[str]) -> str | None:
+    """The one name a typo most plausibly meant (difflib's ratio >= 0.8), if any."""
+    found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.8)
+    return found[0] if found else None
+
+
 def op_kind(op: str, node: cst.Call) -> Kind:
     """An operator's result: one tensor for known single-output operators and creators, a
     possible group for multi-output or unknown ones (`F.contrib.box_encode` returns two)."""
@@ -600,11 +734,7 @@ def op_kind(op: str, node: cst.Call) -> Kind:
     ):
         return Kind.MAYBE_GROUP
     leaf = op.rsplit(".", 1)[-1]
-    if (
-        op in knowledge.SAME_SIGNATURE_OPS
-        or leaf in knowledge.SINGLE_OUTPUT_OPS
-        or op.startswith("random.")
-    ):
+    if leaf in knowledge.SINGLE_OUTPUT_OPS or op.startswith("random."):
         return Kind.TENSOR
     return Kind.MAYBE_GROUP
 

@@ -18,11 +18,14 @@ from mxlint.rules.hybridization import (
     autograd_state_in_hybrid,
     imperative_op_in_hybrid,
     inplace_op_in_hybrid,
+    one_namespace_function,
     print_tensor_in_hybrid,
+    reshape_varargs,
     tensor_as_sequence,
     tensor_attribute,
     tensor_control_flow,
     tensor_to_python,
+    unknown_mxnet_member,
 )
 from mxlint.rules.hybridization._analysis import (
     INHERITED,
@@ -53,6 +56,9 @@ _SITE_ADVICE = {
     "MXL106": print_tensor_in_hybrid.SITE_ADVICE,
     "MXL107": inplace_op_in_hybrid.SITE_ADVICE,
     "MXL108": autograd_state_in_hybrid.SITE_ADVICE,
+    "MXL110": unknown_mxnet_member.SITE_ADVICE,
+    "MXL111": one_namespace_function.SITE_ADVICE,
+    "MXL112": reshape_varargs.SITE_ADVICE,
 }
 
 

@@ -12,7 +12,9 @@ from mxlint.rules.hybridization._run import HybridAnalysis
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AutogradStateInHybrid
 from mxlint.rules.hybridization.imperative_op_in_hybrid import ImperativeOpInHybrid
 from mxlint.rules.hybridization.inplace_op_in_hybrid import InplaceOpInHybrid
+from mxlint.rules.hybridization.one_namespace_function import OneNamespaceFunction
 from mxlint.rules.hybridization.print_tensor_in_hybrid import PrintTensorInHybrid
+from mxlint.rules.hybridization.reshape_varargs import ReshapeVarargs
 from mxlint.rules.hybridization.scalar_input_to_hybridized_block import (
     ScalarInputToHybridizedBlock,
     check_scope,
@@ -21,6 +23,7 @@ from mxlint.rules.hybridization.tensor_as_sequence import TensorAsSequence
 from mxlint.rules.hybridization.tensor_attribute import TensorAttribute
 from mxlint.rules.hybridization.tensor_control_flow import TensorControlFlow
 from mxlint.rules.hybridization.tensor_to_python import TensorToPython
+from mxlint.rules.hybridization.unknown_mxnet_member import UnknownMxnetMember
 
 
 class HybridizationChecker(HybridAnalysis):
@@ -35,6 +38,9 @@ class HybridizationChecker(HybridAnalysis):
         PrintTensorInHybrid,
         InplaceOpInHybrid,
         AutogradStateInHybrid,
+        UnknownMxnetMember,
+        OneNamespaceFunction,
+        ReshapeVarargs,
     )
 
 

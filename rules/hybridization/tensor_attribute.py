@@ -1,5 +1,7 @@
-"""MXL103 tensor-attribute: finds reads of `.shape`, `.dtype`, `.context`/`.ctx`, `.size`, `.ndim`
-and `.stype` on tensors inside MXNet 1.x `hybrid_forward` and the helpers it calls with tensors.
+"""MXL103 tensor-attribute: finds NDArray members a 1.x Symbol lacks or only raises on (`.shape`,
+`.dtype`, `.context`, `.T`, `.grad`, `.detach()`, `.copyto()`...) used on tensors inside MXNet 1.x
+`hybrid_forward` and the helpers it calls with tensors. The members are MXNet's own
+(`mxlint/knowledge/api.py`, generated from MXNet).
 
 Its findings are found by the family's one analysis per file (`_analysis.py`, run by
 `checker.py`) and worded by the messages above the class; its tests
@@ -24,9 +26,39 @@ CTX_ADVICE = (
     "`F.ones_like(x)`), which land on its context"
 )
 
+#: What to use instead of an NDArray-only member in hybridized code (any member NDArray has and
+#: Symbol lacks is reported; those not named here get the general advice).
+ALTERNATIVES = {
+    "T": "use `F.transpose(x)`",
+    "grad": "gradients are read after `backward()`, outside the forward pass",
+    "copyto": "a hybridized graph runs on its inputs' context: drop the copy",
+    "as_in_context": "a hybridized graph runs on its inputs' context: drop the move",
+    "detach": "use `F.stop_gradient(x)`",
+    "wait_to_read": "drop it: the graph synchronises when its outputs are read",
+    "attach_grad": "attach gradients outside the forward pass",
+    "backward": "call `backward()` on the loss outside the forward pass",
+    "tostype": "use `F.cast_storage(x, stype)`",
+}
+MEMBER_ADVICE = (
+    "`{code}` uses `.{attr}`, which NDArray has and a Symbol lacks (or only raises on) in "
+    "MXNet 1.x: it fails under hybridize(); {alternative}"
+)
+_GENERAL = "compute it with `F.*` operators on the tensor instead"
+
+
+def member_advice(attr: str, code: str) -> str:
+    """The message for one NDArray-only member, with what to use instead."""
+    if attr in ("context", "ctx"):
+        return CTX_ADVICE.format(attr=attr, code=code)
+    if attr in ("shape", "dtype", "size", "ndim", "stype"):
+        return SHAPE_ADVICE.format(attr=attr, code=code)
+    return MEMBER_ADVICE.format(code=code, attr=attr, alternative=ALTERNATIVES.get(attr, _GENERAL))
+
 
 #: What to do when a helper called from a hybridized method does this, said at the call.
-SITE_ADVICE = "pass sizes as constructor arguments or use shape-free operators"
+SITE_ADVICE = (
+    "pass sizes as constructor arguments and use `F.*` operators instead of NDArray-only members"
+)
 
 
 class TensorAttribute(Rule):
@@ -39,13 +71,18 @@ class TensorAttribute(Rule):
     )
     mxnet = "1"
     what = """
-        Finds reads of `.shape`, `.dtype`, `.context`/`.ctx`, `.size`, `.ndim` and `.stype` on
-        tensors inside MXNet 1.x `hybrid_forward` and the helpers it calls with tensors.
+        Finds the NDArray members a 1.x Symbol lacks, or has only to raise
+        `NotImplementedForSymbol`, used on tensors inside MXNet 1.x `hybrid_forward` and the
+        helpers it calls with tensors: `.shape`, `.dtype`, `.context`/`.ctx`, `.size`, `.ndim`,
+        `.stype`, `.T`, `.grad`, `.writable`, and the methods `.detach()`, `.copyto()`, `.as_in_context()`, `.wait_to_read()`, `.attach_grad()`, `.tostype()`...
+        The list is MXNet 1.9.1's own, generated from NDArray and Symbol. (`.asnumpy()` and
+        `.asscalar()` are MXL102.)
     """
     why = """
-        A 1.x Symbol has none of these attributes: `x.shape[0]` raises `AttributeError` once
-        the block is hybridized, though every imperative test passes. (MXNet 2's deferred
-        compute knows shapes: the rule is 1.x only.)
+        A 1.x Symbol has none of these: `x.shape[0]` or `x.T` raises `AttributeError`, and
+        `x.detach()` raises `NotImplementedForSymbol`, once the block is hybridized, though
+        every imperative test passes. (MXNet 2's deferred compute knows shapes: the rule is
+        1.x only.)
     """
     example = """
         def hybrid_forward(self, F, x):
@@ -60,6 +97,8 @@ class TensorAttribute(Rule):
         Example(_block("y = self.dense(x)\nreturn F.cast(y, y.dtype)"), line=_L + 1),
         Example(_block("return F.zeros((2, 2), ctx=x.context)"), line=_L),
         Example(_block("q = F.relu(x)\nscale = q.shape[-1] ** 0.5\nreturn q / scale"), line=_L + 1),
+        Example(_block("return F.dot(x, x.T)"), line=_L),
+        Example(_block("y = self.dense(x)\nreturn y.detach()"), line=_L + 1),
         Example(
             _IMPORTS + "from .layers import Base\n\nclass Net(Base):\n"
             "    def hybrid_forward(self, F, x):\n        return x.reshape((x.ndim, -1))\n",
@@ -71,6 +110,8 @@ class TensorAttribute(Rule):
     )
     valid = (
         _block("return x.reshape((0, -1))"),
+        _block("return F.dot(x, F.transpose(x))"),
+        _block("return F.stop_gradient(self.dense(x))"),
         _block("n = F.shape_array(x)\nreturn F.broadcast_like(n, x)"),
         _GUARDED,
         _PLAIN_BLOCK,

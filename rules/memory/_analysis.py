@@ -571,7 +571,7 @@ class _Record(Dataflow[Facts]):
             func = n.func
             if (
                 type(func) is cst.Attribute
-                and func.attr.value in knowledge.NDARRAY_ONLY_METHODS
+                and func.attr.value in knowledge.ndarray_only_methods()
                 and type(func.value) is cst.Name
                 and func.value.value in params
             ):

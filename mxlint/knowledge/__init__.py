@@ -7,7 +7,10 @@ spellings of one API (`mxnet.ndarray.zeros`, `mxnet.nd.zeros`) collapse to one.
 
 from __future__ import annotations
 
+import functools
 import sys
+
+from mxlint.knowledge.api import api
 
 # Longest prefixes first; each maps an import path onto the spelling rules use.
 _PREFIXES: tuple[tuple[str, str], ...] = (
@@ -219,32 +222,37 @@ PARAM_VALUE_METHODS = frozenset({"data", "grad"})
 
 # --- Tensor creation -----------------------------------------------------------------------
 
-_CREATOR_FUNCS = (
-    "array",
-    "zeros",
-    "ones",
-    "full",
-    "empty",
-    "arange",
-    "eye",
-    "linspace",
-    "identity",
-    "random.uniform",
-    "random.normal",
-    "random.randn",
-    "random.randint",
-    "random.poisson",
-    "random.exponential",
-    "random.gamma",
-    "random.multinomial",
-    "random.shuffle",
-    "random_uniform",
-    "random_normal",
-)
-#: NDArray-creating functions that take `ctx=` (they default to the current context, cpu(0)).
-NDARRAY_CREATORS = frozenset(
-    f"{ns}.{fn}" for ns in ("mxnet.nd", "mxnet.np") for fn in _CREATOR_FUNCS
-)
+
+def _generated_name(name: str) -> str | None:
+    """`mxnet.nd.zeros` -> `nd.zeros`, the key of the generated facts (`api.py`)."""
+    return name[len("mxnet.") :] if name.startswith("mxnet.") else None
+
+
+@functools.cache
+def ndarray_creators() -> frozenset[str]:
+    """Imperative functions that take `ctx=` and build an array on it (default: the current
+    context, cpu(0)), from MXNet's own signatures; the `*_like` creators inherit instead."""
+    return frozenset(
+        f"mxnet.{name}"
+        for name in api().takes_ctx
+        if name.split(".")[0] in ("nd", "np", "npx")
+        and not name.rsplit(".", 1)[-1].startswith("get_")
+        and f"mxnet.{name}" not in LIKE_CREATORS
+    )
+
+
+def ctx_position(name: str) -> int | None:
+    """Where an imperative function takes its context positionally (`nd.zeros(shape, ctx)`)."""
+    key = _generated_name(name)
+    sig = api().signatures.get(key) if key is not None else None
+    if sig is None:
+        return None
+    for keyword in CTX_KEYWORDS:
+        if keyword in sig.params:
+            return sig.params.index(keyword)
+    return None
+
+
 #: Creators that inherit the context of their argument: never a context bug.
 LIKE_CREATORS = frozenset(
     f"{ns}.{fn}"
@@ -484,8 +492,8 @@ AUTOGRAD_STATE = frozenset({"mxnet.autograd.is_training", "mxnet.autograd.is_rec
 
 # --- Hybridization (MXL1xx) ----------------------------------------------------------------
 
-#: Attributes of an NDArray that a 1.x Symbol lacks (`.grad`/`.device` excluded: not shapes).
-HYBRID_SHAPE_ATTRIBUTES = frozenset({"shape", "dtype", "context", "ctx", "size", "ndim", "stype"})
+#: Size attributes among the NDArray members a Symbol lacks (`api().ndarray_only_members`).
+SIZE_ATTRIBUTES = frozenset({"shape", "dtype", "size", "ndim", "stype"})
 #: Builtins that read a tensor's value into Python (`float(x)` fails on a Symbol).
 TO_PYTHON_BUILTINS = frozenset({"float", "int", "bool", "complex"})
 #: NumPy functions that copy a tensor into a NumPy array.
@@ -589,192 +597,178 @@ MAYBE_TUPLE_LAYERS = frozenset(
         "mxnet.gluon.nn.HybridConcatenate",
     }
 )
-#: `nd.<op>` whose `F.<op>` twin takes the same arguments: `nd.relu(x)` -> `F.relu(x)` is safe.
-SAME_SIGNATURE_OPS = frozenset(
+#: Operators (and layer operators) known to return one tensor: `F.op(...)` of any other may be a
+#: group (`F.contrib.box_encode` returns two), so what follows reads it as possibly a sequence.
+SINGLE_OUTPUT_OPS = frozenset(
     {
-        "relu",
-        "sigmoid",
-        "tanh",
-        "softmax",
-        "log_softmax",
-        "softsign",
-        "exp",
-        "log",
-        "log1p",
-        "expm1",
-        "sqrt",
-        "rsqrt",
-        "square",
-        "abs",
-        "sign",
-        "negative",
-        "reciprocal",
-        "floor",
-        "ceil",
-        "round",
-        "clip",
-        "sum",
-        "mean",
-        "max",
-        "min",
-        "prod",
-        "norm",
-        "dot",
-        "batch_dot",
-        "concat",
-        "stack",
-        "reshape",
-        "reshape_like",
-        "transpose",
-        "swapaxes",
-        "expand_dims",
-        "squeeze",
-        "flatten",
+        "Activation",
+        "BatchNorm",
+        "BilinearResize2D",
+        "BlockGrad",
+        "Cast",
+        "Convolution",
+        "Deconvolution",
+        "Dropout",
+        "Embedding",
         "Flatten",
-        "flip",
-        "tile",
-        "repeat",
+        "FullyConnected",
+        "GroupNorm",
+        "InstanceNorm",
+        "L2Normalization",
+        "LayerNorm",
+        "LeakyReLU",
+        "LinearRegressionOutput",
+        "LogisticRegressionOutput",
+        "MakeLoss",
+        "Pad",
+        "Pooling",
+        "ROIAlign",
+        "ROIPooling",
+        "SequenceLast",
+        "SequenceMask",
+        "SequenceReverse",
+        "SoftmaxActivation",
+        "SoftmaxOutput",
+        "UpSampling",
+        "abs",
+        "add_n",
+        "amp_cast",
+        "arange",
+        "arange_like",
+        "arctan",
+        "argmax",
+        "argmin",
+        "argsort",
+        "array",
+        "batch_dot",
+        "batch_take",
         "broadcast_add",
-        "broadcast_sub",
-        "broadcast_mul",
+        "broadcast_axis",
         "broadcast_div",
-        "broadcast_maximum",
-        "broadcast_minimum",
-        "broadcast_power",
         "broadcast_equal",
         "broadcast_greater",
         "broadcast_lesser",
         "broadcast_like",
+        "broadcast_maximum",
+        "broadcast_minimum",
+        "broadcast_mul",
+        "broadcast_power",
+        "broadcast_sub",
         "broadcast_to",
-        "broadcast_axis",
-        "elemwise_add",
-        "elemwise_sub",
-        "elemwise_mul",
-        "elemwise_div",
-        "add_n",
-        "maximum",
-        "minimum",
-        "power",
-        "where",
-        "take",
-        "pick",
-        "slice_axis",
-        "slice_like",
-        "split",
-        "one_hot",
-        "argmax",
-        "argmin",
-        "topk",
-        "sort",
-        "argsort",
         "cast",
-        "Cast",
-        "zeros_like",
-        "ones_like",
-        "Activation",
-        "LeakyReLU",
-        "FullyConnected",
-        "Convolution",
-        "Pooling",
-        "Dropout",
-        "BatchNorm",
-        "LayerNorm",
-        "L2Normalization",
-        "SoftmaxActivation",
-        "SequenceMask",
-        "SequenceLast",
-        "SequenceReverse",
-        "Embedding",
-        "erf",
-        "gamma",
-        "sin",
-        "cos",
-        "arctan",
-        "smooth_l1",
-        "stop_gradient",
-        "BlockGrad",
-        "identity",
-        "logical_not",
-    }
-)
-#: Further single-output operators and creators (indexing their result is a tensor bug).
-SINGLE_OUTPUT_OPS = frozenset(
-    {
-        "zeros",
-        "ones",
-        "full",
-        "empty",
-        "arange",
-        "eye",
-        "linspace",
-        "array",
-        "relu",
-        "slice",
-        "gather_nd",
-        "scatter_nd",
-        "batch_take",
+        "ceil",
+        "clip",
+        "concat",
+        "concatenate",
+        "contrib.BilinearResize2D",
+        "contrib.ROIAlign",
         "contrib.arange_like",
-        "arange_like",
-        "expm1",
-        "sum_axis",
-        "nansum",
-        "softmax_cross_entropy",
-        "sigmoid",
-        "exp",
-        "matmul",
-        "einsum",
-        "tensordot",
+        "cos",
         "cumsum",
         "diag",
-        "trace",
-        "ravel",
-        "reshape",
-        "transpose",
-        "moveaxis",
-        "concatenate",
-        "vstack",
-        "hstack",
-        "squeeze",
-        "mean",
-        "var",
-        "std",
-        "std_",
-        "shape_array",
-        "size_array",
-        "amp_cast",
-        "erfinv",
-        "hard_sigmoid",
-        "log_sigmoid",
-        "mish",
-        "gelu",
-        "selu",
+        "dot",
+        "einsum",
+        "elemwise_add",
+        "elemwise_div",
+        "elemwise_mul",
+        "elemwise_sub",
         "elu",
-        "silu",
-        "softplus",
-        "swish",
-        "logsumexp",
-        "masked_softmax",
-        "masked_log_softmax",
-        "interleaved_matmul_selfatt_qk",
-        "interleaved_matmul_selfatt_valatt",
+        "empty",
+        "erf",
+        "erfinv",
+        "exp",
+        "expand_dims",
+        "expm1",
+        "eye",
+        "flatten",
+        "flip",
+        "floor",
+        "full",
+        "gamma",
+        "gather_nd",
+        "gelu",
+        "hard_sigmoid",
+        "hstack",
+        "identity",
         "interleaved_matmul_encdec_qk",
         "interleaved_matmul_encdec_valatt",
-        "pad",
-        "Pad",
-        "UpSampling",
-        "BilinearResize2D",
-        "contrib.BilinearResize2D",
-        "ROIAlign",
-        "ROIPooling",
-        "contrib.ROIAlign",
-        "Deconvolution",
-        "InstanceNorm",
-        "GroupNorm",
-        "SoftmaxOutput",
-        "LinearRegressionOutput",
-        "LogisticRegressionOutput",
-        "MakeLoss",
+        "interleaved_matmul_selfatt_qk",
+        "interleaved_matmul_selfatt_valatt",
+        "linspace",
+        "log",
+        "log1p",
+        "log_sigmoid",
+        "log_softmax",
+        "logical_not",
+        "logsumexp",
         "make_loss",
+        "masked_log_softmax",
+        "masked_softmax",
+        "matmul",
+        "max",
+        "maximum",
+        "mean",
+        "min",
+        "minimum",
+        "mish",
+        "moveaxis",
+        "nansum",
+        "negative",
+        "norm",
+        "one_hot",
+        "ones",
+        "ones_like",
+        "pad",
+        "pick",
+        "power",
+        "prod",
+        "ravel",
+        "reciprocal",
+        "relu",
+        "repeat",
+        "reshape",
+        "reshape_like",
+        "round",
+        "rsqrt",
+        "scatter_nd",
+        "selu",
+        "shape_array",
+        "sigmoid",
+        "sign",
+        "silu",
+        "sin",
+        "size_array",
+        "slice",
+        "slice_axis",
+        "slice_like",
+        "smooth_l1",
+        "softmax",
+        "softmax_cross_entropy",
+        "softplus",
+        "softsign",
+        "sort",
+        "sqrt",
+        "square",
+        "squeeze",
+        "stack",
+        "std",
+        "std_",
+        "stop_gradient",
+        "sum",
+        "sum_axis",
+        "swapaxes",
+        "swish",
+        "take",
+        "tanh",
+        "tensordot",
+        "tile",
+        "trace",
+        "transpose",
+        "var",
+        "vstack",
+        "where",
+        "zeros",
+        "zeros_like",
     }
 )
 
@@ -1121,20 +1115,19 @@ DATA_METHODS = frozenset(
         "as_np_ndarray",
     }
 )
-#: Methods only an NDArray has: a parameter they are called on is one.
-NDARRAY_ONLY_METHODS = frozenset(
-    {
-        "as_in_context",
-        "as_in_ctx",
-        "asnumpy",
-        "asscalar",
-        "attach_grad",
-        "wait_to_read",
-        "copyto",
-        "as_nd_ndarray",
-        "as_np_ndarray",
-    }
-)
+#: 2.x spellings and conversions that mark an imperative array too (not in 1.9.1's NDArray).
+_IMPERATIVE_CONVERSIONS = frozenset({"as_in_ctx", "as_nd_ndarray", "as_np_ndarray"})
+#: Method names lists, dicts and sets share with NDArray: calling one proves nothing.
+_PYTHON_METHODS = frozenset({"copy"})
+
+
+@functools.cache
+def ndarray_only_methods() -> frozenset[str]:
+    """Methods only an imperative array has (a Symbol lacks them or only raises): a parameter
+    they are called on is an NDArray."""
+    facts = api()
+    methods = facts.ndarray_only_members - facts.ndarray.properties - _PYTHON_METHODS
+    return methods | _IMPERATIVE_CONVERSIONS
 
 
 # --- Lifecycle (MXL7xx) ----------------------------------------------------------------------

@@ -1,0 +1,125 @@
+"""MXNet's API as generated from MXNet itself (`generate.py`), loaded once, when first asked.
+
+Rules ask here which names a tensor namespace has, which members NDArray and Symbol have, and
+what was observed by running MXNet (broadcasting, `reshape` forms, random draws). The data file
+is versioned by the MXNet release it was generated from; `tests/test_knowledge.py` regenerates it
+from the installed MXNet and fails on any difference.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+#: The release the committed facts describe (MXNet 1.9.1 is the last 1.x release).
+VERSION = "1.9.1"
+
+
+@dataclass(frozen=True)
+class Members:
+    """The public members of one tensor class."""
+
+    properties: frozenset[str]
+    methods: frozenset[str]
+    raising: frozenset[str]  # methods that exist only to raise (Symbol's `asnumpy`...)
+
+    @property
+    def all(self) -> frozenset[str]:
+        return self.properties | self.methods
+
+
+@dataclass(frozen=True)
+class Signature:
+    params: tuple[str, ...]
+    varargs: bool
+    required: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Api:
+    version: str
+    namespaces: Mapping[str, frozenset[str]]
+    ndarray: Members
+    symbol: Members
+    np_ndarray: Members
+    signatures: Mapping[str, Signature]
+    takes_ctx: frozenset[str]
+    draws: frozenset[str]
+    #: operator or function -> {"ndarray": broadcasts?, "symbol": broadcasts?}
+    broadcasts: Mapping[str, Mapping[str, bool]]
+    #: reshape spelling ("varargs", "tuple", "keyword") -> {"ndarray": ok?, "symbol": ok?}
+    reshape_forms: Mapping[str, Mapping[str, bool]]
+
+    def names(self, namespace: str) -> frozenset[str]:
+        """Public names of a namespace key (`nd`, `sym.contrib`, `npx`...); empty if unknown."""
+        return self.namespaces.get(namespace, frozenset())
+
+    def only_imperative(self, sub: str = "") -> frozenset[str]:
+        """Names `mx.nd[.sub]` has and `mx.sym[.sub]` lacks: `F.<name>` fails once hybridized."""
+        suffix = f".{sub}" if sub else ""
+        return self.names("nd" + suffix) - self.names("sym" + suffix)
+
+    def only_symbolic(self, sub: str = "") -> frozenset[str]:
+        """Names `mx.sym[.sub]` has and `mx.nd[.sub]` lacks: `F.<name>` fails until hybridized."""
+        suffix = f".{sub}" if sub else ""
+        return self.names("sym" + suffix) - self.names("nd" + suffix)
+
+    @functools.cached_property
+    def ndarray_only_members(self) -> frozenset[str]:
+        """NDArray members a Symbol lacks or only has to raise (`.shape`, `.T`, `.copyto`,
+        `.detach()`...)."""
+        return (self.ndarray.all - self.symbol.all) | (self.symbol.raising & self.ndarray.all)
+
+    @functools.cached_property
+    def tensor_members(self) -> frozenset[str]:
+        """Every member an MXNet tensor has, in 1.x imperative, symbolic or numpy form."""
+        return self.ndarray.all | self.symbol.all | self.np_ndarray.all
+
+    def same_signature(self, name: str) -> bool:
+        """Whether `nd.<name>` and `sym.<name>` take the same parameters (an `nd` call can be
+        spelt `F.<name>` unchanged)."""
+        nd, sym = self.signatures.get(f"nd.{name}"), self.signatures.get(f"sym.{name}")
+        if nd is None or sym is None or nd.params != sym.params:
+            return False
+        observed = self.broadcasts.get(name, {})
+        return observed.get("ndarray") == observed.get("symbol")
+
+
+def _members(raw: Mapping[str, Any]) -> Members:
+    return Members(
+        frozenset(raw["properties"]), frozenset(raw["methods"]), frozenset(raw["raising"])
+    )
+
+
+def parse(data: Mapping[str, Any]) -> Api:
+    members = data["members"]
+    return Api(
+        version=data["mxnet"],
+        namespaces={k: frozenset(v) for k, v in data["namespaces"].items()},
+        ndarray=_members(members["NDArray"]),
+        symbol=_members(members["Symbol"]),
+        np_ndarray=_members(members["np.ndarray"]),
+        signatures={
+            k: Signature(tuple(v["params"]), v["varargs"], tuple(v["required"]))
+            for k, v in data["signatures"].items()
+        },
+        takes_ctx=frozenset(data["takes_ctx"]),
+        draws=frozenset(data["draws"]),
+        broadcasts=data["broadcasts"],
+        reshape_forms=data["reshape_forms"],
+    )
+
+
+def data_file(version: str = VERSION) -> str:
+    return f"data/mxnet_api_{version}.json"
+
+
+@functools.cache
+def api(version: str = VERSION) -> Api:
+    """The facts of one MXNet release, read from the package once per process."""
+    text = resources.files("mxlint").joinpath(data_file(version)).read_text(encoding="utf-8")
+    return parse(json.loads(text))

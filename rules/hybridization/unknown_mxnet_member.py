@@ -1,0 +1,84 @@
+"""MXL110 unknown-mxnet-member: finds `F.<name>` that neither `mx.nd` nor `mx.sym` has, and
+members of a tensor that neither NDArray nor Symbol has but that are one typo away from one, in
+MXNet 1.x `hybrid_forward` and the helpers it calls.
+
+The names are MXNet's own (`mxlint/knowledge/api.py`, generated from MXNet). Its findings are
+found by the family's one analysis per file (`_analysis.py`); its tests are the examples below
+(run by `tests/test_rule_examples.py`), `tests/test_hybridization.py` and
+`tests/snapshots/MXL110.txt`.
+"""
+
+from __future__ import annotations
+
+from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _block
+
+UNKNOWN_FUNCTION = (
+    "`{f}.{name}` exists in neither `mx.nd` nor `mx.sym` (MXNet 1.9.1): AttributeError on the "
+    "first call{suggestion}"
+)
+UNKNOWN_MEMBER = (
+    "`{code}`: neither NDArray nor Symbol has `.{name}` (MXNet 1.9.1): AttributeError on the "
+    "first call{suggestion}"
+)
+#: What to do when a helper called from a hybridized method does this, said at the call.
+SITE_ADVICE = "use a name MXNet has"
+
+
+def suggestion(close: str | None) -> str:
+    return f"; did you mean `{close}`?" if close else ""
+
+
+class UnknownMxnetMember(Rule):
+    code = "MXL110"
+    name = "unknown-mxnet-member"
+    runtime = Runtime("hybrid")
+    message = "`F.<name>` or a tensor member that MXNet does not have (a typo)"
+    fixable = "unsafe"
+    mxnet = "1"
+    what = """
+        Finds `F.<name>` (also `F.contrib.<name>`, `F.linalg.`, `F.random.`, `F.image.`,
+        `F.sparse.`) that neither `mx.nd` nor `mx.sym` has, and a tensor's method or attribute
+        that neither NDArray nor Symbol has when it is one typo away from one they have
+        (`x.resahpe(...)`), in MXNet 1.x `hybrid_forward` and the helpers it calls.
+    """
+    why = """
+        The name does not exist in either mode: the first batch raises `AttributeError`, after
+        data loading and model construction have run. The names are MXNet 1.9.1's own,
+        generated from the library, so a real operator is never taken for a typo.
+    """
+    example = """
+        def hybrid_forward(self, F, x):
+            return x.resahpe((0, -1))
+    """
+    use_instead = """
+        def hybrid_forward(self, F, x):
+            return x.reshape((0, -1))
+    """
+    fix_safety = """
+        Unsafe: the replacement is the closest name MXNet has, which is what was meant in the
+        usual case but is a guess; review it. No fix when no name is close.
+    """
+    invalid = (
+        Example(
+            _block("return x.resahpe((0, -1))"),
+            line=_L,
+            expected_fix=_block("return x.reshape((0, -1))"),
+        ),
+        Example(
+            _block("return F.reluu(self.dense(x))"),
+            line=_L,
+            expected_fix=_block("return F.relu(self.dense(x))"),
+        ),
+        Example(_block("return F.contrib.no_such_operator(x)"), line=_L),
+        Example(_block("y = F.relu(x)\nreturn y.expnad_dims(1)"), line=_L + 1),
+    )
+    valid = (
+        _block("return x.reshape((0, -1))"),
+        _block("return F.contrib.BilinearResize2D(x, height=2, width=2)"),
+        _block("states = [x]\nstates.append(F.relu(x))\nreturn states"),
+        _block("return x.my_custom_method()"),
+        _block("return F.np.add(x, x)"),
+        _GUARDED.replace("print(y, y.shape, y.asnumpy())", "print(y.resahpe(2))"),
+        Valid(_MX2 + "        return self.dense(x).resahpe((2, -1))\n", mxnet="2"),
+    )
