@@ -114,6 +114,33 @@ def test_family_fixtures_get_the_expected_verdicts(
         assert v["evidence"], key
 
 
+def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
+    """MXL103/MXL110-MXL112 (names and forms from the generated MXNet facts): each marked line
+    raises on real MXNet, hybridized or at the first call, and the safe rewrites run."""
+    fixture = ROOT / "fixtures" / "hybridization" / "bad" / "api_mismatch.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mxlint", "--verify", "--no-benchmark", "--output-format", "json"]
+        + ["--verify-timeout", "120", str(fixture)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    got = {
+        (item["location"]["row"], item["code"]): item["verify"]["verdict"]
+        for item in json.loads(proc.stdout)
+    }
+    assert got == {
+        (16, "MXL112"): "confirmed",
+        (22, "MXL111"): "confirmed",
+        (27, "MXL103"): "confirmed",
+        (32, "MXL111"): "confirmed",
+        (38, "MXL110"): "confirmed",
+    }
+
+
 def test_no_finding_on_a_clean_twin_is_confirmed(
     verdicts: dict[tuple[str, int, str], dict[str, Any]],
 ) -> None:

@@ -32,7 +32,8 @@ def suggestion(close: str | None) -> str:
 class UnknownMxnetMember(Rule):
     code = "MXL110"
     name = "unknown-mxnet-member"
-    runtime = Runtime("hybrid")
+    # Raised in both modes: the entry script that reaches the line fails there.
+    runtime = Runtime("raise", loud=True, error=r"AttributeError: .*has no attribute")
     message = "`F.<name>` or a tensor member that MXNet does not have (a typo)"
     fixable = "unsafe"
     mxnet = "1"
