@@ -259,8 +259,15 @@ class TextChecker:
 
     @classmethod
     def matches(cls, filename: str) -> bool:
-        """Whether this checker reads a file of this name (basename)."""
+        """Whether this checker reads a file of this name (a path: its basename decides, and
+        its directory may, as for `requirements/base.txt`)."""
         raise NotImplementedError
+
+    @classmethod
+    def reads_named(cls, filename: str) -> bool:
+        """Whether this checker reads a file named on the command line that no checker
+        `matches`: a file the user names is checked, whatever its name."""
+        return False
 
     def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
         """All matching files of the run at once, so that e.g. a Dockerfile and the

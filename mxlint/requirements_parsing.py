@@ -2,8 +2,9 @@
 
 Each reader turns one file format into `Requirement` records that point at the exact line and
 column of the requirement, so that the versions rules can report there. Readers never execute
-anything (setup.py is read with libcst) and never raise on odd syntax: what they cannot parse,
-they skip.
+anything (setup.py is read with libcst) and never raise on odd syntax: an entry that pip or the
+build backend would refuse becomes a `Malformed` record (pip fails on the whole file, so it must
+not pass silently); what is not a requirement at all (options, paths, URLs), they skip.
 """
 
 from __future__ import annotations
@@ -64,6 +65,33 @@ class Include:
     line: int
 
 
+@dataclass(frozen=True)
+class Malformed:
+    """A dependency entry that pip (or the build backend) refuses: where reading stops, and
+    what was probably meant."""
+
+    line: int  # 1-based
+    col: int  # 1-based, where reading stops
+    text: str  # the entry as written, for messages
+    hint: str
+    width: int = 1  # columns from `col` to the end of the entry on its line
+    path: str = ""
+    #: The syntax node (setup.py) the record came from, and the offset of `col` inside its value.
+    ref: object = field(default=None, compare=False, hash=False, repr=False)
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Where a package's metadata declares its dependencies (or would): the place to add one."""
+
+    line: int
+    col: int
+    text: str  # the anchor as written (`install_requires=`, `[project]`), for messages
+    target: str  # the dependency list a fix goes into (`install_requires`, `dependencies`)
+    ref: object = field(default=None, compare=False, hash=False, repr=False)
+
+
 @dataclass
 class ParsedFile:
     requirements: list[Requirement] = field(default_factory=list)
@@ -73,6 +101,15 @@ class ParsedFile:
     custom_index: bool = False
     #: Named dependency groups (extras): group -> requirements, installed on top of the base.
     groups: dict[str, list[Requirement]] = field(default_factory=dict)
+    malformed: list[Malformed] = field(default_factory=list)
+    #: A package's metadata (setup.py `setup()`, setup.cfg, pyproject `[project]`/Poetry).
+    metadata: Metadata | None = None
+    #: Dependencies the reader cannot see (`install_requires` computed by a function or read
+    #: from a file, PEP 621 `dynamic`): what the metadata declares is unknown.
+    opaque: bool = False
+    #: Poetry's `python` constraint: its resolver locks versions that install on every Python
+    #: the constraint admits.
+    lock_python: str | None = None
 
 
 # --- one requirement string ------------------------------------------------------------------
@@ -82,12 +119,17 @@ _SDIST = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*?)-(\d[^-/]*)\.(?:tar\.gz|zip|t
 _EGG = re.compile(r"#egg=([A-Za-z0-9][A-Za-z0-9_.-]*)")
 
 
+_URL = re.compile(r"^(?:[a-z+]+://|git\+|hg\+|svn\+|bzr\+|file:)")
+_ARCHIVES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
+_OPERATOR = re.compile(r"^(?:===|==|!=|~=|<=|>=|<|>)")
+
+
 def parse_requirement(text: str, line: int, col: int) -> Requirement | None:
     """A PEP 508 string (or a bare wheel/sdist/VCS URL) as a record; None if unparseable."""
     text = text.strip()
     if not text or "$" in text:
         return None
-    if re.match(r"^(?:[a-z+]+://|git\+|hg\+|svn\+|bzr\+|file:)", text):
+    if _URL.match(text):
         return _from_url(text, line, col)
     try:
         req = PkgRequirement(text)
@@ -116,6 +158,61 @@ def _from_url(url: str, line: int, col: int) -> Requirement | None:
     if egg:
         return Requirement(canonicalize_name(egg.group(1)), "", line, col, url, direct=True)
     return None
+
+
+def requirement_problem(text: str, entry: str = "line") -> tuple[int, str] | None:
+    """Why pip refuses `text` as a requirement: (offset where reading stops, what was probably
+    meant); None if it is one, or is something else pip takes (a path, a URL, a variable).
+
+    `entry` names what holds one requirement ("line" in requirements files, "string" in lists):
+    the hint for two requirements run together says what separates them."""
+    text = text.strip()
+    if not text or "$" in text or _URL.match(text) or _path_like(text):
+        return None
+    try:
+        PkgRequirement(text)
+    except InvalidRequirement as exc:
+        return _diagnose(text, str(exc), entry)
+    return None
+
+
+def _path_like(text: str) -> bool:
+    """pip installs a local directory or archive named on the line (`.`, `./pkg`, `x.whl`)."""
+    lower = text.split(";", 1)[0].strip().lower()
+    return (
+        "/" in lower or "\\" in lower or lower.startswith((".", "~")) or lower.endswith(_ARCHIVES)
+    )
+
+
+def _valid(text: str) -> bool:
+    try:
+        PkgRequirement(text)
+    except InvalidRequirement:
+        return False
+    return True
+
+
+def _diagnose(text: str, error: str, entry: str) -> tuple[int, str]:
+    lines = error.splitlines()
+    caret = lines[2].find("^") - 4 if len(lines) > 2 and "^" in lines[2] else 0
+    offset = min(max(caret, 0), len(text) - 1)
+    head, rest = text[:offset].rstrip(), text[offset:].strip()
+    if head and rest.startswith("=") and not rest.startswith("=="):
+        return offset, f"`=` is not a version operator: `{head}=={rest[1:].strip()}`"
+    if head and _valid(head):
+        if _OPERATOR.match(rest):
+            return offset, f"version clauses are separated by commas: `{head},{rest}`"
+        if re.match(r"^v?\d", rest):
+            return offset, f"a version needs an operator: `{head}=={rest.lstrip('v')}`"
+        if re.match(r"^[A-Za-z]", rest) and _valid(rest):
+            if entry == "line":
+                return offset, f"two requirements run together: put `{rest}` on a line of its own"
+            return offset, (
+                f"two requirements in one string (a missing comma joins adjacent literals): "
+                f"make `{head}` and `{rest}` two entries"
+            )
+    reason = lines[0].strip() if lines else error
+    return offset, reason[:1].lower() + reason[1:]
 
 
 # --- requirements.txt / constraints.txt --------------------------------------------------------
@@ -163,7 +260,20 @@ def parse_requirements_txt(text: str, constraint: bool = False) -> ParsedFile:
         req = parse_requirement(spec, number, col)
         if req is not None:
             out.requirements.append(replace(req, constraint=constraint))
+            continue
+        problem = requirement_problem(spec)
+        if problem is not None:
+            out.malformed.append(_malformed(spec, first, number, col, *problem))
     return out
+
+
+def _malformed(spec: str, raw: str, line: int, col: int, offset: int, hint: str) -> Malformed:
+    """The record for `spec` written at `col` of `raw`: at the offset where reading stops when
+    the entry is written as read (one space between words), else at its start."""
+    written = raw[col - 1 :].startswith(spec)
+    at = col + offset if written else col
+    width = max(len(spec) - offset, 1) if written else max(len(spec), 1)
+    return Malformed(line, at, spec, hint, width=min(width, max(len(raw) - at + 1, 1)))
 
 
 def _option_line(line: str, number: int, out: ParsedFile) -> None:
@@ -213,7 +323,8 @@ def parse_pyproject(text: str) -> ParsedFile:
     out = ParsedFile()
     try:
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        out.malformed.append(_toml_error(text, str(exc)))
         return out
     used: set[int] = set()
 
@@ -227,10 +338,20 @@ def parse_pyproject(text: str) -> ParsedFile:
                 req = parse_requirement(value, line, col)
                 if req is not None:
                     found.append(req)
+                    continue
+                problem = requirement_problem(value, "string")
+                if problem is not None:
+                    raw = split_lines(text)[line - 1] if line <= len(split_lines(text)) else ""
+                    out.malformed.append(_malformed(value, raw, line, col, *problem))
         return found
 
     project = data.get("project")
     if isinstance(project, dict):
+        out.metadata = _toml_anchor(text, "project", "dependencies")
+        dynamic = project.get("dynamic")
+        out.opaque = isinstance(dynamic, list) and bool(
+            {"dependencies", "optional-dependencies"} & set(dynamic)
+        )
         out.requirements.extend(strings(project.get("dependencies")))
         optional = project.get("optional-dependencies")
         if isinstance(optional, dict):
@@ -242,11 +363,16 @@ def parse_pyproject(text: str) -> ParsedFile:
             out.groups[f"group:{group}"] = strings(values)
     poetry = data.get("tool", {}).get("poetry") if isinstance(data.get("tool"), dict) else None
     if isinstance(poetry, dict):
+        dependencies = poetry.get("dependencies")
+        if out.metadata is None:
+            out.metadata = _toml_anchor(text, "tool.poetry", None)
+        if isinstance(dependencies, dict) and isinstance(dependencies.get("python"), str):
+            out.lock_python = poetry_to_pep440(dependencies["python"])
         out.requirements.extend(
-            _poetry_table(text, poetry.get("dependencies"), r"tool\.poetry\.dependencies")
+            _poetry_table(text, dependencies, r"tool\.poetry\.dependencies", out)
         )
         out.groups["poetry:dev"] = _poetry_table(
-            text, poetry.get("dev-dependencies"), r"tool\.poetry\.dev-dependencies"
+            text, poetry.get("dev-dependencies"), r"tool\.poetry\.dev-dependencies", out
         )
         for group, table in (poetry.get("group") or {}).items():
             if isinstance(table, dict):
@@ -254,11 +380,51 @@ def parse_pyproject(text: str) -> ParsedFile:
                     text,
                     table.get("dependencies"),
                     rf"tool\.poetry\.group\.{re.escape(group)}\.dependencies",
+                    out,
                 )
     return out
 
 
-def _poetry_table(text: str, table: object, header: str) -> list[Requirement]:
+def _toml_error(text: str, error: str) -> Malformed:
+    """A pyproject.toml that is not TOML: pip and the build backend read none of it."""
+    at = re.search(r"\(at line (\d+), column (\d+)\)", error)
+    line, col = (int(at.group(1)), int(at.group(2))) if at else (1, 1)
+    lines = split_lines(text)
+    raw = lines[line - 1] if 0 < line <= len(lines) else ""
+    reason = re.sub(r"\s*\(at .*\)$", "", error)
+    hint = f"the file is not TOML ({reason[:1].lower() + reason[1:]}), so none of it is read"
+    return Malformed(line, col, raw.strip() or "pyproject.toml", hint, max(len(raw) - col + 1, 1))
+
+
+def _toml_anchor(text: str, table: str, key: str | None) -> Metadata:
+    """Where a dependency goes in `[table]`: its `key = ...` line, else the table header (for
+    Poetry, its `[tool.poetry.dependencies]` header if there is one)."""
+    lines = split_lines(text)
+    target_list = "dependencies" if key else "[tool.poetry.dependencies]"
+    header = re.compile(rf"^\s*\[\s*{re.escape(table)}\s*\]")
+    target = re.compile(r"^\s*\[\s*tool\.poetry\.dependencies\s*\]") if key is None else None
+    key_re = re.compile(rf"^\s*{re.escape(key)}\s*=") if key else None
+    found: tuple[int, str] | None = None
+    inside = False
+    for number, raw in enumerate(lines, start=1):
+        if target is not None and target.match(raw):
+            return Metadata(number, raw.index("[") + 1, raw.strip(), target_list)
+        if raw.lstrip().startswith("["):
+            inside = bool(header.match(raw))
+            if inside and found is None:
+                found = (number, raw)
+            continue
+        if inside and key_re is not None and key_re.match(raw):
+            found = (number, raw)
+            break
+    if found is None:
+        return Metadata(1, 1, table, target_list)
+    number, raw = found
+    shown = _COMMENT.sub("", raw).strip()
+    return Metadata(number, len(raw) - len(raw.lstrip()) + 1, shown, target_list)
+
+
+def _poetry_table(text: str, table: object, header: str, out: ParsedFile) -> list[Requirement]:
     found: list[Requirement] = []
     if not isinstance(table, dict):
         return found
@@ -266,12 +432,24 @@ def _poetry_table(text: str, table: object, header: str) -> list[Requirement]:
         if name.lower() == "python":
             continue
         line, col = _locate_key(text, header, name)
-        shown = _COMMENT.sub("", split_lines(text)[line - 1]).strip() if line else name
+        raw = split_lines(text)[line - 1] if line else name
+        shown = _COMMENT.sub("", raw).strip()
         entries = value if isinstance(value, list) else [value]
         for entry in entries:
             req = _poetry_entry(name, entry, line, col)
             if req is not None:
                 found.append(replace(req, text=shown))
+                continue
+            version = entry.get("version") if isinstance(entry, dict) else entry
+            if isinstance(version, str) and poetry_problem(version):
+                at = raw.find(version, col - 1)
+                start = at + 1 if at >= 0 else col
+                width = len(version) if at >= 0 else len(raw) - col + 1
+                hint = (
+                    f"`{version}` is not a Poetry version constraint "
+                    "(`^1.9`, `~1.9.1`, `>=1.9,<2`, `1.9.1`)"
+                )
+                out.malformed.append(Malformed(line, start, shown, hint, width=max(width, 1)))
     return found
 
 
@@ -326,14 +504,24 @@ def _bump(parts: list[str], index: int) -> str:
     return ".".join(str(p) for p in head)
 
 
+def poetry_problem(version: str) -> bool:
+    """Whether Poetry refuses the constraint (each `||` alternative must read on its own)."""
+    return any(poetry_to_pep440(alt) is None for alt in version.split("||"))
+
+
 def poetry_to_pep440(version: str) -> str | None:
-    """Poetry's `^1.2`, `~1.2.3`, `1.9.1`, `1.9.*`, `*` and comma lists in PEP 440 terms."""
+    """Poetry's `^1.2`, `~1.2.3`, `=1.9.1`, `1.9.1`, `1.9.*`, `*` and comma or space separated
+    lists in PEP 440 terms (None for `||`, which a specifier set cannot say)."""
     out: list[str] = []
     if "||" in version:
         return None
-    for piece in (p.strip() for p in version.split(",")):
+    # Clauses are separated by commas or by spaces (`>=1.2 <2`); `>= 1.2` is one clause.
+    for piece in (p.strip() for p in re.split(r",|(?<=[\w*])\s+(?=[<>=!~^\d])", version)):
+        piece = re.sub(r"\.[xX](?=$|\.)", ".*", piece)
         if piece in ("", "*"):
             continue
+        if piece[0] == "=" and not piece.startswith("=="):
+            piece = "=" + piece
         if piece[0] == "^":
             parts = piece[1:].strip().split(".")
             nonzero = next((i for i, p in enumerate(parts) if p != "0"), len(parts) - 1)
@@ -365,6 +553,8 @@ def parse_setup_cfg(text: str) -> ParsedFile:
         stripped = raw.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
             section, key = stripped[1:-1].strip(), None
+            if section in ("metadata", "options") and out.metadata is None:
+                out.metadata = Metadata(number, raw.index("[") + 1, stripped, "install_requires")
             continue
         if not stripped or stripped[0] in "#;":
             continue
@@ -375,14 +565,19 @@ def parse_setup_cfg(text: str) -> ParsedFile:
                 key = None
                 continue
             key = name.strip()
+            if section == "options" and key == "install_requires":
+                shown = _COMMENT.sub("", raw).strip()
+                out.metadata = Metadata(number, 1, shown, "install_requires")
             value_col = len(name) + 1 + (len(value) - len(value.lstrip())) + 1
-            _cfg_value(out, section, key, value, number, value_col)
+            _cfg_value(out, section, key, value, number, value_col, raw)
         elif key is not None:
-            _cfg_value(out, section, key, raw, number, indent + 1)
+            _cfg_value(out, section, key, raw, number, indent + 1, raw)
     return out
 
 
-def _cfg_value(out: ParsedFile, section: str, key: str, value: str, line: int, col: int) -> None:
+def _cfg_value(
+    out: ParsedFile, section: str, key: str, value: str, line: int, col: int, raw: str
+) -> None:
     if section == "options" and key == "install_requires":
         target = out.requirements
     elif section == "options.extras_require":
@@ -390,11 +585,17 @@ def _cfg_value(out: ParsedFile, section: str, key: str, value: str, line: int, c
     else:
         return
     value = _COMMENT.sub("", value).strip()
+    if value.startswith("file:"):
+        out.opaque = True
     if not value or value.startswith("file:"):
         return
     req = parse_requirement(value, line, col)
     if req is not None:
         target.append(req)
+        return
+    problem = requirement_problem(value)
+    if problem is not None:
+        out.malformed.append(_malformed(value, raw, line, col, *problem))
 
 
 # --- conda environment.yml ---------------------------------------------------------------------
@@ -442,7 +643,8 @@ def parse_environment_yml(text: str) -> ParsedFile:
         if not stripped or stripped.startswith("#"):
             continue
         indent = len(content) - len(content.lstrip())
-        if indent == 0:
+        if indent == 0 and not (in_deps and stripped.startswith("- ")):
+            # YAML lets a list sit at its key's indent (`dependencies:` then `- numpy`).
             in_deps = stripped.startswith("dependencies:")
             pip_indent = None
             continue
@@ -462,8 +664,11 @@ def parse_environment_yml(text: str) -> ParsedFile:
                 _option_line(item, number, out)
             else:
                 req = parse_requirement(item, number, col)
+                problem = requirement_problem(item) if req is None else None
                 if req is not None:
                     out.requirements.append(req)
+                elif problem is not None:
+                    out.malformed.append(_malformed(item, raw, number, col, *problem))
             continue
         req = _conda_requirement(item, number, col)
         if req is not None:
@@ -521,6 +726,35 @@ def _string_nodes(
     return []
 
 
+def _literal_list(
+    node: cst.BaseExpression,
+    names: dict[str, cst.BaseExpression],
+    changed: frozenset[str],
+    depth: int = 0,
+) -> bool:
+    """Whether every entry of `node` is a string literal the reader sees (a list, a module-level
+    list name, a sum of those): else the declared dependencies are unknown."""
+    if depth > 5:
+        return False
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return all(
+            type(e) is cst.Element
+            and isinstance(e.value, (cst.SimpleString, cst.ConcatenatedString))
+            for e in node.elements
+        )
+    if type(node) is cst.Name:
+        return (
+            node.value in names
+            and node.value not in changed
+            and _literal_list(names[node.value], names, changed, depth + 1)
+        )
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
+        return _literal_list(node.left, names, changed, depth + 1) and _literal_list(
+            node.right, names, changed, depth + 1
+        )
+    return False
+
+
 def module_assignments(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """Module-level `NAME = <expr>` (the last one wins, as at run time for straight code)."""
     names: dict[str, cst.BaseExpression] = {}
@@ -536,8 +770,11 @@ def module_assignments(module: cst.Module) -> dict[str, cst.BaseExpression]:
     return names
 
 
-def setup_call_requirements(call: cst.Call, names: dict[str, cst.BaseExpression]) -> ParsedFile:
-    """Records (line 0; `ref` is the string node) from one `setup(...)` call."""
+def setup_call_requirements(
+    call: cst.Call, names: dict[str, cst.BaseExpression], changed: frozenset[str] = frozenset()
+) -> ParsedFile:
+    """Records (line 0; `ref` is the string node) from one `setup(...)` call; `changed`: list
+    names the module changes after assigning them (their entries are not all known)."""
     out = ParsedFile()
     if _dotted(call.func) not in _SETUP_NAMES:
         return out
@@ -548,16 +785,26 @@ def setup_call_requirements(call: cst.Call, names: dict[str, cst.BaseExpression]
             req = parse_requirement(value, 0, 0)
             if req is not None:
                 found.append(replace(req, ref=string_node))
+                continue
+            problem = requirement_problem(value, "string")
+            if problem is not None:
+                out.malformed.append(_literal_malformed(string_node, value, *problem))
         return found
 
+    out.metadata = Metadata(0, 0, "setup(", "install_requires", ref=call.func)
     for arg in call.args:
         keyword = arg.keyword.value if arg.keyword else None
-        if keyword == "install_requires":
+        if arg.star:  # `setup(**config)`: its dependencies are out of sight
+            out.opaque = True
+        if keyword == "install_requires" and arg.keyword is not None:
+            out.metadata = Metadata(0, 0, "install_requires=", "install_requires", ref=arg.keyword)
             out.requirements.extend(records(arg.value))
+            out.opaque = out.opaque or not _literal_list(arg.value, names, changed)
         elif keyword == "extras_require":
             value = arg.value
             if type(value) is cst.Name and value.value in names:
                 value = names[value.value]
+            out.opaque = out.opaque or type(value) is not cst.Dict
             if type(value) is cst.Dict:
                 for element in value.elements:
                     if type(element) is cst.DictElement and type(element.key) is cst.SimpleString:
@@ -565,6 +812,16 @@ def setup_call_requirements(call: cst.Call, names: dict[str, cst.BaseExpression]
                         if isinstance(group, str):
                             out.groups[f"extra:{group}"] = records(element.value)
     return out
+
+
+def _literal_malformed(node: cst.BaseExpression, value: str, offset: int, hint: str) -> Malformed:
+    """A refused string literal (line 0: placed by `parse_setup_py`); the offset counts inside
+    the literal only when its text is its value (no escapes, no implicit concatenation)."""
+    text = " ".join(value.split())
+    if type(node) is cst.SimpleString and node.raw_value == value:
+        skip = len(node.prefix) + len(node.quote)
+        return Malformed(0, 0, text, hint, len(value) - offset, ref=node, offset=skip + offset)
+    return Malformed(0, 0, text, hint, 1, ref=node)
 
 
 def parse_setup_py(text: str) -> ParsedFile:
@@ -577,20 +834,46 @@ def parse_setup_py(text: str) -> ParsedFile:
         return ParsedFile()
     names = module_assignments(module)
     out = ParsedFile()
+    changed = frozenset(name for name in names if _changed_later(text, name))
     for call in _find_calls(module):
-        found = setup_call_requirements(call, names)
+        found = setup_call_requirements(call, names, changed)
         out.requirements.extend(found.requirements)
         out.groups.update(found.groups)
+        out.malformed.extend(found.malformed)
+        out.metadata = out.metadata or found.metadata
+        out.opaque = out.opaque or found.opaque
     everything = out.requirements + [r for g in out.groups.values() for r in g]
-    ranges = node_ranges(module, [r.ref for r in everything if isinstance(r.ref, cst.CSTNode)])
+    refs = [r.ref for r in [*everything, *out.malformed, out.metadata] if r is not None]
+    ranges = node_ranges(module, [ref for ref in refs if isinstance(ref, cst.CSTNode)])
+
+    def at(ref: object) -> tuple[int, int] | None:
+        rng = ranges.get(ref) if isinstance(ref, cst.CSTNode) else None
+        return (rng[0][0], rng[0][1] + 1) if rng else None
 
     def place(req: Requirement) -> Requirement:
-        rng = ranges.get(req.ref) if isinstance(req.ref, cst.CSTNode) else None
-        return replace(req, line=rng[0][0], col=rng[0][1] + 1) if rng else req
+        where = at(req.ref)
+        return replace(req, line=where[0], col=where[1]) if where else req
+
+    def place_malformed(bad: Malformed) -> Malformed:
+        where = at(bad.ref)
+        return replace(bad, line=where[0], col=where[1] + bad.offset) if where else bad
 
     out.requirements = [place(r) for r in out.requirements]
     out.groups = {g: [place(r) for r in rs] for g, rs in out.groups.items()}
+    out.malformed = [place_malformed(m) for m in out.malformed]
+    if out.metadata is not None:
+        where = at(out.metadata.ref)
+        if where:
+            out.metadata = replace(out.metadata, line=where[0], col=where[1])
     return out
+
+
+def _changed_later(text: str, name: str) -> bool:
+    """`REQUIRED.append(...)`, `REQUIRED += [...]`, a second assignment: the list is not its
+    literal."""
+    mutations = rf"\b{re.escape(name)}\s*(?:\.\s*(?:append|extend|insert)\s*\(|\+=)"
+    assignments = re.findall(rf"(?m)^\s*{re.escape(name)}\s*=[^=]", text)
+    return re.search(mutations, text) is not None or len(assignments) > 1
 
 
 def _find_calls(module: cst.Module) -> list[cst.Call]:

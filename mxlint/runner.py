@@ -7,7 +7,7 @@ The orchestrator only: files come from `mxlint.sources`, each is linted by `mxli
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,16 +78,22 @@ def _admit_per_file(
     return out
 
 
-def check_text_files(paths: Sequence[Path], settings: Settings) -> list[Finding]:
+def check_text_files(
+    paths: Sequence[Path], settings: Settings, named: Collection[Path] = ()
+) -> list[Finding]:
     """Dependency files (requirements, pyproject.toml, Dockerfiles...), each text checker over
-    every file it reads, so that it sees a project's files together."""
+    every file it reads, so that it sees a project's files together. A file in `named` (given on
+    the command line) goes to a checker that reads it even when its name is not one it knows."""
     findings: list[Finding] = []
     for checker_type in registry.text_checkers():
         if not any(settings.code_enabled(r) for r in checker_type.rules):
             continue  # work skipped: none of its rules can be reported
         files: list[tuple[str, str]] = []
         for path in paths:
-            if not checker_type.matches(path.name):
+            name = path.as_posix()
+            if not checker_type.matches(name) and not (
+                path in named and checker_type.reads_named(name)
+            ):
                 continue
             try:
                 files.append((sources.display(path), sources.read_text(path)))
@@ -148,7 +154,8 @@ def run(
         out.findings.extend(r.findings)
         out.error = out.error or r.error
     out.findings.extend(resolve_project(results, settings))
-    out.findings.extend(check_text_files(text, settings))
+    named = {p for p in paths if not p.is_dir()}
+    out.findings.extend(check_text_files(text, settings, named))
     # A checker that failed on the whole project or on a dependency file is an error too.
     out.error = out.error or any(f.code == "MXL002" for f in out.findings)
     out.findings.sort(key=Finding.sort_key)

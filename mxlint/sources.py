@@ -40,7 +40,8 @@ __all__ = [
 def discover(
     paths: Sequence[Path], settings: Settings, *, unlisted: list[tuple[Path, OSError]] | None = None
 ) -> tuple[list[Path], list[Path]]:
-    """Python files (and notebooks) and the files a text checker reads, in a stable order.
+    """Python files (and notebooks) and the files a text checker reads, in a stable order: under
+    a directory those its name patterns match, and any file named in `paths` that one reads.
 
     Directories that cannot be listed go to `unlisted` (nothing under them is checked)."""
     text_types = registry.text_checkers()
@@ -58,13 +59,15 @@ def discover(
                 seen.add(path)
                 python.append(path)
                 # setup.py is also a dependency file, read (never run) by a text checker.
-                if any(t.matches(path.name) for t in text_types):
+                if any(t.matches(path.as_posix()) for t in text_types):
                     text.append(path)
         elif path.suffix == NOTEBOOK_SUFFIX:
             if not path.is_dir():
                 seen.add(path)
                 python.append(path)  # lint_file reads it as a notebook
-        elif any(t.matches(path.name) for t in text_types):
+        elif any(t.matches(path.as_posix()) for t in text_types) or (
+            explicit and any(t.reads_named(path.as_posix()) for t in text_types)
+        ):
             seen.add(path)
             text.append(path)
 

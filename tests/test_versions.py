@@ -37,6 +37,7 @@ def _run(tmp_path: Path, code: str, filename: str, project, rule) -> list:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(code, encoding="utf-8")
     for name, text in project:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
     result = check_paths([tmp_path], Settings(select=(rule.code,), root=tmp_path))
     return [f for f in result.findings if f.code == rule.code]
@@ -54,7 +55,8 @@ def test_invalid_example_is_reported(tmp_path, rule, example):
     hits = _run(tmp_path, ex.code, ex.filename, ex.project, rule)
     assert hits, f"{rule.code} not reported on {ex.filename}:\n{ex.code}"
     if ex.line is not None:
-        rows = [f.location.row for f in hits if Path(f.filename).name == ex.filename]
+        target = (tmp_path / ex.filename).resolve()
+        rows = [f.location.row for f in hits if Path(f.filename).resolve() == target]
         assert ex.line in rows, rows
 
 

@@ -11,6 +11,8 @@ Python files alone never imports `packaging` and the dependency-file readers.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -28,23 +30,31 @@ from mxlint.rule import Finding, Location, Rule
 from mxlint.rules.versions import (
     conflicting_mxnet_variants,
     cuda_variant_mismatch,
+    invalid_requirement,
+    numpy_breaks_mxnet_import,
+    undeclared_mxnet,
     unpinned_mxnet,
     unreleased_mxnet_version,
 )
-from mxlint.rules.versions._files import file_kind
+from mxlint.rules.versions._files import file_kind, named_kind
+from mxlint.rules.versions._packages import mxnet_import
 from mxlint.rules.versions._releases import (
     NUMPY_BREAKS,
     ONNX_BREAKS,
     DepSet,
     Hit,
+    admits_from,
     check_cap,
     is_mxnet_dist,
+    locks_old_python,
     mxnet_1x,
     old_python,
     releases,
 )
+from mxlint.rules.versions.invalid_requirement import InvalidRequirement
 from mxlint.rules.versions.numpy_breaks_mxnet_import import NumpyBreaksMxnetImport
 from mxlint.rules.versions.onnx_breaks_mxnet_export import OnnxBreaksMxnetExport
+from mxlint.rules.versions.undeclared_mxnet import UndeclaredMxnet
 
 if TYPE_CHECKING:
     from mxlint.config import Settings
@@ -72,8 +82,14 @@ def evaluate(dep: DepSet) -> list[Hit]:
     hits += conflicting_mxnet_variants.check(mx_names, by_name)
     if not mx_names or old_python(by_name.get("python", [])):
         return hits
-    if "numpy" in present and any(mxnet_1x(n, by_name[n]) for n in mx_names):
-        hits += check_cap(by_name["numpy"], NUMPY_BREAKS, releases().numpy, NumpyBreaksMxnetImport)
+    mx_1x = [n for n in mx_names if mxnet_1x(n, by_name[n])]
+    if mx_1x and not locks_old_python(dep.lock_python):
+        if "numpy" in present:
+            numpy = by_name["numpy"]
+            hits += check_cap(numpy, NUMPY_BREAKS, releases().numpy, NumpyBreaksMxnetImport)
+        elif dep.judge_missing_numpy and not dep.numpy_capped:
+            mxnet = [r for n in mx_1x for r in by_name[n] if not r.constraint]
+            hits += numpy_breaks_mxnet_import.check_undeclared(mxnet, by_name.get("numpy", []))
     if "onnx" in present:
         hits += check_cap(by_name["onnx"], ONNX_BREAKS, releases().onnx, OnnxBreaksMxnetExport)
     return hits
@@ -93,6 +109,8 @@ class _Project:
     texts: dict[str, str]
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
     included: set[str] = field(default_factory=set)
+    #: The run's pyproject, setup and environment files, parsed.
+    others: list[ParsedFile] = field(default_factory=list)
 
     def requirements_file(self, path: str, constraint: bool = False) -> ParsedFile | None:
         path = _norm(path)
@@ -107,8 +125,7 @@ class _Project:
                         text = handle.read()
                 except (OSError, ValueError):  # ValueError: a NUL byte in the included name
                     return None
-            parsed = parse_requirements_txt(text, constraint=constraint)
-            parsed.requirements = [replace(r, path=path) for r in parsed.requirements]
+            parsed = _with_path(parse_requirements_txt(text, constraint=constraint), path)
             self.parsed[path] = parsed
         return self.parsed[path]
 
@@ -146,13 +163,18 @@ class _Project:
 def _with_path(parsed: ParsedFile, path: str) -> ParsedFile:
     parsed.requirements = [replace(r, path=path) for r in parsed.requirements]
     parsed.groups = {g: [replace(r, path=path) for r in rs] for g, rs in parsed.groups.items()}
+    parsed.malformed = [replace(m, path=path) for m in parsed.malformed]
     return parsed
 
 
 def _grouped_sets(project: _Project, path: str, parsed: ParsedFile) -> list[DepSet]:
     base, custom = project.closure(path, parsed)
-    sets = [DepSet(base, custom_index=custom)]
-    sets += [DepSet(base + group, custom_index=custom) for group in parsed.groups.values()]
+    lock = parsed.lock_python
+    sets = [DepSet(base, custom_index=custom, lock_python=lock)]
+    sets += [
+        DepSet(base + group, custom_index=custom, lock_python=lock)
+        for group in parsed.groups.values()
+    ]
     return sets
 
 
@@ -177,9 +199,30 @@ def _docker_sets(project: _Project, path: str, stages: list[Stage]) -> list[DepS
                     image=stage.image,
                     from_line=stage.line,
                     custom_index=custom,
+                    judge_missing_numpy=_bare_image(stage.image),
                 )
             )
     return sets
+
+
+_PYTHON_IMAGE = re.compile(r"^(?:(?:docker\.io/)?library/)?python:(?:(\d+)\.(\d+))?", re.I)
+_DISTRO_IMAGE = re.compile(
+    r"(?:^|[/:-])(?:ubuntu[:-]?(\d\d)\.04|debian:(?:bullseye|bookworm|1[12]))", re.I
+)
+
+
+def _bare_image(image: str | None) -> bool:
+    """An image that comes with Python 3.8+ and no numpy (`python:3.9`, Ubuntu 20.04+ and
+    images built on it, Debian 11+): what pip installs there is what the stage says."""
+    if image is None:
+        return False
+    python = _PYTHON_IMAGE.match(image)
+    if python:
+        return python.group(1) is None or (int(python.group(1)), int(python.group(2))) >= (3, 8)
+    if "/mxnet" in image.lower() or "conda" in image.lower():
+        return False
+    distro = _DISTRO_IMAGE.search(image)
+    return distro is not None and (distro.group(1) is None or int(distro.group(1)) >= 20)
 
 
 def _docker_include(project: _Project, directory: str, stage: Stage, target: str) -> str | None:
@@ -207,34 +250,49 @@ def _finding(req: Requirement, rule: type[Rule], message: str) -> Finding:
     )
 
 
+_READERS: dict[str, Callable[[str], ParsedFile]] = {
+    "pyproject": parse_pyproject,
+    "setup.cfg": parse_setup_cfg,
+    "setup.py": parse_setup_py,
+    "environment": parse_environment_yml,
+}
+
+
 def check_files(files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
-    """Every dependency file of the run, read together (Dockerfiles see their `-r` files)."""
+    """Every dependency file of the run, read together (Dockerfiles see their `-r` files). A
+    file whose name says no kind was named on the command line: a requirements file."""
     project = _Project({_norm(p): t for p, t in files})
-    sets: list[DepSet] = []
+    origins: list[tuple[str, list[DepSet]]] = []
+    packages: list[tuple[str, ParsedFile]] = []
     requirement_files: list[str] = []
     for raw_path, text in files:
         path = _norm(raw_path)
-        kind = file_kind(os.path.basename(path))
+        kind = named_kind(path)
         if kind == "requirements":
             requirement_files.append(path)
         elif kind == "dockerfile":
-            sets += _docker_sets(project, path, parse_dockerfile(text))
-        elif kind == "pyproject":
-            sets += _grouped_sets(project, path, _with_path(parse_pyproject(text), path))
-        elif kind == "setup.cfg":
-            sets += _grouped_sets(project, path, _with_path(parse_setup_cfg(text), path))
-        elif kind == "setup.py":
-            sets += _grouped_sets(project, path, _with_path(parse_setup_py(text), path))
-        elif kind == "environment":
-            sets += _grouped_sets(project, path, _with_path(parse_environment_yml(text), path))
+            origins.append((path, _docker_sets(project, path, parse_dockerfile(text))))
+        elif kind in _READERS:
+            read = _with_path(_READERS[kind](text), path)
+            project.others.append(read)
+            origins.append((path, _grouped_sets(project, path, read)))
+            if read.metadata is not None:
+                packages.append((path, read))
     for path in requirement_files:  # includes of every file are known by now
         project.closure(path, project.requirements_file(path) or ParsedFile())
     for path in requirement_files:
         if path not in project.included:
             parsed = project.requirements_file(path)
             if parsed is not None:
-                sets += _grouped_sets(project, path, parsed)
-    return _findings(sets, settings)
+                origins.append((path, _grouped_sets(project, path, parsed)))
+    capped = _numpy_caps(origins)
+    for path, sets in origins:
+        for dep in sets:
+            dep.numpy_capped = capped[_project_root(path)]
+    found = _findings([dep for _, sets in origins for dep in sets], settings)
+    found += _malformed_findings(project, settings)
+    found += _package_findings(packages, capped, settings)
+    return sorted(found, key=Finding.sort_key)
 
 
 def _findings(sets: list[DepSet], settings: Settings) -> list[Finding]:
@@ -245,4 +303,128 @@ def _findings(sets: list[DepSet], settings: Settings) -> list[Finding]:
                 continue
             key = (req.path, req.line, req.col, rule.code)
             out.setdefault(key, _finding(req, rule, message))
-    return sorted(out.values(), key=Finding.sort_key)
+    return list(out.values())
+
+
+def _malformed_findings(project: _Project, settings: Settings) -> list[Finding]:
+    """MXL507 for every entry no reader could read, in the run's files and those they
+    include (each file once, however often it is included)."""
+    out: list[Finding] = []
+    parsed = [*project.parsed.values(), *project.others]
+    for bad in (m for p in parsed for m in p.malformed):
+        if settings.enabled(InvalidRequirement, bad.path):
+            start = Location(bad.line, bad.col)
+            end = Location(bad.line, bad.col + bad.width)
+            message = invalid_requirement.message(bad)
+            out.append(Finding(InvalidRequirement.code, message, bad.path, start, end))
+    return out
+
+
+# --- what the whole project declares ---------------------------------------------------------
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def _project_root(path: str) -> str:
+    """The directory of the project a dependency file belongs to: the nearest one above it
+    with packaging metadata or a `.git`, else its own (`requirements/`'s parent)."""
+    start = os.path.dirname(os.path.abspath(path))
+    directory = start
+    while True:
+        if any(os.path.exists(os.path.join(directory, m)) for m in _ROOT_MARKERS):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return os.path.dirname(start) if os.path.basename(start).lower() == "requirements" else start
+
+
+def _caps_numpy(req: Requirement) -> bool:
+    spec = req.specifier_set()
+    return (
+        req.name == "numpy"
+        and not req.direct
+        and spec is not None
+        and bool(str(spec))
+        and not admits_from(spec, NUMPY_BREAKS, releases().numpy)
+    )
+
+
+def _numpy_caps(origins: list[tuple[str, list[DepSet]]]) -> dict[str, bool]:
+    """Per project root: whether any of its dependency files declares `numpy<1.24` — those of
+    the run, what they include, and the dependency files beside them on disk (a hook that
+    checks one staged file still sees the project's cap)."""
+    capped: dict[str, bool] = {}
+    for path, sets in origins:
+        root = _project_root(path)
+        mine = any(_caps_numpy(r) for dep in sets for r in dep.requirements)
+        capped[root] = capped.get(root, False) or mine
+    for root in [r for r, known in capped.items() if not known]:
+        directories = {root, os.path.join(root, "requirements")}
+        directories.update(os.path.dirname(os.path.abspath(p)) for p, _ in origins)
+        capped[root] = any(
+            _caps_numpy(r)
+            for path in _neighbours(sorted(directories), root)
+            for r in _declared(path)
+        )
+    return capped
+
+
+def _neighbours(directories: list[str], root: str) -> list[str]:
+    out: list[str] = []
+    for directory in directories:
+        if directory != root and not directory.startswith(root + os.sep):
+            continue
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        out += [
+            os.path.join(directory, n)
+            for n in names
+            if file_kind(os.path.join(directory, n)) not in (None, "dockerfile")
+        ]
+    return out
+
+
+def _declared(path: str) -> list[Requirement]:
+    """What one dependency file on disk requires (base and extras); nothing if unreadable."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > 1_000_000:
+            return []
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return []
+    kind = file_kind(path)
+    parsed = _READERS[kind](text) if kind in _READERS else parse_requirements_txt(text)
+    return [*parsed.requirements, *(r for g in parsed.groups.values() for r in g)]
+
+
+# --- a package's own metadata ----------------------------------------------------------------
+
+
+def _package_findings(
+    packages: list[tuple[str, ParsedFile]], capped: dict[str, bool], settings: Settings
+) -> list[Finding]:
+    """MXL508 for metadata whose package imports mxnet and requires no MXNet build."""
+    out: list[Finding] = []
+    for path, parsed in packages:
+        anchor = parsed.metadata
+        if anchor is None or parsed.opaque or not settings.enabled(UndeclaredMxnet, path):
+            continue
+        declared = [*parsed.requirements, *(r for g in parsed.groups.values() for r in g)]
+        if any(is_mxnet_dist(r.name) for r in declared):
+            continue
+        directory = os.path.dirname(path)
+        found = mxnet_import(directory)
+        if found is None:
+            continue
+        where = f"{os.path.relpath(found.path, directory or '.')}:{found.line}"
+        cap = capped.get(_project_root(path), False) or (settings.mxnet_version or "1")[0] == "2"
+        message = undeclared_mxnet.message(found, where, anchor, cap)
+        start = Location(anchor.line, anchor.col)
+        end = Location(anchor.line, anchor.col + len(anchor.text))
+        out.append(Finding(UndeclaredMxnet.code, message, path, start, end))
+    return out

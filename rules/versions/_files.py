@@ -1,21 +1,22 @@
-"""Which files the versions rules read, by name."""
+"""Which files the versions rules read: by name (and, for `requirements/*.txt`, by directory), and
+any file named on the command line that no name claims, read as a requirements file."""
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 
 _REQ_FILE = re.compile(r"^(?:.*requirements.*|.*constraints.*)\.(?:txt|in|pip)$", re.I)
+_REQ_SUFFIX = re.compile(r"\.(?:txt|in|pip)$", re.I)
 _DOCKERFILE = re.compile(r"^(?:dockerfile(?:[._-].*)?|.*\.dockerfile|containerfile)$", re.I)
 _ENV_FILE = re.compile(r"^(?:environment|conda|env)[._-]?.*\.ya?ml$", re.I)
+_PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
-def file_kind(basename: str) -> str | None:
+def file_kind(path: str) -> str | None:
+    """The kind of dependency file `path` is by its name; None for any other file."""
+    basename = os.path.basename(path)
     if basename == "pyproject.toml":
         return "pyproject"
     if basename == "setup.cfg":
@@ -24,8 +25,21 @@ def file_kind(basename: str) -> str | None:
         return "setup.py"
     if _REQ_FILE.match(basename):
         return "requirements"
+    # `requirements/base.txt`, `requirements/dev.in`: the directory names what they are.
+    parent = os.path.basename(os.path.dirname(path.replace("\\", "/")))
+    if parent.lower() == "requirements" and _REQ_SUFFIX.search(basename):
+        return "requirements"
     if _DOCKERFILE.match(basename):
         return "dockerfile"
     if _ENV_FILE.match(basename) or fnmatch.fnmatch(basename, "environment*.y*ml"):
         return "environment"
     return None
+
+
+def named_kind(path: str) -> str | None:
+    """The kind of a file named on the command line: what its name says, else a requirements
+    file (pip reads `-r` files whatever their name, and so does a named file here)."""
+    kind = file_kind(path)
+    if kind is None and not path.lower().endswith(_PYTHON_SUFFIXES):
+        return "requirements"
+    return kind

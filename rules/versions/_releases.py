@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from mxlint.requirements_parsing import Requirement
@@ -84,6 +84,14 @@ class DepSet:
     image: str | None = None
     from_line: int = 0
     custom_index: bool = False
+    #: A `numpy<1.24` in any dependency file of the project: a set without numpy is capped by
+    #: the author elsewhere (a base file, the package metadata, `pip install -e .`).
+    numpy_capped: bool = False
+    #: Poetry's `python` constraint: the resolver locks what installs on each Python it admits.
+    lock_python: str | None = None
+    #: Whether numpy is judged when the set does not require it: not for a Dockerfile stage
+    #: whose image may already hold one (anything but a bare Python or distribution image).
+    judge_missing_numpy: bool = True
 
 
 Hit = tuple[Requirement, type[Rule], str]
@@ -129,6 +137,17 @@ def old_python(records: list[Requirement]) -> bool:
     if spec is None or not str(spec):
         return False
     return not any(spec.contains(v) for v in ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13"))
+
+
+def locks_old_python(spec: str | None) -> bool:
+    """A Poetry `python` range that admits 3.7: its lock holds numpy below 1.22 (the last that
+    installs on 3.7), below the break."""
+    if spec is None:
+        return False
+    try:
+        return SpecifierSet(spec).contains("3.7")
+    except InvalidSpecifier:
+        return False
 
 
 def check_cap(

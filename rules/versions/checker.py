@@ -13,11 +13,13 @@ from mxlint.rule import Finding, Rule
 
 if TYPE_CHECKING:
     from mxlint.config import Settings
-from mxlint.rules.versions._files import file_kind
+from mxlint.rules.versions._files import file_kind, named_kind
 from mxlint.rules.versions.conflicting_mxnet_variants import ConflictingMxnetVariants
 from mxlint.rules.versions.cuda_variant_mismatch import CudaVariantMismatch
+from mxlint.rules.versions.invalid_requirement import InvalidRequirement
 from mxlint.rules.versions.numpy_breaks_mxnet_import import NumpyBreaksMxnetImport
 from mxlint.rules.versions.onnx_breaks_mxnet_export import OnnxBreaksMxnetExport
+from mxlint.rules.versions.undeclared_mxnet import UndeclaredMxnet
 from mxlint.rules.versions.unpinned_mxnet import UnpinnedMxnet
 from mxlint.rules.versions.unreleased_mxnet_version import UnreleasedMxnetVersion
 
@@ -28,6 +30,8 @@ VERSION_RULES: tuple[type[Rule], ...] = (
     UnreleasedMxnetVersion,
     OnnxBreaksMxnetExport,
     NumpyBreaksMxnetImport,
+    InvalidRequirement,
+    UndeclaredMxnet,
 )
 
 
@@ -40,6 +44,10 @@ class DependencyFilesChecker(TextChecker):
     @classmethod
     def matches(cls, filename: str) -> bool:
         return file_kind(filename) is not None
+
+    @classmethod
+    def reads_named(cls, filename: str) -> bool:
+        return named_kind(filename) is not None
 
     def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
         from mxlint.rules.versions._dependency_sets import (
