@@ -80,3 +80,8 @@ def test_draws() -> None:
     draws = api().draws
     assert {"nd.random.uniform", "nd.Dropout", "np.random.choice", "nd.shuffle"} <= draws
     assert "nd.random.seed" not in draws and "nd.random_pdf_normal" not in draws
+
+
+def test_symbol_node_names_identify_operators() -> None:
+    nodes = api().symbol_nodes
+    assert nodes["-"] == "_minus" and nodes["/"] == "_div" and nodes["maximum"] == "_maximum"

@@ -53,6 +53,8 @@ class Api:
     broadcasts: Mapping[str, Mapping[str, bool]]
     #: reshape spelling ("varargs", "tuple", "keyword") -> {"ndarray": ok?, "symbol": ok?}
     reshape_forms: Mapping[str, Mapping[str, bool]]
+    #: operator or function -> the name stem MXNet gives its Symbol node (`-` -> `_minus`)
+    symbol_nodes: Mapping[str, str]
 
     def names(self, namespace: str) -> frozenset[str]:
         """Public names of a namespace key (`nd`, `sym.contrib`, `npx`...); empty if unknown."""
@@ -111,6 +113,7 @@ def parse(data: Mapping[str, Any]) -> Api:
         draws=frozenset(data["draws"]),
         broadcasts=data["broadcasts"],
         reshape_forms=data["reshape_forms"],
+        symbol_nodes=data["symbol_nodes"],
     )
 
 

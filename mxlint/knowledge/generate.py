@@ -208,6 +208,19 @@ def _broadcasts(mx: Any) -> dict[str, dict[str, bool]]:
     return table
 
 
+def _symbol_nodes(mx: Any) -> dict[str, str]:
+    """The node name a Symbol operator or binary function gets (`a - b` -> `_minus`): MXNet's
+    shape errors name the node, which says which operator of a line failed."""
+    out = {}
+    for spelled, fn in OPERATORS.items():
+        out[spelled] = fn(mx.sym.var("a"), mx.sym.var("b")).name.rstrip("0123456789")
+    for name in BINARY_FUNCTIONS:
+        if hasattr(mx.sym, name):
+            node = getattr(mx.sym, name)(mx.sym.var("a"), mx.sym.var("b"))
+            out[name] = node.name.rstrip("0123456789")
+    return out
+
+
 def _reshape_forms(mx: Any) -> dict[str, dict[str, bool]]:
     """Which spellings of `x.reshape` each tensor type accepts, by running them on (6,)."""
     forms: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
@@ -293,6 +306,7 @@ def facts() -> dict[str, Any]:
         "draws": _draws(functions, ops),
         "broadcasts": _broadcasts(mx),
         "reshape_forms": _reshape_forms(mx),
+        "symbol_nodes": _symbol_nodes(mx),
         "registered_operators": ops,
     }
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from mxlint.knowledge.api import api
 from mxlint.rule import CONTEXT_ERROR, FindingKey
 from mxlint.verify.model import Rewrite, Verdict, inconclusive
 from mxlint.verify.plan import Item, runtime
@@ -47,6 +48,28 @@ def _short(path: str) -> str:
 
 def _exc_text(exc: dict[str, Any]) -> str:
     return f"{exc.get('type')}: {str(exc.get('message', '')).strip()[:300]}"
+
+
+#: MXL115's message names the operator as NDArray spells it ("NDArray's `-` broadcasts").
+_BROADCAST_OPERATOR = re.compile(r"NDArray's `([^`]+)` broadcasts")
+
+
+def _shape_error_node(exc: dict[str, Any], item: Item) -> str | None:
+    """The graph node of MXNet's shape error when it is the operator an MXL115 finding names:
+    shape inference runs after tracing, so no frame points at the line; the node's name does
+    (MXNet names `a - b` `<block>__minus<n>`, see `symbol_nodes` in the generated facts)."""
+    if item.finding.code != "MXL115":
+        return None
+    spelled = _BROADCAST_OPERATOR.search(item.finding.message)
+    stem = api().symbol_nodes.get(spelled.group(1)) if spelled is not None else None
+    if stem is None:
+        return None
+    # The block's prefix ends in "_": `net0__minus0`, never `net0__not_equal0` for `_equal`.
+    found = re.search(
+        rf"Incompatible attr in node ((?:\S*_)?{re.escape(stem)}\d+) at",
+        str(exc.get("message", "")),
+    )
+    return found.group(1) if found is not None else None
 
 
 def _frames_hit(exc: dict[str, Any], item: Item) -> bool:
@@ -122,6 +145,14 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[Findi
                     f"masked by the break{at}; with that "
                     f"break answered, line {it.line} {'fails' if kind == 'raise' else 'misbehaves'} too under "
                     f"{STAGE_TEXT[stage]}: {later['what']}",
+                )
+                continue
+            node = _shape_error_node(exc, it)
+            if node is not None:
+                out[it.key] = Verdict(
+                    "confirmed",
+                    f"{STAGE_TEXT[stage]} raised {_exc_text(exc)} ({where}): the graph node "
+                    f"`{node}` is the flagged operator, which a Symbol does not broadcast",
                 )
                 continue
             out[it.key] = inconclusive(
