@@ -110,6 +110,8 @@ class ParsedFile:
     #: Poetry's `python` constraint: its resolver locks versions that install on every Python
     #: the constraint admits.
     lock_python: str | None = None
+    #: The Pythons the package installs on (`requires-python`, `python_requires`).
+    python_requires: str | None = None
 
 
 # --- one requirement string ------------------------------------------------------------------
@@ -348,6 +350,8 @@ def parse_pyproject(text: str) -> ParsedFile:
     project = data.get("project")
     if isinstance(project, dict):
         out.metadata = _toml_anchor(text, "project", "dependencies")
+        if isinstance(project.get("requires-python"), str):
+            out.python_requires = project["requires-python"]
         dynamic = project.get("dynamic")
         out.opaque = isinstance(dynamic, list) and bool(
             {"dependencies", "optional-dependencies"} & set(dynamic)
@@ -520,6 +524,8 @@ def poetry_to_pep440(version: str) -> str | None:
         piece = re.sub(r"\.[xX](?=$|\.)", ".*", piece)
         if piece in ("", "*"):
             continue
+        if re.match(r"^[<>]=?", piece):  # Poetry reads `>=2.9.*` as `>=2.9`
+            piece = re.sub(r"(?:\.\*)+$", "", piece)
         if piece[0] == "=" and not piece.startswith("=="):
             piece = "=" + piece
         if piece[0] == "^":
@@ -565,6 +571,8 @@ def parse_setup_cfg(text: str) -> ParsedFile:
                 key = None
                 continue
             key = name.strip()
+            if section == "options" and key == "python_requires":
+                out.python_requires = _COMMENT.sub("", value).strip()
             if section == "options" and key == "install_requires":
                 shown = _COMMENT.sub("", raw).strip()
                 out.metadata = Metadata(number, 1, shown, "install_requires")
@@ -796,6 +804,9 @@ def setup_call_requirements(
         keyword = arg.keyword.value if arg.keyword else None
         if arg.star:  # `setup(**config)`: its dependencies are out of sight
             out.opaque = True
+        if keyword == "python_requires" and type(arg.value) is cst.SimpleString:
+            pythons = arg.value.evaluated_value
+            out.python_requires = pythons if isinstance(pythons, str) else None
         if keyword == "install_requires" and arg.keyword is not None:
             out.metadata = Metadata(0, 0, "install_requires=", "install_requires", ref=arg.keyword)
             out.requirements.extend(records(arg.value))
@@ -842,6 +853,7 @@ def parse_setup_py(text: str) -> ParsedFile:
         out.malformed.extend(found.malformed)
         out.metadata = out.metadata or found.metadata
         out.opaque = out.opaque or found.opaque
+        out.python_requires = out.python_requires or found.python_requires
     everything = out.requirements + [r for g in out.groups.values() for r in g]
     refs = [r.ref for r in [*everything, *out.malformed, out.metadata] if r is not None]
     ranges = node_ranges(module, [ref for ref in refs if isinstance(ref, cst.CSTNode)])

@@ -19,6 +19,7 @@ import yaml
 from rule_cases import invalid_examples
 
 from mxlint import registry
+from mxlint.rules.versions._files import file_kind
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
@@ -103,11 +104,16 @@ def test_hook_manifest_declares_the_three_hooks():
     assert set(hooks) == {"mxlint", "mxlint-fix", "mxlint-requirements"}
     assert "--fix" in hooks["mxlint-fix"]["entry"]
     pattern = re.compile(hooks["mxlint-requirements"]["files"])
-    for name in (
+    read = (
         "requirements.txt",
         "requirements-dev.txt",
         "ci/gpu_requirements.txt",
         "constraints.txt",
+        "constraints-py38.txt",
+        "requirements/base.txt",
+        "requirements/base.in",
+        "requirements/gpu.pip",
+        "src/requirements/Dev.TXT",
         "pyproject.toml",
         "setup.cfg",
         "setup.py",
@@ -115,10 +121,23 @@ def test_hook_manifest_declares_the_three_hooks():
         "Dockerfile",
         "docker/Dockerfile.gpu",
         "conda-env.yaml",
-    ):
+    )
+    skipped = (
+        "train.py",
+        "docs/setup.rst",
+        "requirements.md",
+        "Dockerfile/x.py",
+        "requirements/README.md",
+        "requirements/ci/base.txt",
+        "docs/base.txt",
+    )
+    for name in read:
         assert pattern.search(name), name
-    for name in ("train.py", "docs/setup.rst", "requirements.md", "Dockerfile/x.py"):
+    for name in skipped:
         assert not pattern.search(name), name
+    # The hook hands mxlint exactly the files a directory run reads.
+    for name in (*read, *skipped):
+        assert (file_kind(name) is not None) == bool(pattern.search(name)), name
 
 
 def test_mxlint_hook_fails_on_a_staged_bad_file_then_passes(setup):
@@ -173,3 +192,19 @@ def test_requirements_hook(setup):
     # A Python file alone does not trigger the requirements hook at all.
     proc = _try_repo(repo, "mxlint-requirements", project, env, "pyproject.toml")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_requirements_hook_reads_a_requirements_directory(setup):
+    repo, project, env = setup
+    (project / "requirements").mkdir(exist_ok=True)
+    base = project / "requirements" / "base.in"
+    base.write_text("gluoncv==0.10.5\nmxnet==1.9.1numpy<1.24\n")
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint-requirements", project, env, "requirements/base.in")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "requirements/base.in:2:13: MXL507" in proc.stdout, proc.stdout
+    base.write_text("gluoncv==0.10.5\nmxnet==1.9.1\nnumpy<1.24\n")
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint-requirements", project, env, "requirements/base.in")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _git("rm", "-q", "-f", "requirements/base.in", cwd=project, env=env)

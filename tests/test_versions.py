@@ -23,7 +23,7 @@ from mxlint.requirements_parsing import (
     poetry_to_pep440,
 )
 from mxlint.rule import Example, Valid
-from mxlint.rules.versions._files import file_kind
+from mxlint.rules.versions._files import file_kind, named_kind
 from mxlint.rules.versions._releases import releases
 
 REQ_RULES = [r for r in registry.all_rules().values() if r.kind == "requirements"]
@@ -122,6 +122,103 @@ def test_findings_point_at_the_requirement(fixtures_dir):
     assert "onnx<1.19" in dock.message
     pin = by_place[("requirements.txt", 4, "MXL501")]
     assert pin.location.column == 1 and "mxnet-cu112==1.9.1" in pin.message
+
+
+def _placed(root: Path, codes: tuple[str, ...], paths: list[Path] | None = None) -> set:
+    result = check_paths(paths or [root], Settings(select=codes, root=root))
+    base = root.resolve()
+    return {
+        (
+            Path(f.filename).resolve().relative_to(base).as_posix(),
+            f.location.row,
+            f.location.column,
+            f.code,
+        )
+        for f in result.findings
+    }
+
+
+def test_unreadable_entries_and_undeclared_dependencies_are_placed_exactly(fixtures_dir):
+    root = fixtures_dir / "versions" / "bad"
+    assert _placed(root, ("MXL507", "MXL508")) == {
+        ("requirements/base.txt", 2, 13, "MXL507"),
+        ("requirements/base.txt", 3, 8, "MXL507"),
+        ("library/setup.py", 6, 5, "MXL508"),
+        ("library/setup.py", 8, 9, "MXL507"),
+        ("poetry/pyproject.toml", 15, 9, "MXL507"),
+    }
+    undeclared = {t for t in _placed(root, ("MXL506",)) if t[0].startswith("trainer/")}
+    assert undeclared == {
+        ("trainer/pyproject.toml", 5, 6, "MXL506"),
+        ("trainer/requirements/gpu.in", 2, 1, "MXL506"),
+        ("trainer/Dockerfile", 2, 32, "MXL506"),
+    }
+
+
+def test_undeclared_messages_say_where_the_fix_goes(fixtures_dir):
+    root = fixtures_dir / "versions" / "bad"
+    result = check_paths([root / "library"], Settings(select=("MXL5",), root=root))
+    (finding,) = [f for f in result.findings if f.code == "MXL508"]
+    assert finding.message == (
+        "`import mxlib` imports mxnet (mxlib/model.py:1), but the metadata requires no MXNet "
+        "build: add one to `install_requires` (a range of `mxnet` releases, or an extra per "
+        "build), and cap `numpy>=1.17` (line 7) with `<1.24`"
+    )
+    result = check_paths([root / "trainer" / "Dockerfile"], Settings(select=("MXL5",), root=root))
+    assert [f.message for f in result.findings] == [
+        "`mxnet==1.9.1` leaves numpy to MXNet's own `numpy<2.0.0,>1.16.0`, which installs "
+        "numpy 1.24+, where `import mxnet` fails (`np.bool` was removed): add `numpy<1.24`"
+    ]
+
+
+def test_a_file_named_on_the_command_line_is_checked_whatever_its_name(tmp_path):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "deps").mkdir()
+    (tmp_path / "requirements" / "base.txt").write_text("mxnet=1.9.1\n")
+    (tmp_path / "deps" / "pins.lock").write_text("numpy<1.24\nmxnet==1.9.1numpy\n")
+    (tmp_path / "deps" / "notes.md").write_text("mxnet=1.9.1\n")
+    named = [tmp_path / "requirements" / "base.txt", tmp_path / "deps" / "pins.lock"]
+    assert _placed(tmp_path, ("MXL5",), named) == {
+        ("requirements/base.txt", 1, 6, "MXL507"),
+        ("deps/pins.lock", 2, 13, "MXL507"),
+    }
+    # Under a directory only the names that say what a file is: requirements/*.txt is one.
+    assert _placed(tmp_path, ("MXL5",)) == {("requirements/base.txt", 1, 6, "MXL507")}
+
+
+def test_a_staged_file_alone_still_sees_the_projects_numpy_cap(tmp_path):
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='x', install_requires=['numpy<1.24'])\n"
+    )
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "train.txt").write_text("mxnet==1.9.1\n-e .\n")
+    (tmp_path / "requirements" / "docs.txt").write_text("sphinx\n")
+    named = [tmp_path / "requirements" / "train.txt", tmp_path / "requirements" / "docs.txt"]
+    assert _placed(tmp_path, ("MXL5",), named) == set()
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='x', install_requires=['numpy'])\n"
+    )
+    assert _placed(tmp_path, ("MXL5",), named) == {("requirements/train.txt", 1, 1, "MXL506")}
+
+
+def test_a_package_imports_mxnet_only_through_module_level_imports(tmp_path):
+    from mxlint.rules.versions._packages import mxnet_import
+
+    pkg = tmp_path / "src" / "mxlib"
+    (pkg / "nets").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""import mxnet"""\nfrom . import nets\n')
+    (pkg / "nets" / "__init__.py").write_text("from .resnet import build\n")
+    (pkg / "nets" / "resnet.py").write_text("import os\n\nfrom mxnet.gluon import nn\n")
+    (pkg / "optional.py").write_text("import mxnet\n")
+    found = mxnet_import(str(tmp_path))
+    assert found is not None
+    assert (found.package, Path(found.path).relative_to(tmp_path).as_posix(), found.line) == (
+        "mxlib",
+        "src/mxlib/nets/resnet.py",
+        3,
+    )
+    (pkg / "nets" / "resnet.py").write_text("def build():\n    import mxnet\n")
+    assert mxnet_import(str(tmp_path)) is None
 
 
 # --- readers --------------------------------------------------------------------------------
@@ -302,7 +399,103 @@ def test_cuda_of_image():
     assert cuda_of_image("localhost:5000/cuda") is None
 
 
+def test_malformed_entries_from_every_reader():
+    def placed(parsed):
+        return [(m.line, m.col, m.width, m.hint) for m in parsed.malformed]
+
+    text = (
+        "mxnet==1.9.1numpy<1.24\nonnx=1.14.1\nnumpy>=1.20<1.24\nmxnet 1.9.1\n"
+        "-e .\n./vendor/pkg\nwheels/x-1.0-py3-none-any.whl\npkg==${V}\n"
+        "  gluoncv==0.10.5 scipy  # comment\n"
+    )
+    assert placed(parse_requirements_txt(text)) == [
+        (1, 13, 10, "two requirements run together: put `numpy<1.24` on a line of its own"),
+        (2, 5, 7, "`=` is not a version operator: `onnx==1.14.1`"),
+        (3, 12, 5, "version clauses are separated by commas: `numpy>=1.20,<1.24`"),
+        (4, 7, 5, "a version needs an operator: `mxnet==1.9.1`"),
+        (9, 19, 5, "two requirements run together: put `scipy` on a line of its own"),
+    ]
+    setup_py = (
+        "from setuptools import setup\nsetup(install_requires=[\n"
+        "    'mxnet==1.9.1' 'numpy<1.24',\n    r'onnx=1.14',\n])\n"
+    )
+    assert [(line, col) for line, col, _, _ in placed(parse_setup_py(setup_py))] == [
+        (3, 5),  # implicit concatenation: at the literal
+        (4, 11),  # a plain literal: where reading stops, past `r'`
+    ]
+    pyproject = (
+        '[project]\nname = "x"\ndependencies = ["mxnet=1.9.1"]\n'
+        '[tool.poetry.dependencies]\nnumpy = ">=1.2 <1.24"\nonnx = "1.14,onnx"\n'
+        'rpy2 = ">=2.9.*,<3.*"\n'
+    )
+    assert placed(parse_pyproject(pyproject)) == [
+        (3, 23, 6, "`=` is not a version operator: `mxnet==1.9.1`"),
+        (
+            6,
+            9,
+            9,
+            "`1.14,onnx` is not a Poetry version constraint "
+            "(`^1.9`, `~1.9.1`, `>=1.9,<2`, `1.9.1`)",
+        ),
+    ]
+    assert placed(parse_pyproject('[project]\ndependencies = ["a" "b"]\n')) == [
+        (2, 21, 4, "the file is not TOML (unclosed array), so none of it is read")
+    ]
+    cfg = "[options]\ninstall_requires =\n    mxnet=1.9.1\n"
+    assert placed(parse_setup_cfg(cfg)) == [
+        (3, 10, 6, "`=` is not a version operator: `mxnet==1.9.1`")
+    ]
+    env = "dependencies:\n- mxnet=1.9.1\n- pip:\n  - mxnet=1.9.1\n"
+    assert placed(parse_environment_yml(env)) == [
+        (4, 10, 6, "`=` is not a version operator: `mxnet==1.9.1`")
+    ]
+
+
+def test_environment_lists_at_their_keys_indent():
+    text = "name: g\ndependencies:\n- python\n- pip:\n  - mxnet>=1.6\n- numpy\nprefix: /x\n"
+    parsed = parse_environment_yml(text)
+    assert [(r.name, r.line, r.conda) for r in parsed.requirements] == [
+        ("python", 3, True),
+        ("mxnet", 5, False),
+        ("numpy", 6, True),
+    ]
+
+
+def test_python_requires_and_poetry_python_are_read():
+    assert (
+        parse_setup_py(
+            "from setuptools import setup\nsetup(install_requires=['mxnet'], python_requires='~=2.7')\n"
+        ).python_requires
+        == "~=2.7"
+    )
+    assert parse_pyproject('[project]\nrequires-python = ">=3.8"\n').python_requires == ">=3.8"
+    assert parse_setup_cfg("[options]\npython_requires = >=3.6\n").python_requires == ">=3.6"
+    assert parse_pyproject('[tool.poetry.dependencies]\npython = "^3.7"\n').lock_python == (
+        ">=3.7,<4"
+    )
+
+
+def test_setup_py_dependencies_out_of_sight_are_opaque():
+    head = "from setuptools import setup\n"
+    assert parse_setup_py(head + "setup(install_requires=['numpy'])\n").opaque is False
+    assert parse_setup_py(head + "setup(install_requires=read('r.txt'))\n").opaque is True
+    assert parse_setup_py(
+        head + "R = ['numpy']\nR.append('mxnet')\nsetup(install_requires=R)\n"
+    ).opaque
+    assert parse_setup_py(head + "setup(**CONFIG)\n").opaque is True
+    assert parse_setup_cfg("[options]\ninstall_requires = file: requirements.txt\n").opaque
+    assert parse_pyproject('[project]\nname = "x"\ndynamic = ["dependencies"]\n').opaque
+
+
 def test_file_kinds():
+    assert file_kind("requirements/base.txt") == "requirements"
+    assert file_kind("requirements/dev.in") == "requirements"
+    assert file_kind("requirements/README.md") is None
+    assert file_kind("docs/base.txt") is None
+    assert named_kind("deps/base.txt") == "requirements"
+    assert named_kind("deps/pins.lock") == "requirements"
+    assert named_kind("train.py") is None
+    assert named_kind("Dockerfile") == "dockerfile"
     assert file_kind("requirements-dev.txt") == "requirements"
     assert file_kind("dev-requirements.in") == "requirements"
     assert file_kind("constraints.txt") == "requirements"

@@ -169,6 +169,8 @@ def _with_path(parsed: ParsedFile, path: str) -> ParsedFile:
 
 def _grouped_sets(project: _Project, path: str, parsed: ParsedFile) -> list[DepSet]:
     base, custom = project.closure(path, parsed)
+    if parsed.python_requires:  # judged as a conda `python=` is: which numpy can install
+        base.append(Requirement("python", parsed.python_requires, 0, 0, "", constraint=True))
     lock = parsed.lock_python
     sets = [DepSet(base, custom_index=custom, lock_python=lock)]
     sets += [
@@ -422,8 +424,12 @@ def _package_findings(
         if found is None:
             continue
         where = f"{os.path.relpath(found.path, directory or '.')}:{found.line}"
-        cap = capped.get(_project_root(path), False) or (settings.mxnet_version or "1")[0] == "2"
-        message = undeclared_mxnet.message(found, where, anchor, cap)
+        mxnet_2 = (settings.mxnet_version or "1")[0] == "2"
+        cap = capped.get(_project_root(path), False) or mxnet_2
+        numpy = next(
+            (r for r in parsed.requirements if r.name == "numpy" and not _caps_numpy(r)), None
+        )
+        message = undeclared_mxnet.message(found, where, anchor, None if mxnet_2 else numpy, cap)
         start = Location(anchor.line, anchor.col)
         end = Location(anchor.line, anchor.col + len(anchor.text))
         out.append(Finding(UndeclaredMxnet.code, message, path, start, end))

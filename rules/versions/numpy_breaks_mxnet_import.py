@@ -42,9 +42,11 @@ class NumpyBreaksMxnetImport(Rule):
         (`mxnet>=1.6`, Poetry's `^1.8`). A set that does not require numpy at all is reported
         on its MXNet requirement, unless a `-c` constraint caps numpy or any dependency file of
         the project (the files checked, their `-r`/`-c` files, and the dependency files beside
-        them) declares `numpy<1.24`. Sets where numpy 1.24 cannot install are not judged: a
-        conda `python=3.7`, or a Poetry `python` range that admits 3.7 (Poetry locks what
-        installs on every Python of the range).
+        them) declares `numpy<1.24`, or it is a Dockerfile stage whose image may already hold
+        numpy (only bare Python and distribution images are judged). Sets where numpy 1.24
+        cannot install are not judged: a conda `python=3.7`, a package's `requires-python` /
+        `python_requires` below 3.8, or a Poetry `python` range that admits 3.7 (Poetry locks
+        what installs on every Python of the range).
     """
         + _NOT_FLAKE8
     )
@@ -143,6 +145,11 @@ class NumpyBreaksMxnetImport(Rule):
         Valid(
             '[tool.poetry.dependencies]\npython = "^3.7"\nmxnet = "^1.8.0"\n',
             filename="pyproject.toml",
+        ),
+        Valid(
+            "from setuptools import setup\n"
+            "setup(name='x', install_requires=['mxnet'], python_requires='~=2.7')\n",
+            filename="setup.py",
         ),
     )
 

@@ -16,7 +16,7 @@ from mxlint.rule import Example, Rule, Valid
 from mxlint.rules.versions._docs import _NOT_FLAKE8
 
 if TYPE_CHECKING:
-    from mxlint.requirements_parsing import Metadata
+    from mxlint.requirements_parsing import Metadata, Requirement
     from mxlint.rules.versions._packages import MxnetImport
 
 _SETUP = "from setuptools import setup\n"
@@ -28,7 +28,7 @@ class UndeclaredMxnet(Rule):
     name = "undeclared-mxnet"
     message = (
         "`import {package}` imports mxnet ({where}), but the metadata requires no MXNet build: "
-        "add one to `{field}` (`mxnet>=1.6,<2`, or an extra per build){numpy}"
+        "add one to `{field}` (a range of `mxnet` releases, or an extra per build){numpy}"
     )
     kind = "requirements"
     what = (
@@ -130,8 +130,15 @@ class UndeclaredMxnet(Rule):
     )
 
 
-def message(found: MxnetImport, where: str, anchor: Metadata, numpy_capped: bool) -> str:
-    numpy = "" if numpy_capped else ", with `numpy<1.24`"
+def message(
+    found: MxnetImport, where: str, anchor: Metadata, numpy: Requirement | None, capped: bool
+) -> str:
+    """`numpy`: the metadata's own numpy requirement, if it admits the releases that break
+    MXNet 1.x; `capped`: whether the project caps numpy anywhere (or uses MXNet 2)."""
+    if numpy is not None:
+        tail = f", and cap `{numpy.text}` (line {numpy.line}) with `<1.24`"
+    else:
+        tail = "" if capped else ", with `numpy<1.24`"
     return UndeclaredMxnet.format(
-        package=found.package, where=where, field=anchor.target, numpy=numpy
+        package=found.package, where=where, field=anchor.target, numpy=tail
     )
