@@ -398,3 +398,221 @@ def test_shape_reads_in_none_or_config_fallbacks_are_not_reported():
                 return F.contrib.BilinearResize2D(x, height=a[0], width=b[1]) * c
         """)
     assert _check(src) == [(10, "MXL103")]
+
+
+# --- block state and outputs (MXL113, MXL114) --------------------------------------------------
+
+
+def test_block_state_written_in_the_forward_is_reported_where_it_diverges():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                self.dense = nn.Dense(4)
+                self.count = 0
+                self.size = None
+
+            def hybrid_forward(self, F, x, w):
+                self.count += 1
+                self.seen = self.count
+                if self.size is None:
+                    self.size = 4
+                if self.mask is None:
+                    self.mask = F.ones_like(x)
+                self.mode = 'fused'
+                if self.count > 2:
+                    self.mode = 'slow'
+                self.log[self.count] = x
+                self.w.set_data(w)
+                self.w.data()[:] = 0
+                if F is nd:
+                    self.last = x
+                local = {}
+                local['x'] = x
+                return self.dense(x) * self.size + local['x']
+        """)
+    # count, seen (reads count), the tensor mask (even when initialised once), the mode set
+    # on one branch, the log entry, set_data; `.data()[:] = 0` is MXL107's in-place write.
+    assert _check(src) == [
+        (12, "MXL113"),
+        (13, "MXL113"),
+        (17, "MXL113"),
+        (20, "MXL113"),
+        (21, "MXL113"),
+        (22, "MXL113"),
+        (23, "MXL107"),
+    ]
+
+
+def test_block_state_messages_quote_the_code_and_say_what_is_kept():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                self.steps += 1
+                self.last = F.relu(x)
+                self.params.get('w').set_data(x)
+                return x
+        """)
+    findings = check_source(src, "model.py", Settings(select=("MXL113",)))
+    messages = [f.message for f in findings]
+    assert messages[0].startswith("`self.steps += 1` changes the block's state")
+    assert messages[1].startswith("`self.last = F.relu(x)` keeps a tensor on the block")
+    assert "Symbol" in messages[1]
+    assert messages[2].startswith("`self.params.get('w').set_data(x)` sets a parameter")
+    assert "'Symbol' object has no attribute 'shape'" in messages[2]
+
+
+def test_block_state_changed_by_a_helper_is_reported_at_the_call():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                self._track(x)
+                return x
+
+            def _track(self, v):
+                self.outputs.append(v)
+
+            def reset(self):
+                self.outputs = []
+        """)
+    findings = check_source(src, "model.py", Settings(select=("MXL113",)))
+    assert [(f.location.row, f.code) for f in findings] == [(6, "MXL113")]
+    assert findings[0].message.startswith(
+        "`_track()` changes `self.outputs` (model.py:10), which runs only while the "
+        "graph is traced when this block is hybridized;"
+    )
+
+
+def test_outputs_bound_on_the_block_and_returned_are_not_state():
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                self.outs = []
+                self.outs.append(F.relu(x))
+                self.a, self.b = x, F.relu(x)
+                self.kept = []
+                self.kept.append(x)
+                return self.outs, self.a, self.b
+        """)
+    assert _check(src) == [(9, "MXL113"), (10, "MXL113")]
+
+
+def test_block_state_in_an_mxnet2_forward_and_not_in_a_plain_block():
+    src = _dedent("""
+        from mxnet import np, npx
+        from mxnet.gluon import nn
+
+        class Net(nn.HybridBlock):
+            def forward(self, x):
+                self.steps += 1
+                return x
+
+        class Eager(nn.Block):
+            def forward(self, x):
+                self.steps += 1
+                return x
+        """)
+    assert _check(src, mxnet="2") == [(7, "MXL113")]
+    assert _check(src, mxnet="1") == []
+
+
+def test_non_tensor_outputs_are_reported_only_when_provable():
+    src = HEADER + _dedent("""
+        from collections import OrderedDict
+
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x, mask=None, mode=0):
+                y = F.relu(x)
+                if mode == 1:
+                    return {'y': y}
+                if mode == 2:
+                    return y, [F.sum(y), -1]
+                if mode == 3:
+                    return y, None
+                if mode == 4:
+                    d = OrderedDict()
+                    d['y'] = y
+                    return d
+                if mode == 5:
+                    return y, mask
+                if mode == 6:
+                    return self.head(y), self.extra
+                if mode == 7:
+                    return 'done'
+                if mode == 8:
+                    return
+                aux = None
+                if mask is not None:
+                    aux = y * mask
+                else:
+                    aux = F.zeros_like(y)
+                return y, aux
+        """)
+    # `mask` may be a tensor and `self.extra` is not seen into: neither is reported.
+    assert _check(src) == [
+        (10, "MXL114"),
+        (12, "MXL114"),
+        (14, "MXL114"),
+        (18, "MXL114"),
+        (24, "MXL114"),
+        (26, "MXL114"),
+    ]
+    findings = check_source(src, "model.py", Settings(select=("MXL114",)))
+    by_row = {f.location.row: f for f in findings}
+    assert by_row[12].location.column == 34  # at the number itself
+    assert by_row[14].message.startswith("`return y, None` returns None as an output")
+    assert "TypeError: Expected a list of symbols as input" in by_row[14].message
+    assert "ValueError: When hybridized" in by_row[10].message
+    assert "build the dict in the caller" in by_row[10].message
+
+
+def test_none_outputs_are_accepted_by_mxnet2_and_helpers_may_return_dicts():
+    src = _dedent("""
+        from mxnet import np, npx
+        from mxnet.gluon import nn
+
+        class Net(nn.HybridBlock):
+            def forward(self, x):
+                out = self._pack(x)
+                if out is None:
+                    return x, None
+                return {'y': x}
+
+            def _pack(self, x):
+                return {'y': x}
+        """)
+    assert _check(src, mxnet="2") == [(10, "MXL114")]
+
+
+def test_one_time_initialisation_branches():
+    from mxlint.rules.hybridization._taint import initialising_branch
+
+    def branch(code: str) -> str | None:
+        node = cst.parse_statement(_dedent(code))
+        assert isinstance(node, cst.If)
+        return initialising_branch(node)
+
+    assert branch("if self.a is None:\n    self.a = 1\n") == "body"
+    assert branch("if not hasattr(self, 'a'):\n    self.a = 1\n") == "body"
+    assert branch("if not isinstance(self.a, nn.Block):\n    self.a = f()\n") == "body"
+    assert branch("if self.a is not None:\n    pass\nelse:\n    self.a = 1\n") == "orelse"
+    assert branch("if self.a:\n    pass\nelse:\n    self.a = 1\n") == "orelse"
+    # A test of another attribute, or a branch that does not assign it, is not initialisation.
+    assert branch("if self.a is None:\n    self.b = 1\n") is None
+    assert branch("if self.count > 2:\n    self.count = 0\n") is None
+
+
+def test_dict_displays_and_dict_calls_are_mappings():
+    tests = _tests_of(
+        """
+        def f(x):
+            d = {'x': x}
+            if d:
+                pass
+            e = dict(x=x)
+            if e:
+                pass
+    """,
+        {"x": Kind.TENSOR},
+    )
+    assert tests == [("d", Kind.MAPPING), ("e", Kind.MAPPING)]

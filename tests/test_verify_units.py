@@ -150,3 +150,32 @@ def test_shard_argument() -> None:
     for bad in ("0/4", "5/4", "x", "1/0"):
         with pytest.raises(argparse.ArgumentTypeError):
             _shard(bad)
+
+
+def test_a_loud_hybrid_rule_is_confirmed_by_its_error_after_its_line_ran(tmp_path: Path) -> None:
+    path = str(tmp_path / "net.py")
+    items = [
+        plan.Item(i, _finding(Path(path), line, code), path, line)
+        for i, (line, code) in enumerate([(9, "MXL114"), (9, "MXL101"), (12, "MXL114")])
+    ]
+    error = "When hybridized, the input of HybridBlock output must be (nested) list of Symbol"
+    payload = {
+        "status": "ok",
+        "stages": {
+            "imperative": {"ok": True},
+            "hybridize": {
+                "ok": False,
+                "exception": {"type": "ValueError", "message": error, "frames": []},
+            },
+        },
+        "compare": {},
+        "lines_hybrid": [[path, 8], [path, 9]],
+    }
+    verdicts = interpret.block_verdicts(items, payload)
+    first, other, unreached = (verdicts[it.key] for it in items)
+    assert first.verdict == "confirmed" and "after line 9 ran" in first.evidence
+    # A rule without a predicted error, and a line that never ran, are not confirmed by it.
+    assert other.verdict == "inconclusive"
+    assert unreached.verdict == "inconclusive"
+    payload["stages"]["hybridize"]["exception"]["message"] = "shape mismatch"  # type: ignore[index]
+    assert interpret.block_verdicts(items[:1], payload)[items[0].key].verdict == "inconclusive"

@@ -78,6 +78,13 @@ def _frames_hit(exc: dict[str, Any], item: Item) -> bool:
     )
 
 
+def _raised_after(code: str, exc: dict[str, Any]) -> bool:
+    """A loud hybrid rule's failure raised after its line ran, outside the forward (MXNet
+    checking what the forward returned): its `error` must match, a bare `loud` is not enough."""
+    how = runtime(code)
+    return how is not None and how.loud and how.error is not None and _expected(code, exc)
+
+
 def _failure(payload: dict[str, Any]) -> str | None:
     if payload.get("status") == "harness-error":
         exc = payload.get("exception", {})
@@ -124,6 +131,13 @@ def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[Findi
                 out[it.key] = Verdict(
                     "confirmed",
                     f"{STAGE_TEXT[stage]} raised {_exc_text(exc)} at line {it.line} ({where})",
+                )
+                continue
+            if ran and _raised_after(it.finding.code, exc):
+                out[it.key] = Verdict(
+                    "confirmed",
+                    f"{STAGE_TEXT[stage]} raised {_exc_text(exc)} after line {it.line} ran "
+                    f"({where})",
                 )
                 continue
             lines = [ln for f, ln in exc.get("frames", []) if os.path.realpath(f) == it.path]

@@ -24,6 +24,8 @@ from mxlint.rules.hybridization import (
     reshape_varargs,
     unknown_mxnet_member,
 )
+from mxlint.rules.hybridization._outputs import MAPPING_TYPES, non_tensor_output, record_types
+from mxlint.rules.hybridization._state import Forward, called, written
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
 from mxlint.rules.hybridization.imperative_op_in_hybrid import IMPERATIVE_ADVICE, LEGACY_ADVICE
@@ -708,6 +710,41 @@ class HybridHooks(Hooks):
 
     def guard(self, test: cst.BaseExpression) -> str | None:
         return imperative_guard(test, self.f_name, self.ctx)
+
+    # -- block state and outputs (MXL113, MXL114) ------------------------------------------------
+
+    #: The hybridized method's own facts while it is analysed; None while summarising a helper
+    #: (whose returns are not the block's outputs).
+    forward: Forward | None = None
+
+    def write(self, target: cst.BaseExpression, value: Kind, stmt: cst.CSTNode) -> None:
+        change = written(
+            target, value, stmt, once=self.once, forward=self.forward, code=self.ctx.code
+        )
+        if change is not None:
+            self.emit("MXL113", change.node, change.message, change.what)
+
+    def observe_call(self, node: cst.Call, args: list[tuple[cst.Arg, Kind]]) -> None:
+        change = called(node, args, once=self.once, forward=self.forward, code=self.ctx.code)
+        if change is not None:
+            self.emit("MXL113", change.node, change.message, change.what)
+
+    def makes_mapping(self, node: cst.Call, interp: Interpreter) -> bool:
+        return super().makes_mapping(node, interp) or self.ctx.resolve(node.func) in MAPPING_TYPES
+
+    def returned(self, node: cst.Return, kind: Kind, interp: Interpreter) -> None:
+        if self.forward is None:
+            return
+        found = non_tensor_output(
+            node,
+            interp.env,
+            mxnet=self.mxnet,
+            resolve=self.ctx.resolve,
+            records=lambda: record_types(self.ctx.module, self.ctx.resolve),
+            code=self.ctx.code,
+        )
+        if found is not None:
+            self.emit("MXL114", found[0], found[1], "returns a value that is not a tensor")
 
 
 #: `F.<sub>.<name>` namespaces whose names are known for both `mx.nd` and `mx.sym`.

@@ -16,6 +16,7 @@ from mxlint.project import ProjectIndex
 from mxlint.rule import Finding, Location, Rule
 from mxlint.rules.hybridization import (
     autograd_state_in_hybrid,
+    block_state_in_forward,
     imperative_op_in_hybrid,
     inplace_op_in_hybrid,
     one_namespace_function,
@@ -41,6 +42,7 @@ from mxlint.rules.hybridization._analysis import (
     name_uses,
     param_env,
 )
+from mxlint.rules.hybridization._state import Forward
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Interpreter, Kind, params_of
 from mxlint.walker import iter_nodes
 
@@ -59,7 +61,10 @@ _SITE_ADVICE = {
     "MXL110": unknown_mxnet_member.SITE_ADVICE,
     "MXL111": one_namespace_function.SITE_ADVICE,
     "MXL112": reshape_varargs.SITE_ADVICE,
+    "MXL113": block_state_in_forward.SITE_ADVICE,
 }
+#: What a code's finding does once the block is hybridized, where it is not a graph break.
+_SITE_EFFECT = {"MXL113": block_state_in_forward.SITE_EFFECT}
 
 
 @dataclass(frozen=True)
@@ -346,6 +351,7 @@ class HybridAnalysis(Checker):
                 cls=cls_name,
                 on_helper=on_helper,
             )
+            hooks.forward = Forward.of(fn)
             interp = Interpreter(hooks, param_env(fn, first_tensor, f_name))
             interp.block(fn.body)
             for call, callee, keys, relaxed in hooks.pending_calls:
@@ -650,6 +656,7 @@ def expand(
 def site_message(callee: str, what: str, where: str, code: str) -> str:
     short = callee.rsplit(".", 1)[-1]
     return (
-        f"`{short}()` {what} ({where}), a graph break once this block is hybridized; "
+        f"`{short}()` {what} ({where}), "
+        f"{_SITE_EFFECT.get(code, 'a graph break once this block is hybridized')}; "
         f"{_SITE_ADVICE.get(code, 'rewrite it with F.*')}"
     )

@@ -19,6 +19,7 @@ from enum import Enum
 import libcst as cst
 
 from mxlint.semantic.dataflow import COMPREHENSIONS, Dataflow
+from mxlint.walker import iter_nodes
 
 
 class Kind(Enum):
@@ -30,6 +31,7 @@ class Kind(Enum):
     OPTIONAL = "tensor-or-none"  # a tensor argument defaulting to None
     PYTHON = "python"  # a Python value: config, shapes, ints, strings
     NONE = "none"
+    MAPPING = "dict"  # a dict built here (`{...}`, `dict(...)`): never a tensor
     UNKNOWN = "unknown"
 
 
@@ -81,6 +83,8 @@ class Hooks:
     silent: bool = False
     #: True inside the branch where an argument or setting is None (`x.shape` as a fallback).
     fallback: bool = False
+    #: True inside a branch that runs once per object (`if self.cache is None: self.cache =`).
+    once: bool = False
 
     def name_kind(self, name: str) -> Kind:
         """Kind of a name the function never assigned (globals, builtins, closure)."""
@@ -117,8 +121,22 @@ class Hooks:
         """ "body"/"orelse" when that branch of `if test:` runs imperatively only."""
         return None
 
-    def returned(self, node: cst.Return, kind: Kind) -> None:
-        """A `return` statement and the kind it returns."""
+    def returned(self, node: cst.Return, kind: Kind, interp: Interpreter) -> None:
+        """A `return` statement and the kind it returns (`interp.env` holds the names' kinds
+        at that point)."""
+
+    def write(self, target: cst.BaseExpression, value: Kind, stmt: cst.CSTNode) -> None:
+        """An assignment, plain or augmented, through an attribute or a subscript (`a.b = v`,
+        `a[k] = v`, `a.b += v`); `value` is the kind of what is assigned."""
+
+    def observe_call(self, node: cst.Call, args: list[tuple[cst.Arg, Kind]]) -> None:
+        """Every call, once its arguments are evaluated (a rule that reports a call without
+        deciding what it returns)."""
+
+    def makes_mapping(self, node: cst.Call, interp: Interpreter) -> bool:
+        """Whether the call builds a dict (`dict(...)`)."""
+        func = node.func
+        return type(func) is cst.Name and func.value == "dict" and "dict" not in interp.env
 
 
 class Interpreter(Dataflow[Kind]):
@@ -165,7 +183,11 @@ class Interpreter(Dataflow[Kind]):
     @contextmanager
     def branch(self, node: cst.CSTNode, which: str) -> Iterator[None]:
         assert isinstance(node, cst.If)
-        with self._mode(self.hooks.guard(node.test) == which, none_branch(node.test) == which):
+        with self._mode(
+            self.hooks.guard(node.test) == which,
+            none_branch(node.test) == which,
+            initialising_branch(node) == which,
+        ):
             yield
 
     def after_if(self, node: cst.If, body_leaves: bool, else_leaves: bool) -> None:
@@ -184,10 +206,12 @@ class Interpreter(Dataflow[Kind]):
         if type(node.target) is cst.Name:
             new = Kind.TENSOR if Kind.TENSOR in (current, value) else join(current, value)
             self.env[node.target.value] = new
+        else:
+            self.hooks.write(node.target, value, node)
 
     def returned(self, node: cst.Return, value: Kind) -> None:
         self.returns = value if self.returns is None else join(self.returns, value)
-        self.hooks.returned(node, value)
+        self.hooks.returned(node, value, self)
 
     def define(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         self.env[node.name.value] = Kind.UNKNOWN
@@ -244,21 +268,25 @@ class Interpreter(Dataflow[Kind]):
             for el in target.slice:
                 self.slice(el)
             self.hooks.store_subscript(target, base)
+            self.hooks.write(target, value, stmt)
         elif type(target) is cst.Attribute:
             self.expr(target.value)
+            self.hooks.write(target, value, stmt)
         elif type(target) is cst.StarredElement:
             self.assign(target.value, None, Kind.UNKNOWN, stmt)
 
     @contextmanager
-    def _mode(self, silent: bool, fallback: bool) -> Iterator[None]:
-        """Enter a branch: imperative-only (`silent`) or a None fallback (`fallback`)."""
-        saved = self.hooks.silent, self.hooks.fallback
+    def _mode(self, silent: bool, fallback: bool, once: bool = False) -> Iterator[None]:
+        """Enter a branch: imperative-only (`silent`), a None fallback (`fallback`) or a
+        one-time initialisation of the object's attributes (`once`)."""
+        saved = self.hooks.silent, self.hooks.fallback, self.hooks.once
         self.hooks.silent = saved[0] or silent
         self.hooks.fallback = saved[1] or fallback
+        self.hooks.once = saved[2] or once
         try:
             yield
         finally:
-            self.hooks.silent, self.hooks.fallback = saved
+            self.hooks.silent, self.hooks.fallback, self.hooks.once = saved
 
     # -- expressions ---------------------------------------------------------------------------
 
@@ -376,7 +404,7 @@ class Interpreter(Dataflow[Kind]):
                 if type(item) is cst.DictElement:
                     self.expr(item.key)
                 self.expr(item.value)
-            return Kind.UNKNOWN
+            return Kind.MAPPING
         if isinstance(node, _COMPREHENSIONS):
             return self.comprehension_kind(node)
         if type(node) is cst.NamedExpr:
@@ -397,6 +425,9 @@ class Interpreter(Dataflow[Kind]):
         elif type(node.func) is not cst.Name:
             func_kind = self.expr(node.func)
         args = [(arg, self.expr(arg.value)) for arg in node.args]
+        self.hooks.observe_call(node, args)
+        if self.hooks.makes_mapping(node, self):
+            return Kind.MAPPING
         answer = self.hooks.call(node, func_kind, args, self)
         if answer is not None:
             return answer
@@ -486,6 +517,62 @@ def configured_branch(node: cst.IfExp) -> str | None:
     if _is_self_attr(node.orelse):
         return "body"
     return None
+
+
+def initialising_branch(node: cst.If) -> str | None:
+    """ "body"/"orelse": the branch of `if self.cache is None:` (`not self.ready`,
+    `not hasattr(self, "cache")`, `not isinstance(self.gen, Block)`) that assigns the attribute
+    it tests, i.e. that runs on an object's first call only, hybridized or not."""
+    test = node.test
+    negate = False
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        negate, test = True, test.expression
+    attr: str | None = None
+    unset = True  # the test is true while the attribute is unset
+    if _is_self_attr(test):
+        attr, unset = test.attr.value, False  # type: ignore[attr-defined]
+    elif (
+        type(test) is cst.Comparison
+        and len(test.comparisons) == 1
+        and _is_self_attr(test.left)
+        and type(test.comparisons[0].comparator) is cst.Name
+        and test.comparisons[0].comparator.value == "None"  # type: ignore[attr-defined]
+        and type(test.comparisons[0].operator) in (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
+    ):
+        attr = test.left.attr.value  # type: ignore[attr-defined]
+        unset = type(test.comparisons[0].operator) in (cst.Is, cst.Equal)
+    elif (
+        type(test) is cst.Call
+        and type(test.func) is cst.Name
+        and test.func.value == "hasattr"
+        and len(test.args) == 2
+        and type(test.args[0].value) is cst.Name
+        and test.args[0].value.value == "self"
+        and type(test.args[1].value) is cst.SimpleString
+    ):
+        attr, unset = test.args[1].value.evaluated_value, False  # type: ignore[assignment]
+    elif (
+        type(test) is cst.Call
+        and type(test.func) is cst.Name
+        and test.func.value == "isinstance"
+        and len(test.args) == 2
+        and _is_self_attr(test.args[0].value)
+    ):
+        attr, unset = test.args[0].value.attr.value, False  # type: ignore[attr-defined]
+    if attr is None:
+        return None
+    which = "body" if unset != negate else "orelse"
+    if which == "body":
+        suite: cst.BaseSuite | None = node.body
+    else:
+        suite = node.orelse.body if type(node.orelse) is cst.Else else None
+    assigned = suite is not None and any(
+        _is_self_attr(t.target) and t.target.attr.value == attr  # type: ignore[attr-defined]
+        for n in iter_nodes(suite, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        if type(n) is cst.Assign
+        for t in n.targets
+    )
+    return which if assigned else None
 
 
 def narrow(test: cst.BaseExpression, env: Env) -> tuple[Env, Env]:

@@ -10,8 +10,10 @@ import libcst as cst
 from mxlint.checker import Checker
 from mxlint.rules.hybridization._run import HybridAnalysis
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AutogradStateInHybrid
+from mxlint.rules.hybridization.block_state_in_forward import BlockStateInForward
 from mxlint.rules.hybridization.imperative_op_in_hybrid import ImperativeOpInHybrid
 from mxlint.rules.hybridization.inplace_op_in_hybrid import InplaceOpInHybrid
+from mxlint.rules.hybridization.non_tensor_output import NonTensorOutput
 from mxlint.rules.hybridization.one_namespace_function import OneNamespaceFunction
 from mxlint.rules.hybridization.print_tensor_in_hybrid import PrintTensorInHybrid
 from mxlint.rules.hybridization.reshape_varargs import ReshapeVarargs
@@ -41,6 +43,8 @@ class HybridizationChecker(HybridAnalysis):
         UnknownMxnetMember,
         OneNamespaceFunction,
         ReshapeVarargs,
+        BlockStateInForward,
+        NonTensorOutput,
     )
 
 
