@@ -75,14 +75,14 @@ def test_unreadable_files_follow_ignore_and_per_file_ignores(tmp_path, capsys):
 def test_dependency_files_follow_selection_and_noqa(tmp_path, capsys):
     config(tmp_path)
     req = tmp_path / "requirements.txt"
-    req.write_text("mxnet>=1.8\n")
+    req.write_text("mxnet>=1.8\nnumpy<1.24\n")
     assert run(capsys, tmp_path) == (1, [("requirements.txt", "MXL501", 1)])
     assert run(capsys, tmp_path, "--ignore", "MXL501") == (0, [])
     assert run(capsys, tmp_path, "--select", "MXL1") == (0, [])
     config(tmp_path, '[per-file-ignores]\n"requirements*.txt" = ["MXL5"]\n')
     assert run(capsys, tmp_path) == (0, [])
     config(tmp_path)
-    req.write_text("mxnet>=1.8  # noqa: MXL501\n")
+    req.write_text("mxnet>=1.8  # noqa: MXL501\nnumpy<1.24\n")
     assert run(capsys, tmp_path) == (0, [])
 
 

@@ -2,7 +2,10 @@
 
 A *dependency set* is what one `pip install` ends up with: a requirements file with its
 `-r`/`-c` files, a pyproject's base dependencies plus one extra, a Dockerfile stage. Each set is
-judged against the release tables in `mxlint/data/mxnet_releases.json`.
+judged against the release tables in `mxlint/data/mxnet_releases.json`, and with what its project
+declares anywhere (a `numpy<1.24` in another of its files); a package's metadata is also judged
+against what importing the package imports (MXL508), and every entry a reader could not read is
+reported (MXL507).
 
 Kept apart from `versions` (the rules and the checker that selects files) so that a run over
 Python files alone never imports `packaging` and the dependency-file readers.
