@@ -115,13 +115,18 @@ def test_family_fixtures_get_the_expected_verdicts(
 
 
 def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
-    """MXL103/MXL110-MXL112/MXL115 (names, forms and broadcasting from the generated MXNet
-    facts): each marked line raises on real MXNet, hybridized or at the first call, and the
-    safe rewrites run."""
-    fixture = ROOT / "fixtures" / "hybridization" / "bad" / "api_mismatch.py"
+    """MXL103/MXL110-MXL112/MXL115/MXL116 (names, forms, broadcasting and array parameters from
+    the generated MXNet facts): each marked line raises on real MXNet, hybridized or at the
+    first call, and the safe rewrites run."""
+    bad = ROOT / "fixtures" / "hybridization" / "bad"
     proc = subprocess.run(
         [sys.executable, "-m", "mxlint", "--verify", "--no-benchmark", "--output-format", "json"]
-        + ["--verify-timeout", "120", str(fixture)],
+        + [
+            "--verify-timeout",
+            "120",
+            str(bad / "api_mismatch.py"),
+            str(bad / "positional_axis.py"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -130,17 +135,22 @@ def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
     )
     assert proc.returncode == 1, proc.stderr
     got = {
-        (item["location"]["row"], item["code"]): item["verify"]["verdict"]
+        (Path(item["filename"]).name, item["location"]["row"], item["code"]): item["verify"][
+            "verdict"
+        ]
         for item in json.loads(proc.stdout)
     }
     assert got == {
-        (16, "MXL112"): "confirmed",
-        (22, "MXL111"): "confirmed",
-        (27, "MXL103"): "confirmed",
-        (32, "MXL111"): "confirmed",
-        (38, "MXL110"): "confirmed",
-        (44, "MXL115"): "confirmed",  # by the graph node MXNet's shape error names
-        (45, "MXL115"): "confirmed",  # once line 44's rewrite is applied
+        ("api_mismatch.py", 16, "MXL112"): "confirmed",
+        ("api_mismatch.py", 22, "MXL111"): "confirmed",
+        ("api_mismatch.py", 27, "MXL103"): "confirmed",
+        ("api_mismatch.py", 32, "MXL111"): "confirmed",
+        ("api_mismatch.py", 38, "MXL110"): "confirmed",
+        # by the graph node MXNet's shape error names; line 45 once line 44's rewrite is applied
+        ("api_mismatch.py", 44, "MXL115"): "confirmed",
+        ("api_mismatch.py", 45, "MXL115"): "confirmed",
+        ("positional_axis.py", 14, "MXL116"): "confirmed",
+        ("positional_axis.py", 26, "MXL116"): "confirmed",
     }
 
 

@@ -35,8 +35,9 @@ class Members:
 @dataclass(frozen=True)
 class Signature:
     params: tuple[str, ...]
-    varargs: bool
+    varargs: bool  # `*data`: every positional argument is an input array
     required: tuple[str, ...]
+    tensors: tuple[str, ...]  # parameters that take arrays (`NDArray-or-Symbol`)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,9 @@ def parse(data: Mapping[str, Any]) -> Api:
         symbol=_members(members["Symbol"]),
         np_ndarray=_members(members["np.ndarray"]),
         signatures={
-            k: Signature(tuple(v["params"]), v["varargs"], tuple(v["required"]))
+            k: Signature(
+                tuple(v["params"]), v["varargs"], tuple(v["required"]), tuple(v["tensors"])
+            )
             for k, v in data["signatures"].items()
         },
         takes_ctx=frozenset(data["takes_ctx"]),

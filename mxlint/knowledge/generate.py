@@ -152,7 +152,22 @@ def _signature(func: Any) -> dict[str, Any] | None:
         "params": [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)],
         "varargs": any(p.kind is p.VAR_POSITIONAL for p in params),
         "required": _required(func, params),
+        "tensors": _tensor_params(func),
     }
+
+
+def _tensor_params(func: Any) -> list[str]:
+    """Parameters the operator registry types `NDArray-or-Symbol`: a Python value passed there
+    (positionally, where another parameter was meant) raises in both modes."""
+    import mxnet as mx
+
+    try:
+        arguments = mx.operator.get_operator_arguments(func.__name__)
+    except Exception:
+        return []
+    return [
+        n for n, t in zip(arguments.names, arguments.types) if t.startswith("NDArray-or-Symbol")
+    ]
 
 
 def _required(func: Any, params: list[inspect.Parameter]) -> list[str]:

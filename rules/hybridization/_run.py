@@ -9,7 +9,8 @@ from pathlib import PurePath
 
 import libcst as cst
 
-from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit
+from mxlint.checker import Checker, FileContext, FileFacts, FixSpec, NodeEdit, shortened
+from mxlint.knowledge.api import api
 from mxlint.names import ProjectNames
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
@@ -18,6 +19,7 @@ from mxlint.rules.hybridization import (
     autograd_state_in_hybrid,
     block_state_in_forward,
     imperative_op_in_hybrid,
+    implicit_broadcast,
     inplace_op_in_hybrid,
     one_namespace_function,
     print_tensor_in_hybrid,
@@ -42,6 +44,7 @@ from mxlint.rules.hybridization._analysis import (
     name_uses,
     param_env,
 )
+from mxlint.rules.hybridization._ranks import Mismatch, mismatches
 from mxlint.rules.hybridization._state import Forward
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Interpreter, Kind, params_of
 from mxlint.walker import iter_nodes
@@ -222,6 +225,33 @@ class _Summarizer:
         return events, pending, interp.returns or Kind.NONE
 
 
+def _broadcast_event(ctx: FileContext, found: Mismatch, f_name: str) -> Event | None:
+    """MXL115 for an elementwise operator whose operands' shapes provably differ, with the
+    `broadcast_*` call that computes what NDArray computes; None where MXNet was seen to
+    broadcast in both modes (or not at all)."""
+    observed = api().broadcasts.get(found.operator, {})
+    if not observed.get("ndarray") or observed.get("symbol"):
+        return None
+    left, right = (ctx.code(side) for side in found.operands)
+    fixed = f"{f_name}.{found.twin}({left}, {right})"
+    why = found.right.how or found.left.how
+    message = implicit_broadcast.broadcast_message(
+        shortened(ctx.code(found.node), 40),
+        shortened(left, 30),
+        shortened(right, 30),
+        why,
+        found.operator,
+        shortened(fixed, 60),
+    )
+    return Event(
+        "MXL115",
+        found.node,
+        message,
+        "combines tensors of different shapes",
+        ("safe", f"Use `{f_name}.{found.twin}`", found.node, fixed),
+    )
+
+
 def _refuses_hybridize(fn: cst.FunctionDef | None) -> bool:
     """An override of `hybridize()` that never reaches MXNet's (no `.hybridize(` call in it):
     a block that raises there (a test double) or ignores it runs imperatively always."""
@@ -354,6 +384,11 @@ class HybridAnalysis(Checker):
             hooks.forward = Forward.of(fn)
             interp = Interpreter(hooks, param_env(fn, first_tensor, f_name))
             interp.block(fn.body)
+            if ctx.mxnet_line == "1" and f_name is not None:
+                for found in mismatches(ctx, fn, f_name):
+                    event = _broadcast_event(ctx, found, f_name)
+                    if event is not None:
+                        emit(event)
             for call, callee, keys, relaxed in hooks.pending_calls:
                 sites.append(
                     (call, callee, keys, qual, fn.name.value, requirement, symbol, relaxed)

@@ -12,7 +12,13 @@ from mxlint.rules.hybridization._run import HybridAnalysis
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AutogradStateInHybrid
 from mxlint.rules.hybridization.block_state_in_forward import BlockStateInForward
 from mxlint.rules.hybridization.imperative_op_in_hybrid import ImperativeOpInHybrid
+from mxlint.rules.hybridization.implicit_broadcast import ImplicitBroadcast
 from mxlint.rules.hybridization.inplace_op_in_hybrid import InplaceOpInHybrid
+from mxlint.rules.hybridization.literal_for_array_argument import (
+    LiteralForArrayArgument,
+    check_call,
+    operator_key,
+)
 from mxlint.rules.hybridization.non_tensor_output import NonTensorOutput
 from mxlint.rules.hybridization.one_namespace_function import OneNamespaceFunction
 from mxlint.rules.hybridization.print_tensor_in_hybrid import PrintTensorInHybrid
@@ -45,6 +51,7 @@ class HybridizationChecker(HybridAnalysis):
         ReshapeVarargs,
         BlockStateInForward,
         NonTensorOutput,
+        ImplicitBroadcast,
     )
 
 
@@ -65,3 +72,29 @@ class ScalarInputChecker(Checker):
             and type(node.body) is cst.IndentedBlock
         ):
             check_scope(self.ctx, node.body.body)
+
+
+class OperatorCallChecker(Checker):
+    """MXL116 on every call of an MXNet operator: `mx.nd.<op>`, `mx.sym.<op>`, and `F.<op>`
+    where `F` is the `F` parameter of an enclosing `hybrid_forward` or helper."""
+
+    rules = (LiteralForArrayArgument,)
+    name = "operator-calls"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.mxnet_line == "2" or type(node.func) is not cst.Attribute:
+            return
+        key = operator_key(self.ctx, node, self._f_names())
+        if key is not None:
+            check_call(self.ctx, node, key)
+
+    def _f_names(self) -> frozenset[str]:
+        names = set()
+        for scope in self.ctx.stack:
+            if type(scope) is not cst.FunctionDef:
+                continue
+            params = scope.params.params
+            if scope.name.value == "hybrid_forward" and len(params) >= 2:
+                names.add(params[1].name.value)
+            names.update(p.name.value for p in params if p.name.value == "F")
+        return frozenset(names)
