@@ -25,7 +25,7 @@ from mxlint.rules.hybridization import (
     unknown_mxnet_member,
 )
 from mxlint.rules.hybridization._outputs import MAPPING_TYPES, non_tensor_output, record_types
-from mxlint.rules.hybridization._state import Forward, called, written
+from mxlint.rules.hybridization._state import Forward, called, read_attributes, written
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
 from mxlint.rules.hybridization.imperative_op_in_hybrid import IMPERATIVE_ADVICE, LEGACY_ADVICE
@@ -719,7 +719,13 @@ class HybridHooks(Hooks):
 
     def write(self, target: cst.BaseExpression, value: Kind, stmt: cst.CSTNode) -> None:
         change = written(
-            target, value, stmt, once=self.once, forward=self.forward, code=self.ctx.code
+            target,
+            value,
+            stmt,
+            once=self.once,
+            forward=self.forward,
+            code=self.ctx.code,
+            read=read_attributes(self.ctx.module),
         )
         if change is not None:
             self.emit("MXL113", change.node, change.message, change.what)

@@ -119,6 +119,57 @@ class Forward:
         return cls(frozenset(fresh & returned), frozenset(steady))
 
 
+_READ_CACHE: list[tuple[cst.Module, frozenset[str]]] = []
+
+
+def read_attributes(module: cst.Module) -> frozenset[str]:
+    """Attribute names read anywhere in the module, or declared by a constructor: every
+    `x.name` but the targets of
+    assignments (`x.name = v`, `x.name += v`), methods called (`x.name(...)`) and the receivers
+    of container updates (`x.name.append(v)`). One scan per module, kept for the module's other
+    blocks."""
+    if _READ_CACHE and _READ_CACHE[0][0] is module:
+        return _READ_CACHE[0][1]
+    counts: dict[str, int] = {}
+    for node in iter_nodes(module, stop=(cst.Import, cst.ImportFrom)):  # module paths
+        kind = type(node)
+        if kind is cst.Attribute:
+            name = node.attr.value  # type: ignore[attr-defined]
+            counts[name] = counts.get(name, 0) + 1
+            continue
+        written: list[cst.BaseExpression] = []
+        if kind is cst.Assign:
+            written = [t.target for t in node.targets]  # type: ignore[attr-defined]
+        elif kind in (cst.AugAssign, cst.AnnAssign):
+            written = [node.target]  # type: ignore[attr-defined]
+        elif kind is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
+            # `other.name(...)` calls a method of that name: not a read of the state.
+            written = [node.func]  # type: ignore[attr-defined]
+            if node.func.attr.value in MUTATORS:  # type: ignore[attr-defined]
+                written.append(node.func.value)  # type: ignore[attr-defined]
+        for target in written:
+            parts = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
+            for t in [e.value for e in parts] or [target]:
+                if type(t) is cst.Attribute:
+                    counts[t.attr.value] = counts.get(t.attr.value, 0) - 1
+    # State a constructor declares (`self.mode = "eval"` in `__init__`) is the block's state,
+    # read or not here: other modules read it.
+    declared = {
+        target.attr.value
+        for fn in iter_nodes(module)
+        if type(fn) is cst.FunctionDef and fn.name.value == "__init__"
+        for node in iter_nodes(fn.body, stop=_NESTED)
+        if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign)
+        for target in (
+            [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]  # type: ignore[attr-defined]
+        )
+        if type(target) is cst.Attribute
+    }
+    read = frozenset(name for name, count in counts.items() if count > 0) | declared
+    _READ_CACHE[:] = [(module, read)]
+    return read
+
+
 def block_attribute(node: cst.BaseExpression, direct: bool = False) -> str | None:
     """The attribute of `self` that a write through `node` changes: `a` for `self.a`, and
     (unless `direct`) for `self.a.b` and `self.a[k]`."""
@@ -192,8 +243,10 @@ def written(
     once: bool,
     forward: Forward | None,
     code: Code,
+    read: frozenset[str],
 ) -> Change | None:
-    """An assignment through `target` (`value` being what it assigns) in analysed code."""
+    """An assignment through `target` (`value` being what it assigns) in analysed code;
+    `read` holds the attribute names the file reads (`read_attributes`)."""
     attr = block_attribute(target)
     if attr is None or type(stmt) in (cst.For, cst.CompFor, cst.With):
         return None
@@ -202,6 +255,8 @@ def written(
         attr in forward.scratch or (id(stmt) in forward.steady and not tensor)
     ):
         return None
+    if not tensor and type(stmt) is cst.Assign and attr not in read:
+        return None  # a plain value the file never reads back: writing it changes nothing
     return _change(attr, tensor, stmt, once, code)
 
 

@@ -70,7 +70,9 @@ class BlockStateInForward(Rule):
         A write on an imperative-only path (`if F is nd:`), a one-time initialisation of a
         non-tensor (`if self.size is None: self.size = ...`), the same constant assigned on
         every call, and an attribute the forward binds afresh and returns (a list of outputs
-        built in place) leave the same state either way and are not reported. In-place writes
+        built in place) leave the same state either way and are not reported; nor is a plain
+        value bound to an attribute that the file neither reads back nor declares in a
+        constructor (a record nothing consults). In-place writes
         into a tensor (`self.weight.data()[:] = v`, `out=weight`) are MXL107's. `--verify`
         does not run this rule: the divergence is in the block's attributes, which the hybrid
         check (outputs and gradients) does not compare.
@@ -97,7 +99,11 @@ class BlockStateInForward(Rule):
             line=_L + 2,
         ),
         Example(
-            _block("if autograd.is_training():\n    self.mode = 'train'\nreturn x"), line=_L + 1
+            _block(
+                "if autograd.is_training():\n    self.mode = 'train'\nreturn x",
+                init="self.mode = 'eval'",
+            ),
+            line=_L + 2,
         ),
         Example(
             _block(
