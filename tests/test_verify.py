@@ -115,7 +115,7 @@ def test_family_fixtures_get_the_expected_verdicts(
 
 
 def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
-    """MXL103/MXL110-MXL112/MXL115/MXL116 (names, forms, broadcasting and array parameters from
+    """MXL103/MXL110-MXL112/MXL115-MXL117 (names, forms, broadcasting and array parameters from
     the generated MXNet facts): each marked line raises on real MXNet, hybridized or at the
     first call, and the safe rewrites run."""
     bad = ROOT / "fixtures" / "hybridization" / "bad"
@@ -126,6 +126,7 @@ def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
             "120",
             str(bad / "api_mismatch.py"),
             str(bad / "positional_axis.py"),
+            str(bad / "truth_value.py"),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -151,6 +152,7 @@ def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
         ("api_mismatch.py", 45, "MXL115"): "confirmed",
         ("positional_axis.py", 14, "MXL116"): "confirmed",
         ("positional_axis.py", 26, "MXL116"): "confirmed",
+        ("truth_value.py", 9, "MXL117"): "confirmed",
     }
 
 

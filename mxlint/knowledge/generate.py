@@ -142,7 +142,7 @@ def _members(cls: type) -> dict[str, list[str]]:
     return {"properties": properties, "methods": methods, "raising": raising}
 
 
-def _signature(func: Any) -> dict[str, Any] | None:
+def _signature(func: Any, namespace: str) -> dict[str, Any] | None:
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError):
@@ -152,18 +152,25 @@ def _signature(func: Any) -> dict[str, Any] | None:
         "params": [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)],
         "varargs": any(p.kind is p.VAR_POSITIONAL for p in params),
         "required": _required(func, params),
-        "tensors": _tensor_params(func),
+        "tensors": _tensor_params(func, namespace),
     }
 
 
-def _tensor_params(func: Any) -> list[str]:
+def _tensor_params(func: Any, namespace: str) -> list[str]:
     """Parameters the operator registry types `NDArray-or-Symbol`: a Python value passed there
-    (positionally, where another parameter was meant) raises in both modes."""
+    (positionally, where another parameter was meant) raises in both modes. A namespaced
+    function is registered with its namespace as a prefix (`nd.contrib.box_nms` is
+    `_contrib_box_nms`)."""
     import mxnet as mx
 
-    try:
-        arguments = mx.operator.get_operator_arguments(func.__name__)
-    except Exception:
+    sub = namespace.split(".")[-1]
+    for name in (func.__name__, f"_{sub}_{func.__name__}"):
+        try:
+            arguments = mx.operator.get_operator_arguments(name)
+        except Exception:
+            continue
+        break
+    else:
         return []
     return [
         n for n, t in zip(arguments.names, arguments.types) if t.startswith("NDArray-or-Symbol")
@@ -300,7 +307,7 @@ def facts() -> dict[str, Any]:
             if not inspect.isfunction(value):
                 continue
             functions.setdefault(key, []).append(member)
-            sig = _signature(value)
+            sig = _signature(value, key)
             if sig is None:
                 continue
             signatures[f"{key}.{member}"] = sig

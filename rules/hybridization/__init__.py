@@ -1,11 +1,13 @@
-"""MXL1xx: code that breaks when a HybridBlock is hybridized.
+"""MXL1xx: code that breaks when a HybridBlock is hybridized, and MXNet's tensor API misused.
 
 `hybrid_forward(self, F, x)` runs twice in a model's life: imperatively with `F = mx.nd` (what
 every unit test sees) and symbolically with `F = mx.sym` once `net.hybridize()` is called, when
 `x` is a Symbol with no value, no shape and different indexing semantics. These rules find the
 statements that only work in the first mode. A block that overrides `hybridize()` without ever
 reaching MXNet's (a test double that raises there, a block that ignores it) only runs in the
-first mode: its forward code is not checked.
+first mode: its forward code is not checked. Two rules read any code, hybridized or not, from
+MXNet's own facts: Python values passed where an operator takes an array (MXL116) and an
+NDArray used as a truth value (MXL117).
 
 One file per rule (class, message, documentation, examples). The analysis they share:
 `_taint.py` (the tensor-taint interpreter), `_analysis.py` (MXNet's meaning plugged into it, the

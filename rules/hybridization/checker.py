@@ -31,6 +31,7 @@ from mxlint.rules.hybridization.tensor_as_sequence import TensorAsSequence
 from mxlint.rules.hybridization.tensor_attribute import TensorAttribute
 from mxlint.rules.hybridization.tensor_control_flow import TensorControlFlow
 from mxlint.rules.hybridization.tensor_to_python import TensorToPython
+from mxlint.rules.hybridization.tensor_truth_value import TensorTruthValue, check_truth
 from mxlint.rules.hybridization.unknown_mxnet_member import UnknownMxnetMember
 
 
@@ -75,18 +76,28 @@ class ScalarInputChecker(Checker):
 
 
 class OperatorCallChecker(Checker):
-    """MXL116 on every call of an MXNet operator: `mx.nd.<op>`, `mx.sym.<op>`, and `F.<op>`
-    where `F` is the `F` parameter of an enclosing `hybrid_forward` or helper."""
+    """MXL116 on every call of an MXNet operator (`mx.nd.<op>`, `mx.sym.<op>`, and `F.<op>`
+    where `F` is the `F` parameter of an enclosing `hybrid_forward` or helper), and MXL117 on
+    every truth test of imperative code."""
 
-    rules = (LiteralForArrayArgument,)
+    rules = (LiteralForArrayArgument, TensorTruthValue)
     name = "operator-calls"
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.mxnet_line == "2" or type(node.func) is not cst.Attribute:
+        if self.ctx.mxnet_line == "2":
+            return
+        if type(node.func) is cst.Name:
+            check_truth(self.ctx, node)  # bool(x)
             return
         key = operator_key(self.ctx, node, self._f_names())
         if key is not None:
             check_call(self.ctx, node, key)
+
+    def _truth(self, node: cst.CSTNode) -> None:
+        if self.ctx.mxnet_line != "2":
+            check_truth(self.ctx, node)
+
+    visit_If = visit_While = visit_IfExp = visit_Assert = visit_UnaryOperation = _truth
 
     def _f_names(self) -> frozenset[str]:
         names = set()
