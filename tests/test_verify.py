@@ -127,6 +127,7 @@ def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
             str(bad / "api_mismatch.py"),
             str(bad / "positional_axis.py"),
             str(bad / "truth_value.py"),
+            str(bad / "imperative_typo.py"),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -153,6 +154,7 @@ def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
         ("positional_axis.py", 14, "MXL116"): "confirmed",
         ("positional_axis.py", 26, "MXL116"): "confirmed",
         ("truth_value.py", 9, "MXL117"): "confirmed",
+        ("imperative_typo.py", 11, "MXL110"): "confirmed",
     }
 
 

@@ -9,7 +9,6 @@ judged with the taint of their arguments, in this file or, through `finalize`, a
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -757,16 +756,8 @@ class HybridHooks(Hooks):
 _F_SUBSPACES = ("", "contrib", "linalg", "random", "image", "sparse")
 #: NDArray-only methods that return a tensor (the finding is reported; the flow goes on).
 _TENSOR_RETURNING = frozenset({"as_in_context", "copyto", "detach", "tostype"})
-#: Methods of Python's containers and strings: a value called so is not taken for a tensor typo.
-_PYTHON_MEMBERS = frozenset(
-    name for kind in (list, dict, tuple, set, str) for name in dir(kind) if not name.startswith("_")
-)
-
-
-def _closest(name: str, candidates: frozenset[str]) -> str | None:
-    """The one name a typo most plausibly meant (difflib's ratio >= 0.8), if any."""
-    found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.8)
-    return found[0] if found else None
+_PYTHON_MEMBERS = unknown_mxnet_member.PYTHON_MEMBERS
+_closest = unknown_mxnet_member.closest
 
 
 def op_kind(op: str, node: cst.Call) -> Kind:

@@ -32,11 +32,16 @@ from mxlint.rules.hybridization.tensor_attribute import TensorAttribute
 from mxlint.rules.hybridization.tensor_control_flow import TensorControlFlow
 from mxlint.rules.hybridization.tensor_to_python import TensorToPython
 from mxlint.rules.hybridization.tensor_truth_value import TensorTruthValue, check_truth
-from mxlint.rules.hybridization.unknown_mxnet_member import UnknownMxnetMember
+from mxlint.rules.hybridization.unknown_mxnet_member import UnknownMxnetMember, check_member
 
 
 class HybridizationChecker(HybridAnalysis):
-    """Reports the hybridization family; the analysis is `HybridAnalysis`."""
+    """Reports the hybridization family; the analysis is `HybridAnalysis`. MXL110 also reads
+    the members of imperative code's NDArrays, node by node."""
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.ctx.mxnet_line != "2":
+            check_member(self.ctx, node)
 
     rules = (
         TensorControlFlow,

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mxlint import knowledge
 from mxlint.checker import FileContext
-from mxlint.knowledge.api import api
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.hybridization._arrays import array_origin
 from mxlint.rules.hybridization._examples import _IMPORTS
 
 TRUTH_ADVICE = (
@@ -22,10 +21,6 @@ TRUTH_ADVICE = (
     "truth value of an NDArray with multiple elements is ambiguous` whenever it has more than "
     "one element (and syncs when it has one); test what is meant: `{code}.size > 0`, "
     "`({code} > 0).sum().asscalar()`"
-)
-#: Reductions that, called without an axis, return one element (`nd.sum(x)` has shape (1,)).
-_FULL_REDUCTIONS = frozenset(
-    {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", "argmax", "argmin"}
 )
 _HEADER = _IMPORTS + "import mxnet as mx\n\n"
 
@@ -109,52 +104,6 @@ def _operands(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if type(test) is cst.BooleanOperation:
         return _operands(test.left) + _operands(test.right)
     return [test]
-
-
-def array_origin(ctx: FileContext, node: cst.BaseExpression) -> str | None:
-    """How `node` is known to be an NDArray of possibly several elements: the `mx.nd` call
-    that makes it, itself or through the one binding of its name; None if not known."""
-    if type(node) is cst.Name:
-        scope = ctx.bindings.scope_at(node).lookup(node.value)
-        found = scope.bindings(node.value) if scope is not None else []
-        if len(found) != 1 or found[0].kind != "assignment" or found[0].value is None:
-            return None
-        node = found[0].value
-    if type(node) is not cst.Call:
-        return None
-    name = ctx.resolve(node.func)
-    if name is None or not name.startswith("mxnet.nd."):
-        return None
-    # An operator of MXNet's registry (it takes arrays), an arithmetic function or a creator
-    # returns an NDArray; `nd.load` (a dict or list), `nd.waitall` and helpers do not.
-    facts = api()
-    sig = facts.signatures.get(name[len("mxnet.") :])
-    op = name.rsplit(".", 1)[-1]
-    creator = name in knowledge.ndarray_creators()
-    if not creator and op not in facts.broadcasts and (sig is None or not sig.tensors):
-        return None
-    positional = [a for a in node.args if a.keyword is None and not a.star]
-    keywords = {a.keyword.value for a in node.args if a.keyword is not None}
-    if op in _FULL_REDUCTIONS and len(positional) < 2 and "axis" not in keywords:
-        return None
-    if creator and not _several(op, positional):
-        return None
-    return f"made by `{ctx.code(node.func)}(...)`"
-
-
-def _several(op: str, positional: list[cst.Arg]) -> bool:
-    """A creator's literal shape or data with more than one element."""
-    if not positional:
-        return False
-    first = positional[0].value
-    if op == "array":
-        return type(first) in (cst.List, cst.Tuple) and len(first.elements) > 1  # type: ignore[attr-defined]
-    if type(first) is cst.Tuple and all(type(e.value) is cst.Integer for e in first.elements):
-        size = 1
-        for element in first.elements:
-            size *= int(element.value.value)  # type: ignore[attr-defined]
-        return size > 1
-    return type(first) is cst.Integer and int(first.value) > 1
 
 
 def check_truth(ctx: FileContext, node: cst.CSTNode) -> None:

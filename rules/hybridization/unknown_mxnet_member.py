@@ -10,7 +10,14 @@ found by the family's one analysis per file (`_analysis.py`); its tests are the 
 
 from __future__ import annotations
 
+import difflib
+
+import libcst as cst
+
+from mxlint.checker import FileContext, FixSpec, NodeEdit, shortened
+from mxlint.knowledge.api import api
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.hybridization._arrays import array_origin
 from mxlint.rules.hybridization._examples import _GUARDED, _L, _MX2, _block
 
 UNKNOWN_FUNCTION = (
@@ -29,6 +36,42 @@ def suggestion(close: str | None) -> str:
     return f"; did you mean `{close}`?" if close else ""
 
 
+#: Methods of Python's containers and strings: never taken for a tensor typo.
+PYTHON_MEMBERS = frozenset(
+    name for kind in (list, dict, tuple, set, str) for name in dir(kind) if not name.startswith("_")
+)
+
+
+def closest(name: str, candidates: frozenset[str]) -> str | None:
+    """The one name a typo most plausibly meant (difflib's ratio >= 0.8), if any."""
+    found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.8)
+    return found[0] if found else None
+
+
+def check_member(ctx: FileContext, node: cst.Attribute) -> None:
+    """`x.resahpe` where `x` is an NDArray of imperative code (`_arrays.py`): a member NDArray
+    lacks, one typo away from one it has. Hybridized code is the family's analysis."""
+    name = node.attr.value
+    if name.startswith("_") or name in PYTHON_MEMBERS:
+        return
+    facts = api()
+    if name in facts.tensor_members:
+        return
+    if any(type(s) is cst.FunctionDef and s.name.value == "hybrid_forward" for s in ctx.stack):
+        return
+    close = closest(name, facts.ndarray.all)
+    if close is None or array_origin(ctx, node.value, several=False) is None:
+        return
+    ctx.report(
+        node,
+        UnknownMxnetMember,
+        UNKNOWN_MEMBER.format(
+            code=shortened(ctx.code(node), 40), name=name, suggestion=suggestion(close)
+        ),
+        fix=FixSpec("unsafe", f"Replace `{name}` with `{close}`", (NodeEdit(node.attr, close),)),
+    )
+
+
 class UnknownMxnetMember(Rule):
     code = "MXL110"
     name = "unknown-mxnet-member"
@@ -41,7 +84,8 @@ class UnknownMxnetMember(Rule):
         Finds `F.<name>` (also `F.contrib.<name>`, `F.linalg.`, `F.random.`, `F.image.`,
         `F.sparse.`) that neither `mx.nd` nor `mx.sym` has, and a tensor's method or attribute
         that neither NDArray nor Symbol has when it is one typo away from one they have
-        (`x.resahpe(...)`), in MXNet 1.x `hybrid_forward` and the helpers it calls.
+        (`x.resahpe(...)`), in MXNet 1.x `hybrid_forward` and the helpers it calls, and on
+        NDArrays of imperative code (names bound to an `mx.nd` operator's result).
     """
     why = """
         The name does not exist in either mode: the first batch raises `AttributeError`, after
@@ -73,6 +117,11 @@ class UnknownMxnetMember(Rule):
         ),
         Example(_block("return F.contrib.no_such_operator(x)"), line=_L),
         Example(_block("y = F.relu(x)\nreturn y.expnad_dims(1)"), line=_L + 1),
+        Example(
+            "import mxnet as mx\n\nx = mx.nd.ones((2, 3))\ny = x.tranpose()\n",
+            line=4,
+            expected_fix="import mxnet as mx\n\nx = mx.nd.ones((2, 3))\ny = x.transpose()\n",
+        ),
     )
     valid = (
         _block("return x.reshape((0, -1))"),
@@ -82,4 +131,6 @@ class UnknownMxnetMember(Rule):
         _block("return F.np.add(x, x)"),
         _GUARDED.replace("print(y, y.shape, y.asnumpy())", "print(y.resahpe(2))"),
         Valid(_MX2 + "        return self.dense(x).resahpe((2, -1))\n", mxnet="2"),
+        "import mxnet as mx\n\nx = mx.nd.load('params')\ny = x.itmes()\n",
+        "import mxnet as mx\n\nx = mx.nd.ones((2, 3))\ny = x.items()\nz = x.my_helper\n",
     )
