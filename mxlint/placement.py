@@ -673,7 +673,7 @@ class Scope(Dataflow[Val]):
             return _context(name, node, self.code(node))
         if name in knowledge.ndarray_creators():
             return self._creator(node, name, f"`{self.code(node.func)}(...)` without ctx")
-        if name in knowledge.LIKE_CREATORS:
+        if name in knowledge.like_creators():
             return arg_vals[0][1] if arg_vals else None
         if name in knowledge.NDARRAY_LOADERS:
             return self._loaded(node, f"`{self.code(node.func)}(...)`")
@@ -1363,7 +1363,7 @@ class ForwardCreations(Dataflow[_Alternatives]):
             ):
                 return frozenset({(False, frozenset({node}))})
             return _NEUTRAL_ALTERNATIVES
-        if name in knowledge.LIKE_CREATORS or (is_f and dotted.endswith("_like")):
+        if name in knowledge.like_creators() or (is_f and dotted.endswith("_like")):
             return arg_kinds[0] if arg_kinds else _NEUTRAL_ALTERNATIVES
         if (
             name is not None

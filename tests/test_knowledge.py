@@ -85,3 +85,14 @@ def test_draws() -> None:
 def test_symbol_node_names_identify_operators() -> None:
     nodes = api().symbol_nodes
     assert nodes["-"] == "_minus" and nodes["/"] == "_div" and nodes["maximum"] == "_maximum"
+
+
+def test_like_creators_and_draws_are_mxnets_names() -> None:
+    likes = knowledge.like_creators()
+    assert {"mxnet.nd.zeros_like", "mxnet.np.full_like", "mxnet.nd.random.uniform_like"} <= likes
+    assert "mxnet.nd.full_like" not in likes  # MXNet 1.9.1's nd has no full_like
+    assert knowledge.mxnet_random_call("mxnet.nd.random.uniform")
+    assert knowledge.mxnet_random_call("mxnet.nd.random_uniform")  # the operator's own name
+    assert knowledge.mxnet_random_call("mxnet.nd.sample_normal")
+    assert not knowledge.mxnet_random_call("mxnet.random.seed")
+    assert not knowledge.mxnet_random_call("mxnet.nd.random_pdf_normal")

@@ -237,7 +237,7 @@ def ndarray_creators() -> frozenset[str]:
         for name in api().takes_ctx
         if name.split(".")[0] in ("nd", "np", "npx")
         and not name.rsplit(".", 1)[-1].startswith("get_")
-        and f"mxnet.{name}" not in LIKE_CREATORS
+        and f"mxnet.{name}" not in like_creators()
     )
 
 
@@ -253,19 +253,20 @@ def ctx_position(name: str) -> int | None:
     return None
 
 
-#: Creators that inherit the context of their argument: never a context bug.
-LIKE_CREATORS = frozenset(
-    f"{ns}.{fn}"
-    for ns in ("mxnet.nd", "mxnet.np", "mxnet.sym")
-    for fn in (
-        "zeros_like",
-        "ones_like",
-        "full_like",
-        "empty_like",
-        "random.uniform_like",
-        "random.normal_like",
+@functools.cache
+def like_creators() -> frozenset[str]:
+    """`zeros_like`, `ones_like`, `random.uniform_like`... of every tensor namespace, as MXNet
+    names them: arrays made on their argument's context, never a context bug."""
+    facts = api()
+    return frozenset(
+        f"mxnet.{key}.{name}"
+        for key in facts.namespaces
+        if key.split(".")[0] in ("nd", "np", "npx", "sym")
+        for name in facts.names(key)
+        if name.endswith("_like")
     )
-)
+
+
 #: Loading data from disk lands on cpu unless told otherwise.
 NDARRAY_LOADERS = frozenset(
     {
@@ -427,10 +428,12 @@ MXNET_RANDOM_NAMESPACES = ("mxnet.random", "mxnet.nd.random", "mxnet.np.random",
 
 
 def mxnet_random_call(name: str | None) -> bool:
-    return (
-        in_namespace(name, MXNET_RANDOM_NAMESPACES)
-        and name is not None
-        and name not in MXNET_SEEDERS
+    """A draw from MXNet's generator: its `random` namespaces, and the operators MXNet's facts
+    say draw (`nd.random_uniform`, `nd.sample_normal`, `nd.shuffle`, `nd.image.random_flip_*`)."""
+    if name is None or name in MXNET_SEEDERS:
+        return False
+    return in_namespace(name, MXNET_RANDOM_NAMESPACES) or (
+        name.startswith("mxnet.") and name[len("mxnet.") :] in api().draws
     )
 
 
