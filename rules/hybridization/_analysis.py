@@ -676,7 +676,12 @@ class HybridHooks(Hooks):
         if base is not Kind.TENSOR or self.mxnet != "1":
             return
         code = _short(self.ctx.code(node))
-        if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+        element = node.slice[0].slice if len(node.slice) == 1 else None
+        # `x[None]` and `x[...]` are not output numbers: Symbol raises as for a slice.
+        if type(element) is cst.Index and not (
+            type(element.value) is cst.Ellipsis
+            or (type(element.value) is cst.Name and element.value.value == "None")
+        ):
             self.emit("MXL104", node, INDEX_ADVICE.format(code=code), "indexes a tensor")
         else:
             self.emit("MXL104", node, SLICE_ADVICE.format(code=code), "slices a tensor")
