@@ -8,6 +8,8 @@ MXL117 (truth values) and MXL110 (members NDArray does not have).
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from mxlint import knowledge
@@ -18,6 +20,19 @@ from mxlint.knowledge.api import api
 _FULL_REDUCTIONS = frozenset(
     {"sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", "argmax", "argmin"}
 )
+
+
+#: `name = <something>nd.` or `ndarray.`: an assignment that may bind an NDArray.
+_ND_ASSIGNMENT = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*[\w.]*\bnd(?:array)?\.", re.MULTILINE)
+
+
+def nd_assigned_names(ctx: FileContext) -> frozenset[str]:
+    """Names the file assigns from a call spelt with `nd.` (`x = mx.nd.ones(...)`): the only
+    names `array_origin` can prove to be NDArrays (found textually, once per file, so that the
+    other names cost nothing); empty for MXNet 2 code."""
+    if ctx.mxnet_line == "2":
+        return frozenset()
+    return frozenset(_ND_ASSIGNMENT.findall(ctx.source))
 
 
 def array_origin(ctx: FileContext, node: cst.BaseExpression, several: bool = True) -> str | None:

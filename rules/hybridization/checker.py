@@ -8,6 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mxlint.checker import Checker
+from mxlint.rules.hybridization._arrays import nd_assigned_names
 from mxlint.rules.hybridization._run import HybridAnalysis
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AutogradStateInHybrid
 from mxlint.rules.hybridization.block_state_in_forward import BlockStateInForward
@@ -39,8 +40,16 @@ class HybridizationChecker(HybridAnalysis):
     """Reports the hybridization family; the analysis is `HybridAnalysis`. MXL110 also reads
     the members of imperative code's NDArrays, node by node."""
 
+    #: Names the file assigns from a call spelt with `nd.` (`x = mx.nd.ones(...)`): the only
+    #: names `check_member` can prove to be NDArrays; found once per file, textually.
+    _nd_names: frozenset[str] | None = None
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.ctx.mxnet_line != "2":
+        if self._nd_names is None:
+            self._nd_names = nd_assigned_names(self.ctx)
+        if type(node.value) is cst.Call or (
+            type(node.value) is cst.Name and node.value.value in self._nd_names
+        ):
             check_member(self.ctx, node)
 
     rules = (
@@ -92,15 +101,18 @@ class OperatorCallChecker(Checker):
         if self.ctx.mxnet_line == "2":
             return
         if type(node.func) is cst.Name:
-            check_truth(self.ctx, node)  # bool(x)
+            self._truth(node)  # bool(x)
             return
         key = operator_key(self.ctx, node, self._f_names())
         if key is not None:
             check_call(self.ctx, node, key)
 
+    _nd_names: frozenset[str] | None = None
+
     def _truth(self, node: cst.CSTNode) -> None:
-        if self.ctx.mxnet_line != "2":
-            check_truth(self.ctx, node)
+        if self._nd_names is None:
+            self._nd_names = nd_assigned_names(self.ctx)
+        check_truth(self.ctx, node, self._nd_names)
 
     visit_If = visit_While = visit_IfExp = visit_Assert = visit_UnaryOperation = _truth
 

@@ -106,8 +106,11 @@ def _operands(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [test]
 
 
-def check_truth(ctx: FileContext, node: cst.CSTNode) -> None:
+def check_truth(ctx: FileContext, node: cst.CSTNode, nd_names: frozenset[str]) -> None:
+    """`nd_names`: `nd_assigned_names(ctx)`, the names worth resolving."""
     for tested in truth_tested(node):
+        if type(tested) is cst.Name and tested.value not in nd_names:
+            continue
         origin = array_origin(ctx, tested)
         if origin is not None:
             code = ctx.code(tested)

@@ -52,15 +52,18 @@ def check_member(ctx: FileContext, node: cst.Attribute) -> None:
     """`x.resahpe` where `x` is an NDArray of imperative code (`_arrays.py`): a member NDArray
     lacks, one typo away from one it has. Hybridized code is the family's analysis."""
     name = node.attr.value
-    if name.startswith("_") or name in PYTHON_MEMBERS:
+    if type(node.value) not in (cst.Name, cst.Call) or name.startswith("_"):
         return
     facts = api()
-    if name in facts.tensor_members:
+    if name in facts.tensor_members or name in PYTHON_MEMBERS:
+        return
+    # Cheapest first: most attributes read are not of an NDArray bound to an `mx.nd` call.
+    if array_origin(ctx, node.value, several=False) is None:
         return
     if any(type(s) is cst.FunctionDef and s.name.value == "hybrid_forward" for s in ctx.stack):
         return
     close = closest(name, facts.ndarray.all)
-    if close is None or array_origin(ctx, node.value, several=False) is None:
+    if close is None:
         return
     ctx.report(
         node,
