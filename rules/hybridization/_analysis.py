@@ -24,7 +24,13 @@ from mxlint.rules.hybridization import (
     unknown_mxnet_member,
 )
 from mxlint.rules.hybridization._outputs import MAPPING_TYPES, non_tensor_output, record_types
-from mxlint.rules.hybridization._state import Forward, called, read_attributes, written
+from mxlint.rules.hybridization._state import (
+    Forward,
+    block_attribute,
+    called,
+    read_attributes,
+    written,
+)
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
 from mxlint.rules.hybridization.imperative_op_in_hybrid import IMPERATIVE_ADVICE, LEGACY_ADVICE
@@ -717,11 +723,23 @@ class HybridHooks(Hooks):
 
     # -- block state and outputs (MXL113, MXL114) ------------------------------------------------
 
-    #: The hybridized method's own facts while it is analysed; None while summarising a helper
-    #: (whose returns are not the block's outputs).
-    forward: Forward | None = None
+    #: The hybridized method being analysed; None while summarising a helper (whose returns
+    #: are not the block's outputs).
+    forward_fn: cst.FunctionDef | None = None
+    _forward: Forward | None = None
+
+    @property
+    def forward(self) -> Forward | None:
+        """The hybridized method's own facts, read when a write first needs them."""
+        if self.forward_fn is None:
+            return None
+        if self._forward is None:
+            self._forward = Forward.of(self.forward_fn)
+        return self._forward
 
     def write(self, target: cst.BaseExpression, value: Kind, stmt: cst.CSTNode) -> None:
+        if block_attribute(target) is None:
+            return  # a local name: not the block's state
         change = written(
             target,
             value,
@@ -743,7 +761,7 @@ class HybridHooks(Hooks):
         return super().makes_mapping(node, interp) or self.ctx.resolve(node.func) in MAPPING_TYPES
 
     def returned(self, node: cst.Return, kind: Kind, interp: Interpreter) -> None:
-        if self.forward is None:
+        if self.forward_fn is None:
             return
         found = non_tensor_output(
             node,

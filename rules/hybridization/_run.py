@@ -45,7 +45,6 @@ from mxlint.rules.hybridization._analysis import (
     param_env,
 )
 from mxlint.rules.hybridization._ranks import Mismatch, mismatches
-from mxlint.rules.hybridization._state import Forward
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Interpreter, Kind, params_of
 from mxlint.walker import iter_nodes
 
@@ -381,7 +380,7 @@ class HybridAnalysis(Checker):
                 cls=cls_name,
                 on_helper=on_helper,
             )
-            hooks.forward = Forward.of(fn)
+            hooks.forward_fn = fn
             interp = Interpreter(hooks, param_env(fn, first_tensor, f_name))
             interp.block(fn.body)
             if ctx.mxnet_line == "1" and f_name is not None:

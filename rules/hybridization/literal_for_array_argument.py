@@ -98,8 +98,10 @@ def operator_key(ctx: FileContext, call: cst.Call, f_names: frozenset[str]) -> s
     helper), `mx.nd.concat(...)` and `mx.sym.concat(...)`: the key of the generated
     signatures."""
     func = call.func
-    if type(func) is not cst.Attribute:
-        return None
+    if type(func) is not cst.Attribute or not any(
+        _literal(a.value) for a in call.args if a.keyword is None and not a.star
+    ):
+        return None  # most calls pass no positional Python value: nothing to resolve
     dotted = dotted_name(func)
     if dotted is None:
         return None
