@@ -329,7 +329,6 @@ def facts() -> dict[str, Any]:
         "broadcasts": _broadcasts(mx),
         "reshape_forms": _reshape_forms(mx),
         "symbol_nodes": _symbol_nodes(mx),
-        "registered_operators": ops,
     }
 
 

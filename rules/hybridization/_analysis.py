@@ -9,6 +9,7 @@ judged with the taint of their arguments, in this file or, through `finalize`, a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -747,7 +748,7 @@ class HybridHooks(Hooks):
             once=self.once,
             forward=self.forward,
             code=self.ctx.code,
-            read=read_attributes(self.ctx.module),
+            read=self.analysis.read_attributes,
         )
         if change is not None:
             self.emit("MXL113", change.node, change.message, change.what)
@@ -866,6 +867,11 @@ def _short(code: str) -> str:
 
 class FileAnalysis:
     """Per-file tables the hooks consult: functions, classes and their methods."""
+
+    @functools.cached_property
+    def read_attributes(self) -> frozenset[str]:
+        """The attribute names the file reads back (MXL113), scanned on first need."""
+        return read_attributes(self.ctx.module)
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx

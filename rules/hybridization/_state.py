@@ -119,17 +119,12 @@ class Forward:
         return cls(frozenset(fresh & returned), frozenset(steady))
 
 
-_READ_CACHE: list[tuple[cst.Module, frozenset[str]]] = []
-
-
 def read_attributes(module: cst.Module) -> frozenset[str]:
     """Attribute names read anywhere in the module, or declared by a constructor: every
     `x.name` but the targets of
     assignments (`x.name = v`, `x.name += v`), methods called (`x.name(...)`) and the receivers
-    of container updates (`x.name.append(v)`). One scan per module, kept for the module's other
-    blocks."""
-    if _READ_CACHE and _READ_CACHE[0][0] is module:
-        return _READ_CACHE[0][1]
+    of container updates (`x.name.append(v)`). One scan per module: `FileAnalysis` keeps it
+    for the module's other blocks."""
     counts: dict[str, int] = {}
     for node in iter_nodes(module, stop=(cst.Import, cst.ImportFrom)):  # module paths
         kind = type(node)
@@ -166,7 +161,6 @@ def read_attributes(module: cst.Module) -> frozenset[str]:
         if type(target) is cst.Attribute
     }
     read = frozenset(name for name, count in counts.items() if count > 0) | declared
-    _READ_CACHE[:] = [(module, read)]
     return read
 
 
