@@ -468,6 +468,20 @@ class HybridHooks(Hooks):
             if tensor_args:
                 self.emit("MXL106", node, PRINT_ADVICE, "prints a tensor")
             return Kind.NONE
+        if name == "getattr" and len(positional) >= 2 and positional[0] in TENSORISH:
+            # `getattr(x, "shape")` is `x.shape` spelt with a string.
+            attr = node.args[1].value
+            if type(attr) is cst.SimpleString and self.mxnet == "1" and not self.fallback:
+                member = attr.evaluated_value
+                if isinstance(member, str) and member in api().ndarray_only_members:
+                    self.emit(
+                        "MXL103",
+                        node,
+                        member_advice(member, self.ctx.code(node)),
+                        f"reads `.{member}`",
+                    )
+                    return Kind.PYTHON
+            return Kind.UNKNOWN
         if name == "len":
             if positional and positional[0] is Kind.TENSOR and self.mxnet == "1":
                 self.emit(

@@ -98,6 +98,7 @@ class TensorAttribute(Rule):
         Example(_block("return F.zeros((2, 2), ctx=x.context)"), line=_L),
         Example(_block("q = F.relu(x)\nscale = q.shape[-1] ** 0.5\nreturn q / scale"), line=_L + 1),
         Example(_block("return F.dot(x, x.T)"), line=_L),
+        Example(_block("n = getattr(x, 'shape')[0]\nreturn x.reshape((n, -1))"), line=_L),
         Example(_block("y = self.dense(x)\nreturn y.detach()"), line=_L + 1),
         Example(
             _IMPORTS + "from .layers import Base\n\nclass Net(Base):\n"
@@ -111,6 +112,7 @@ class TensorAttribute(Rule):
     valid = (
         _block("return x.reshape((0, -1))"),
         _block("return F.dot(x, F.transpose(x))"),
+        _block("act = getattr(self, 'act', None)\nreturn act(x) if act else x"),
         _block("return F.stop_gradient(self.dense(x))"),
         _block("n = F.shape_array(x)\nreturn F.broadcast_like(n, x)"),
         _GUARDED,
