@@ -29,6 +29,8 @@ NAMESPACES: dict[str, str] = {
     "nd.random": "ndarray.random",
     "nd.image": "ndarray.image",
     "nd.sparse": "ndarray.sparse",
+    "nd.np": "ndarray.numpy",
+    "nd.npx": "ndarray.numpy_extension",
     "sym": "symbol",
     "sym.contrib": "symbol.contrib",
     "sym.linalg": "symbol.linalg",

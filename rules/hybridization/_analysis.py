@@ -791,7 +791,7 @@ class HybridHooks(Hooks):
 
 
 #: `F.<sub>.<name>` namespaces whose names are known for both `mx.nd` and `mx.sym`.
-_F_SUBSPACES = ("", "contrib", "linalg", "random", "image", "sparse")
+_F_SUBSPACES = ("", "contrib", "linalg", "random", "image", "sparse", "np", "npx")
 #: NDArray-only methods that return a tensor (the finding is reported; the flow goes on).
 _TENSOR_RETURNING = frozenset({"as_in_context", "copyto", "detach", "tostype"})
 _PYTHON_MEMBERS = unknown_mxnet_member.PYTHON_MEMBERS

@@ -108,6 +108,7 @@ class OneNamespaceFunction(Rule):
         Example(_block("mask = F.equal(x, 0)\nreturn F.where(mask, x, x * 2)"), line=_L),
         Example(_block("return F.concatenate([x, x], axis=1)"), line=_L),
         Example(_block("return F.pow(x, 2)"), line=_L),
+        Example(_block("return F.np.nonzero(x)"), line=_L),
         Example(
             _block("return helper(F, x)") + "\n\ndef helper(F, v):\n    return F.multiply(v, v)\n",
             line=_L,

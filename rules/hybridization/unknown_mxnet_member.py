@@ -85,7 +85,7 @@ class UnknownMxnetMember(Rule):
     mxnet = "1"
     what = """
         Finds `F.<name>` (also `F.contrib.<name>`, `F.linalg.`, `F.random.`, `F.image.`,
-        `F.sparse.`) that neither `mx.nd` nor `mx.sym` has, and a tensor's method or attribute
+        `F.sparse.`, `F.np.`, `F.npx.`) that neither `mx.nd` nor `mx.sym` has, and a tensor's method or attribute
         that neither NDArray nor Symbol has when it is one typo away from one they have
         (`x.resahpe(...)`), in MXNet 1.x `hybrid_forward` and the helpers it calls, and on
         NDArrays of imperative code (names bound to an `mx.nd` operator's result).
@@ -131,7 +131,7 @@ class UnknownMxnetMember(Rule):
         _block("return F.contrib.BilinearResize2D(x, height=2, width=2)"),
         _block("states = [x]\nstates.append(F.relu(x))\nreturn states"),
         _block("return x.my_custom_method()"),
-        _block("return F.np.add(x, x)"),
+        _block("return F.np.add(x, x) + F.npx.relu(x)"),
         _GUARDED.replace("print(y, y.shape, y.asnumpy())", "print(y.resahpe(2))"),
         Valid(_MX2 + "        return self.dense(x).resahpe((2, -1))\n", mxnet="2"),
         "import mxnet as mx\n\nx = mx.nd.load('params')\ny = x.itmes()\n",
