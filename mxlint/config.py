@@ -39,19 +39,20 @@ class ConfigError(Exception):
 def _code_prefix_ok(value: str) -> bool:
     if value == "ALL":
         return True
-    return value.startswith("MXL") and value[3:].isdigit() and len(value) <= 6
+    digits = value[3:]
+    return value.startswith("MXL") and (digits.isdigit() or not digits) and len(value) <= 6
 
 
 def validate_codes(values: Iterable[str], where: str) -> None:
-    """Codes or prefixes (`MXL1`, `MXL101`, `ALL`); a full code must name an existing rule."""
+    """Codes or prefixes (`MXL` and `ALL`: every rule, `MXL1`, `MXL101`), as flake8 reads them;
+    a full code must name an existing rule."""
     from mxlint import registry
 
     known = registry.all_rules()
     for value in values:
         if not _code_prefix_ok(value):
             raise ConfigError(
-                f"{where}: invalid rule code `{value}` "
-                "(expected MXL followed by up to 3 digits, or ALL)"
+                f"{where}: invalid rule code `{value}` (expected MXL and up to 3 digits, or ALL)"
             )
         if len(value) == 6 and value not in known:
             raise ConfigError(f"{where}: unknown rule code `{value}` (see `mxlint rule --all`)")

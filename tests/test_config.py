@@ -80,6 +80,24 @@ def test_ignore_select_and_cli_overrides(project, capsys):
     assert code in codes
 
 
+def test_mxl_and_all_select_every_rule(tmp_path: Path, capsys, monkeypatch):
+    """`MXL` (as flake8 reads it) and `ALL` select the rules that are off by default too."""
+    off = next(r for r, ex, _ in CASES if not r.default_enabled)
+    example = next(ex for r, ex, _ in CASES if r is off)
+    (tmp_path / example.filename).write_text(example.code)
+    (tmp_path / "mxlint.toml").write_text(f'mxnet-version = "{example.mxnet}.0"\n')
+    monkeypatch.chdir(tmp_path)
+    assert off.code not in _codes(capsys, example.filename)[1]
+    for prefix in ("MXL", "ALL"):
+        assert off.code in _codes(capsys, "--select", prefix, example.filename)[1]
+        (tmp_path / "mxlint.toml").write_text(
+            f'mxnet-version = "{example.mxnet}.0"\nselect = ["{prefix}"]\n'
+        )
+        assert off.code in _codes(capsys, example.filename)[1]
+        assert _codes(capsys, "--ignore", "MXL", example.filename) == (0, set())
+        (tmp_path / "mxlint.toml").write_text(f'mxnet-version = "{example.mxnet}.0"\n')
+
+
 def test_extend_select_and_per_file_ignores(project, capsys):
     root, code, rel = project
     _config(root, f'[tool.mxlint.per-file-ignores]\n"pkg/*" = ["{code}"]\n')

@@ -182,3 +182,16 @@ def test_off_by_default_rules_stay_off_until_selected(tmp_path: Path):
     (tmp_path / example.filename).write_text(example.code)
     assert not any(f[3] == rule.code for f in flake8(tmp_path))
     assert any(f[3] == rule.code for f in flake8(tmp_path, f"--extend-select={rule.code}"))
+
+
+def test_select_mxl_selects_every_rule_in_both(tmp_path: Path):
+    """`--select MXL` is every rule, those off by default too, under flake8 and mxlint alike."""
+    off = next(r for r, _, _ in CASES if not r.default_enabled)
+    on = next(r for r, _, _ in CASES if r.default_enabled and r.code[3] != "0")
+    for rule in (off, on):
+        example = next(ex for r, ex, _ in CASES if r is rule)
+        (tmp_path / f"{rule.code.lower()}.py").write_text(example.code)
+    theirs, ours = flake8(tmp_path, "--select=MXL"), mxlint(tmp_path, "--select", "MXL")
+    assert theirs == ours
+    assert {f[3] for f in ours} >= {off.code, on.code}
+    assert off.code not in {f[3] for f in mxlint(tmp_path)}
