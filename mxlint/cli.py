@@ -1,7 +1,8 @@
 """Command line: `mxlint check`, `mxlint rule`. Exit codes: 0 clean, 1 findings, 2 error.
 
 `mxlint PATH` is short for `mxlint check PATH`. Machine formats (json, sarif, github) put only
-their document on stdout; summaries and warnings go to stderr.
+their document on stdout; summaries and warnings go to stderr. A clean run's text report is
+`All checks passed!` (on stdout, as Ruff's); `--quiet` leaves the findings alone.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from mxlint.cache import Cache
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+#: The text report of a run with nothing to report (and nothing fixed).
+ALL_PASSED = "All checks passed!"
 
 
 def _codes(value: str) -> list[str]:
@@ -93,6 +96,12 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
         help="print the number of findings per rule instead of the findings",
     )
     group.add_argument("--exit-zero", action="store_true", help="exit 0 even if there are findings")
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print the findings only: no summary, no `All checks passed!`",
+    )
 
 
 def add_fix_arguments(parser: argparse.ArgumentParser) -> None:
@@ -259,7 +268,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         count, skipped = fixes.add_noqa_paths(paths, settings)
         for name, why in skipped:
             _note(f"mxlint: warning: {name}: not modified ({why})")
-        _note(f"Added {_plural(count, 'noqa directive')}.")
+        if not args.quiet:
+            _note(f"Added {_plural(count, 'noqa directive')}.")
         return EXIT_CLEAN
 
     if args.diff:
@@ -268,7 +278,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         )
         _emit("".join(fixes.unified_diff(f) for f in report.fixed), args)
         n = report.count
-        if n:
+        if n and not args.quiet:
             _note(f"Would fix {_plural(n, 'error')} in {_plural(len(report.fixed), 'file')}.")
         if report.error:
             return EXIT_ERROR
@@ -299,10 +309,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.statistics:
         _emit(render_statistics(findings, fmt, unsafe=args.unsafe_fixes), args)
     else:
-        _emit(
-            render(fmt, findings, unsafe=args.unsafe_fixes) + (verify_table if human else ""), args
-        )
-    if human or args.output_file is not None:
+        report_text = render(fmt, findings, unsafe=args.unsafe_fixes)
+        if human:
+            report_text += verify_table
+            if not (findings or fixed or error or args.quiet):
+                report_text += f"{ALL_PASSED}\n"  # part of the report, as Ruff prints it
+        _emit(report_text, args)
+    if (human or args.output_file is not None) and not args.quiet:
         _summary(findings, fixed, args)
     if error:
         return EXIT_ERROR

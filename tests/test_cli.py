@@ -43,9 +43,43 @@ def test_exit_codes(bad, tmp_path: Path):
     clean = tmp_path / "clean.py"
     clean.write_text("import mxnet as mx\n\nx = 1\n")
     proc = run("check", "clean.py", cwd=tmp_path)
-    assert (proc.returncode, proc.stdout) == (0, "")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "All checks passed!\n", "")
     assert run("check", "missing.py", cwd=tmp_path).returncode == 2
     assert run("check", "--output-format", "xml", path.name, cwd=tmp_path).returncode == 2
+
+
+def test_clean_run_says_so_in_text_formats_only(bad, tmp_path: Path):
+    (tmp_path / "clean.py").write_text("import mxnet as mx\n\nx = 1\n")
+    for fmt in ("concise", "full"):
+        proc = run("check", "--output-format", fmt, "clean.py", cwd=tmp_path)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "All checks passed!\n", "")
+    for fmt in ("json", "github"):
+        proc = run("check", "--output-format", fmt, "clean.py", cwd=tmp_path)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (
+            0,
+            "[]\n" if fmt == "json" else "",
+            "",
+        )
+    proc = run("check", "--statistics", "clean.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    proc = run("check", "-o", "report.txt", "clean.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert (tmp_path / "report.txt").read_text() == "All checks passed!\n"
+
+
+def test_quiet_prints_the_findings_only(bad, tmp_path: Path):
+    path, code = bad
+    (tmp_path / "clean.py").write_text("import mxnet as mx\n\nx = 1\n")
+    loud = run("check", path.name, cwd=tmp_path)
+    assert loud.stderr.startswith("Found ")
+    for flag in ("-q", "--quiet"):
+        proc = run("check", flag, path.name, cwd=tmp_path)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (1, loud.stdout, "")
+        proc = run("check", flag, "clean.py", cwd=tmp_path)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    proc = run("check", "-q", "--add-noqa", path.name, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert run("check", "-q", path.name, cwd=tmp_path).returncode == 0
 
 
 def test_syntax_error_is_a_finding_not_a_crash(tmp_path: Path):

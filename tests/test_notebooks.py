@@ -397,7 +397,7 @@ def test_empty_markdown_only_and_other_kernels_are_silent(tmp_path, monkeypatch,
     _write(tmp_path / "blank.ipynb", _nb("", "   \n", []))
     assert _json(capsys, "--select", "ALL", ".") == (0, [])
     assert main(["check", "--select", "ALL", "."]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == "All checks passed!\n"
 
 
 def test_discovery_and_a_picklable_result(fixtures_dir, tmp_path):
