@@ -64,6 +64,12 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--extend-exclude", type=_globs, default=None, help="glob patterns to skip in addition"
     )
+    group.add_argument(
+        "--respect-gitignore",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="leave out the files git ignores under a directory (default: yes)",
+    )
     group.add_argument("--mxnet-version", default=None, help="target MXNet line: 1.9 or 2.0")
     group.add_argument(
         "--entry-point",
@@ -207,6 +213,8 @@ def load_cli_settings(args: argparse.Namespace) -> Settings:
         settings.exclude = tuple(args.exclude)
     if args.extend_exclude:
         settings.extend_exclude = settings.extend_exclude + tuple(args.extend_exclude)
+    if args.respect_gitignore is not None:
+        settings.respect_gitignore = args.respect_gitignore
     if args.entry_points:
         settings.entry_points = settings.entry_points + tuple(args.entry_points)
     if args.mxnet_version:

@@ -25,6 +25,7 @@ KNOWN_KEYS = {
     "per-file-ignores",
     "exclude",
     "extend-exclude",
+    "respect-gitignore",
     "mxnet-version",
     "entry-points",
     "rules",
@@ -161,6 +162,11 @@ def settings_from_table(table: dict[str, Any], path: Path | None) -> Settings:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: `{key}` must be a list of glob patterns")
             setattr(settings, attr, tuple(value))
+    if "respect-gitignore" in table:
+        value = table["respect-gitignore"]
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: `respect-gitignore` must be true or false")
+        settings.respect_gitignore = value
     if "mxnet-version" in table:
         settings.mxnet_version = parse_mxnet_version(table["mxnet-version"], where)
     rules = table.get("rules", {})

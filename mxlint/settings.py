@@ -49,6 +49,8 @@ class Settings:
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    #: Leave out, under a directory, the files git ignores (`mxlint.gitignore`).
+    respect_gitignore: bool = True
     #: "1", "2" or None (infer per file).
     mxnet_version: str | None = None
     entry_points: tuple[str, ...] = ()

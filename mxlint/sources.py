@@ -42,6 +42,8 @@ def discover(
 ) -> tuple[list[Path], list[Path]]:
     """Python files (and notebooks) and the files a text checker reads, in a stable order: under
     a directory those its name patterns match, and any file named in `paths` that one reads.
+    Under a directory, files git ignores are left out unless `settings.respect_gitignore` is
+    off; a file named in `paths` is always checked.
 
     Directories that cannot be listed go to `unlisted` (nothing under them is checked)."""
     text_types = registry.text_checkers()
@@ -73,8 +75,18 @@ def discover(
 
     for root in paths:
         if root.is_dir():
+            first_python, first_text = len(python), len(text)
             for path in _walk(root, settings, unlisted):
                 consider(path, explicit=False)
+            if settings.respect_gitignore:
+                from mxlint.gitignore import ignored
+
+                found = python[first_python:] + text[first_text:]
+                skipped = ignored(root, list(dict.fromkeys(found)))
+                if skipped:
+                    python[first_python:] = [p for p in python[first_python:] if p not in skipped]
+                    text[first_text:] = [p for p in text[first_text:] if p not in skipped]
+                    seen -= skipped  # named later on the command line, it is checked
         else:
             consider(root, explicit=True)
     return python, text

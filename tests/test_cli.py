@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +81,54 @@ def test_quiet_prints_the_findings_only(bad, tmp_path: Path):
     proc = run("check", "-q", "--add-noqa", path.name, cwd=tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert run("check", "-q", path.name, cwd=tmp_path).returncode == 0
+
+
+def _rows(proc: subprocess.CompletedProcess) -> list[tuple[str, str]]:
+    """(file, code) per finding of a concise report."""
+    return [
+        (line.split(":")[0], line.split(": ")[1].split()[0]) for line in proc.stdout.splitlines()
+    ]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_gitignore_is_respected_under_directories(bad, tmp_path: Path):
+    path, code = bad
+    source = path.read_text()
+    path.unlink()
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".gitignore").write_text("scratch/\n")
+    for rel in ("scratch/bad.py", "lib/ok.py", "lib/gen/out.py", "lib/local.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(source)
+    (tmp_path / "lib" / ".gitignore").write_text("gen/\n")  # nested
+    (tmp_path / ".git" / "info" / "exclude").write_text("lib/local.py\n")
+    everything = [(rel, code) for rel in ("lib/gen/out.py", "lib/local.py", "lib/ok.py")]
+    everything.append(("scratch/bad.py", code))
+
+    proc = run("check", "-q", "--no-cache", ".", cwd=tmp_path)
+    assert (proc.returncode, _rows(proc), proc.stderr) == (1, [("lib/ok.py", code)], "")
+    proc = run("check", "-q", "--no-cache", "--no-respect-gitignore", ".", cwd=tmp_path)
+    assert (proc.returncode, _rows(proc)) == (1, everything)
+    (tmp_path / "mxlint.toml").write_text(
+        (tmp_path / "mxlint.toml").read_text() + "respect-gitignore = false\n"
+    )
+    assert _rows(run("check", "-q", "--no-cache", ".", cwd=tmp_path)) == everything
+    proc = run("check", "-q", "--no-cache", "--respect-gitignore", ".", cwd=tmp_path)
+    assert _rows(proc) == [("lib/ok.py", code)]
+    # Named on the command line, a file or an ignored directory is checked.
+    proc = run(
+        "check", "-q", "--no-cache", "--respect-gitignore", ".", "lib/local.py", cwd=tmp_path
+    )
+    assert _rows(proc) == [("lib/local.py", code), ("lib/ok.py", code)]
+    proc = run("check", "-q", "--no-cache", "--respect-gitignore", "scratch", cwd=tmp_path)
+    assert _rows(proc) == [("scratch/bad.py", code)]
+
+
+def test_gitignore_outside_a_repository_is_not_read(bad, tmp_path: Path):
+    path, code = bad
+    (tmp_path / ".gitignore").write_text(f"{path.name}\n")
+    proc = run("check", "-q", "--no-cache", ".", cwd=tmp_path)
+    assert (proc.returncode, _rows(proc), proc.stderr) == (1, [(path.name, code)], "")
 
 
 def test_syntax_error_is_a_finding_not_a_crash(tmp_path: Path):

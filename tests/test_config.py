@@ -151,6 +151,7 @@ def test_per_rule_options_and_entry_points(tmp_path: Path):
         ('ignore = ["MXL999"]\n', ["ignore", "MXL999"]),
         ('select = "MXL101"\n', ["select"]),
         ('mxnet-version = "3.0"\n', ["mxnet-version"]),
+        ('respect-gitignore = "no"\n', ["respect-gitignore"]),
         ("select = [\n", ["invalid TOML"]),
         ("[per-file-ignores]\n'a.py' = ['X1']\n", ["per-file-ignores", "X1"]),
         ("[rules.MXL999]\nx = 1\n", ["rules.MXL999"]),
