@@ -96,3 +96,12 @@ def test_like_creators_and_draws_are_mxnets_names() -> None:
     assert knowledge.mxnet_random_call("mxnet.nd.sample_normal")
     assert not knowledge.mxnet_random_call("mxnet.random.seed")
     assert not knowledge.mxnet_random_call("mxnet.nd.random_pdf_normal")
+
+
+def test_keywords_are_the_parsers_own() -> None:
+    sigs = api().signatures
+    assert sigs["nd.concat"].keywords is not None and "dim" in sigs["nd.concat"].keywords
+    assert "axis" not in sigs["nd.concat"].keywords
+    assert "lower" in (sigs["nd.linalg.potrf"].keywords or ())  # missing from the registry docs
+    assert sigs["nd.gather_nd"].keywords is None  # accepts any keyword: not judged
+    assert sigs["nd.Custom"].keywords is None

@@ -115,7 +115,7 @@ def test_family_fixtures_get_the_expected_verdicts(
 
 
 def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
-    """MXL103/MXL110-MXL112/MXL115-MXL117 (names, forms, broadcasting and array parameters from
+    """MXL103/MXL110-MXL112/MXL115-MXL118 (names, forms, broadcasting and array parameters from
     the generated MXNet facts): each marked line raises on real MXNet, hybridized or at the
     first call, and the safe rewrites run."""
     bad = ROOT / "fixtures" / "hybridization" / "bad"
@@ -128,6 +128,7 @@ def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
             str(bad / "positional_axis.py"),
             str(bad / "truth_value.py"),
             str(bad / "imperative_typo.py"),
+            str(bad / "operator_keyword.py"),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -155,6 +156,7 @@ def test_api_mismatches_are_confirmed_by_the_exceptions_mxnet_raises() -> None:
         ("positional_axis.py", 26, "MXL116"): "confirmed",
         ("truth_value.py", 9, "MXL117"): "confirmed",
         ("imperative_typo.py", 11, "MXL110"): "confirmed",
+        ("operator_keyword.py", 14, "MXL118"): "confirmed",
     }
 
 

@@ -38,6 +38,12 @@ class Signature:
     varargs: bool  # `*data`: every positional argument is an input array
     required: tuple[str, ...]
     tensors: tuple[str, ...]  # parameters that take arrays (`NDArray-or-Symbol`)
+    #: every keyword the call accepts; None when a Python function passes `**kwargs` on
+    keywords: frozenset[str] | None = None
+
+
+#: Keywords every generated operator function takes besides its operator's parameters.
+ALWAYS_ACCEPTED = frozenset({"name", "attr", "out", "ctx", "dtype"})
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,13 @@ def parse(data: Mapping[str, Any]) -> Api:
         np_ndarray=_members(members["np.ndarray"]),
         signatures={
             k: Signature(
-                tuple(v["params"]), v["varargs"], tuple(v["required"]), tuple(v["tensors"])
+                tuple(v["params"]),
+                v["varargs"],
+                tuple(v["required"]),
+                tuple(v["tensors"]),
+                None
+                if v["open"]
+                else frozenset((*v["params"], *v["operator_params"])) | ALWAYS_ACCEPTED,
             )
             for k, v in data["signatures"].items()
         },

@@ -16,6 +16,7 @@ import inspect
 import io
 import json
 import operator
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -150,52 +151,77 @@ def _signature(func: Any, namespace: str) -> dict[str, Any] | None:
     except (TypeError, ValueError):
         return None
     params = [p for p in sig.parameters.values() if p.name not in ("name", "attr", "out")]
+    named = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    registry = _registry(func, namespace)
+    registered = list(registry.names) if registry is not None else []
+    open_kwargs = any(p.kind is p.VAR_KEYWORD for p in params)
     return {
-        "params": [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)],
+        "params": named,
         "varargs": any(p.kind is p.VAR_POSITIONAL for p in params),
-        "required": _required(func, params),
-        "tensors": _tensor_params(func, namespace),
+        "required": _required(params, registry),
+        "tensors": [
+            n for n, t in zip(registered, registry.types) if t.startswith("NDArray-or-Symbol")
+        ]
+        if registry is not None
+        else [],
+        # The operator's parameters the function does not name (its `**kwargs` go to the
+        # operator's parser, which rejects any other keyword: the list is the parser's own, see
+        # `facts()`); `open`: keywords that cannot be known (a Python function passing `**kwargs`
+        # on, or an operator that accepts any keyword).
+        "operator_params": [],
+        "open": open_kwargs,  # settled by `_rejects_unknown_keywords` in `facts()`
     }
 
 
-def _tensor_params(func: Any, namespace: str) -> list[str]:
-    """Parameters the operator registry types `NDArray-or-Symbol`: a Python value passed there
-    (positionally, where another parameter was meant) raises in both modes. A namespaced
-    function is registered with its namespace as a prefix (`nd.contrib.box_nms` is
-    `_contrib_box_nms`)."""
+_PROBE = "zzz_unknown_keyword"
+
+
+def _accepted_keywords(mx: Any, func: Any) -> list[str] | None:
+    """The keywords a symbolic operator's parameter parser accepts, as MXNet lists them when it
+    refuses an unknown one (`Cannot find argument 'x', Possible Arguments: ...`); None where no
+    refusal was seen: operators without a parameter structure (`gather_nd`, `Custom`) accept
+    any keyword silently."""
+    for inputs in (0, 1, 2):
+        try:
+            with _quiet():
+                func(*[mx.sym.var(f"v{i}") for i in range(inputs)], **{_PROBE: 1})
+        except Exception as exc:
+            text = str(exc)
+            if f"Cannot find argument '{_PROBE}'" not in text:
+                continue
+            listed = text.split("Possible Arguments:", 1)[-1].split(", in operator", 1)[0]
+            return sorted(set(re.findall(r"^(\w+) : ", listed, re.MULTILINE)))
+        return None  # built with the unknown keyword: accepted
+    return None
+
+
+def _registry(func: Any, namespace: str) -> Any:
+    """The registered operator a function calls (`get_operator_arguments`: names and types of
+    its parameters), or None for a Python function. A namespaced function is registered with its
+    namespace as a prefix (`nd.contrib.box_nms` is `_contrib_box_nms`)."""
     import mxnet as mx
 
     sub = namespace.split(".")[-1]
     for name in (func.__name__, f"_{sub}_{func.__name__}"):
         try:
-            arguments = mx.operator.get_operator_arguments(name)
+            return mx.operator.get_operator_arguments(name)
         except Exception:
             continue
-        break
-    else:
-        return []
-    return [
-        n for n, t in zip(arguments.names, arguments.types) if t.startswith("NDArray-or-Symbol")
-    ]
+    return None
 
 
-def _required(func: Any, params: list[inspect.Parameter]) -> list[str]:
-    """Parameters MXNet's operator registry marks `required` (generated functions give every
-    parameter a default, so the signature alone cannot say)."""
-    import mxnet as mx
-
+def _required(params: list[inspect.Parameter], registry: Any) -> list[str]:
+    """Parameters without a default, and those MXNet's operator registry marks `required`
+    (generated functions give every parameter a default, so the signature alone cannot say)."""
     required = [
         p.name
         for p in params
         if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-    try:
-        arguments = mx.operator.get_operator_arguments(func.__name__)
-    except Exception:  # not a registered operator (a Python function)
-        return required
-    for name, kind in zip(arguments.names, arguments.types):
-        if "required" in kind and name not in required:
-            required.append(name)
+    if registry is not None:
+        for name, kind in zip(registry.names, registry.types):
+            if "required" in kind and name not in required:
+                required.append(name)
     return required
 
 
@@ -315,6 +341,17 @@ def facts() -> dict[str, Any]:
             signatures[f"{key}.{member}"] = sig
             if "ctx" in sig["params"] or "device" in sig["params"]:
                 takes_ctx.append(f"{key}.{member}")
+    # A keyword is judged only where MXNet was seen to reject unknown ones (the symbolic twin
+    # of an `nd` function builds the same operator).
+    for key, sig in signatures.items():
+        if not sig["open"]:
+            continue
+        namespace, _, member = key.rpartition(".")
+        twin = "sym" + namespace[2:] if namespace.startswith("nd") else namespace
+        func = getattr(_resolve(mx, NAMESPACES[twin]), member, None) if twin in NAMESPACES else None
+        accepted = _accepted_keywords(mx, func) if func is not None else None
+        sig["open"] = accepted is None
+        sig["operator_params"] = sorted(set(accepted or ()) - set(sig["params"]))
     ops = sorted(mx.operator.get_all_registered_operators())
     return {
         "mxnet": mx.__version__,

@@ -18,6 +18,7 @@ from mxlint.rules.hybridization.inplace_op_in_hybrid import InplaceOpInHybrid
 from mxlint.rules.hybridization.literal_for_array_argument import (
     LiteralForArrayArgument,
     check_call,
+    has_positional_literal,
     operator_key,
 )
 from mxlint.rules.hybridization.non_tensor_output import NonTensorOutput
@@ -34,6 +35,10 @@ from mxlint.rules.hybridization.tensor_control_flow import TensorControlFlow
 from mxlint.rules.hybridization.tensor_to_python import TensorToPython
 from mxlint.rules.hybridization.tensor_truth_value import TensorTruthValue, check_truth
 from mxlint.rules.hybridization.unknown_mxnet_member import UnknownMxnetMember, check_member
+from mxlint.rules.hybridization.unknown_operator_keyword import (
+    UnknownOperatorKeyword,
+    check_keywords,
+)
 
 
 class HybridizationChecker(HybridAnalysis):
@@ -91,10 +96,10 @@ class ScalarInputChecker(Checker):
 
 class OperatorCallChecker(Checker):
     """MXL116 on every call of an MXNet operator (`mx.nd.<op>`, `mx.sym.<op>`, and `F.<op>`
-    where `F` is the `F` parameter of an enclosing `hybrid_forward` or helper), and MXL117 on
-    every truth test of imperative code."""
+    where `F` is the `F` parameter of an enclosing `hybrid_forward` or helper) and MXL118 on
+    their keywords, and MXL117 on every truth test of imperative code."""
 
-    rules = (LiteralForArrayArgument, TensorTruthValue)
+    rules = (LiteralForArrayArgument, TensorTruthValue, UnknownOperatorKeyword)
     name = "operator-calls"
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -103,9 +108,17 @@ class OperatorCallChecker(Checker):
         if type(node.func) is cst.Name:
             self._truth(node)  # bool(x)
             return
+        literal = has_positional_literal(node)
+        keywords = any(a.keyword is not None for a in node.args)
+        if not (literal or keywords):
+            return  # most calls: nothing either rule could report, nothing to resolve
         key = operator_key(self.ctx, node, self._f_names())
-        if key is not None:
+        if key is None:
+            return
+        if literal:
             check_call(self.ctx, node, key)
+        if keywords:
+            check_keywords(self.ctx, node, key)
 
     _nd_names: frozenset[str] | None = None
 

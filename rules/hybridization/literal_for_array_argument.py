@@ -85,6 +85,10 @@ class LiteralForArrayArgument(Rule):
     )
 
 
+def has_positional_literal(call: cst.Call) -> bool:
+    return any(_literal(a.value) for a in call.args if a.keyword is None and not a.star)
+
+
 def _literal(node: cst.BaseExpression) -> bool:
     if type(node) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString):
         return True
@@ -98,10 +102,8 @@ def operator_key(ctx: FileContext, call: cst.Call, f_names: frozenset[str]) -> s
     helper), `mx.nd.concat(...)` and `mx.sym.concat(...)`: the key of the generated
     signatures."""
     func = call.func
-    if type(func) is not cst.Attribute or not any(
-        _literal(a.value) for a in call.args if a.keyword is None and not a.star
-    ):
-        return None  # most calls pass no positional Python value: nothing to resolve
+    if type(func) is not cst.Attribute:
+        return None
     dotted = dotted_name(func)
     if dotted is None:
         return None
