@@ -165,7 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
 
     check = sub.add_parser("check", help="lint files and directories (default: .)")
-    check.add_argument("paths", nargs="*", type=Path, help="files or directories")
+    check.add_argument(
+        "paths", nargs="*", type=Path, help="files or directories; `-` reads one from stdin"
+    )
+    check.add_argument(
+        "--stdin-filename",
+        type=Path,
+        default=None,
+        help="the name of the file read from stdin (`-`): for the report and its settings",
+    )
     add_selection_arguments(check)
     add_output_arguments(check)
     add_fix_arguments(check)
@@ -195,6 +203,9 @@ def load_cli_settings(args: argparse.Namespace) -> Settings:
         settings = load_settings(None)
     else:
         start = paths[0] if paths else Path.cwd()
+        if _reads_stdin(paths):
+            stdin_name = getattr(args, "stdin_filename", None)
+            start = stdin_name.resolve().parent if stdin_name is not None else Path.cwd()
         if args.config is not None and not args.config.is_file():
             raise ConfigError(f"--config: {args.config}: no such file")
         settings = load_settings(args.config or find_config(start))
@@ -264,6 +275,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if args.pre_commit and not args.paths:
         return EXIT_CLEAN  # a hook run with no matching files has nothing to check
+    if _reads_stdin(args.paths):
+        return _check_stdin(args, settings, fmt)
+    if any(str(p) == "-" for p in args.paths):
+        _note("mxlint: error: `-` (stdin) cannot be combined with other paths")
+        return EXIT_ERROR
     paths = args.paths or [Path(".")]
     missing = [p for p in paths if not p.exists() and not p.is_symlink()]
     if missing:
@@ -330,6 +346,59 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _reads_stdin(paths: Sequence[Path] | None) -> bool:
+    return paths is not None and len(paths) == 1 and str(paths[0]) == "-"
+
+
+def _check_stdin(args: argparse.Namespace, settings: Settings, fmt: str) -> int:
+    """`mxlint check -`: lint (or fix, or diff) the source piped in, under `--stdin-filename`."""
+    from mxlint import fixes, stdin
+
+    name = stdin.name_of(args.stdin_filename)
+    if (args.fix or args.diff) and name.endswith(".ipynb"):
+        _note("mxlint: error: --fix and --diff read a notebook from a file, not from stdin")
+        return EXIT_ERROR
+    if args.add_noqa or getattr(args, "verify", False):
+        _note("mxlint: error: --add-noqa and --verify need files, not stdin")
+        return EXIT_ERROR
+    result = stdin.lint_stdin(stdin.read(), name, settings)
+    if args.fix or args.diff:
+        fixed = stdin.fix_stdin(result, name, settings, args.unsafe_fixes)
+        if args.diff:
+            change = stdin.diff(result, fixed, name)
+            _emit(fixes.unified_diff(change) if change is not None else "", args)
+            if change is not None and not args.quiet:
+                _note(f"Would fix {_plural(change.applied, 'error')} in 1 file.")
+            if result.error:
+                return EXIT_ERROR
+            if args.exit_zero:
+                return EXIT_CLEAN
+            return EXIT_FINDINGS if (change is not None or fixed.findings) else EXIT_CLEAN
+        # As Ruff: the fixed source on stdout, what remains reported on stderr.
+        sys.stdout.write(
+            fixed.fixed_text if fixed.fixed_text is not None else (result.source or "")
+        )
+        sys.stdout.flush()
+        remaining = render(fmt, fixed.findings, unsafe=args.unsafe_fixes)
+        if remaining:
+            sys.stderr.write(remaining)
+        if not args.quiet:
+            _summary(fixed.findings, fixed.fixed, args)
+        if fixed.error:
+            return EXIT_ERROR
+        return EXIT_CLEAN if args.exit_zero or not fixed.findings else EXIT_FINDINGS
+    human = fmt not in MACHINE_FORMATS
+    report_text = render(fmt, result.findings, unsafe=args.unsafe_fixes)
+    if human and not (result.findings or result.error or args.quiet):
+        report_text += f"{ALL_PASSED}\n"
+    _emit(report_text, args)
+    if (human or args.output_file is not None) and not args.quiet:
+        _summary(result.findings, 0, args)
+    if result.error:
+        return EXIT_ERROR
+    return EXIT_CLEAN if args.exit_zero or not result.findings else EXIT_FINDINGS
 
 
 def _cache_for(args: argparse.Namespace, settings: Settings) -> Cache | None:

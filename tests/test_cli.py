@@ -207,3 +207,69 @@ def test_fix_exit_code_reflects_what_remains(tmp_path: Path, monkeypatch):
     rc = main(["check", "--fix", *flags, ex.filename])
     remaining = main(["check", *flags, ex.filename])
     assert rc == remaining
+
+
+# --- stdin --------------------------------------------------------------------------------------
+
+_PIPED = (
+    "from mxnet.gluon import nn\n\n\n"
+    "class Net(nn.HybridBlock):\n"
+    "    def hybrid_forward(self, F, x):\n"
+    "        return x.reshape(0, -1)\n"
+)
+_PIPED_FIXED = _PIPED.replace("x.reshape(0, -1)", "x.reshape((0, -1))")
+
+
+def _piped(*args: str, cwd: Path, text: str = _PIPED) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "MXLINT_OUTPUT_FORMAT"}
+    return subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", *args],
+        cwd=cwd,
+        env=env,
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_check_reads_stdin_under_its_stdin_filename(tmp_path: Path):
+    proc = _piped("-", "--output-format", "json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [(f["filename"], f["location"]["row"], f["code"]) for f in json.loads(proc.stdout)] == [
+        ("-", 6, "MXL112")
+    ]
+    proc = _piped("-", "--stdin-filename", "models/net.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("models/net.py:6:16: MXL112 ")
+    clean = _piped("-", cwd=tmp_path, text="x = 1\n")
+    assert (clean.returncode, clean.stdout) == (0, "All checks passed!\n")
+
+
+def test_stdin_fix_writes_the_fixed_source_and_diff_shows_it(tmp_path: Path):
+    fixed = _piped("-", "--fix", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (0, _PIPED_FIXED)
+    assert "1 fixed, 0 remaining" in fixed.stderr
+    diff = _piped("-", "--diff", "--stdin-filename", "net.py", cwd=tmp_path)
+    assert diff.returncode == 1
+    assert "-        return x.reshape(0, -1)\n+        return x.reshape((0, -1))\n" in diff.stdout
+    assert diff.stdout.startswith("--- a/net.py\n+++ b/net.py\n")
+
+
+def test_stdin_filename_chooses_settings_and_per_file_ignores(tmp_path: Path):
+    project = tmp_path / "proj"
+    (project / "legacy").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(
+        '[tool.mxlint.per-file-ignores]\n"legacy/*" = ["MXL112"]\n', encoding="utf-8"
+    )
+    ignored = _piped("-", "--stdin-filename", str(project / "legacy" / "net.py"), cwd=tmp_path)
+    assert (ignored.returncode, ignored.stdout) == (0, "All checks passed!\n")
+    kept = _piped("-", "--stdin-filename", str(project / "net.py"), cwd=tmp_path)
+    assert kept.returncode == 1 and "MXL112" in kept.stdout
+
+
+def test_stdin_with_other_paths_is_a_usage_error(tmp_path: Path):
+    proc = _piped("-", ".", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "cannot be combined" in proc.stderr
