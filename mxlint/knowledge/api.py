@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -38,8 +39,19 @@ class Signature:
     varargs: bool  # `*data`: every positional argument is an input array
     required: tuple[str, ...]
     tensors: tuple[str, ...]  # parameters that take arrays (`NDArray-or-Symbol`)
-    #: every keyword the call accepts; None when a Python function passes `**kwargs` on
-    keywords: frozenset[str] | None = None
+    #: the operator's parameters the function does not name (its `**kwargs` go to them)
+    operator_params: tuple[str, ...] = ()
+    #: keywords that cannot be known (a Python function passing `**kwargs` on, or an operator
+    #: that takes any keyword)
+    open: bool = True
+
+    @property
+    def keywords(self) -> frozenset[str] | None:
+        """Every keyword the call accepts; None when that cannot be known. Built on demand:
+        kept for 1,800 functions, the sets would cost every process a megabyte."""
+        if self.open:
+            return None
+        return frozenset((*self.params, *self.operator_params)) | ALWAYS_ACCEPTED
 
 
 #: Keywords every generated operator function takes besides its operator's parameters.
@@ -104,6 +116,11 @@ def _members(raw: Mapping[str, Any]) -> Members:
     )
 
 
+def _names(raw: list[str]) -> tuple[str, ...]:
+    """Parameter names, interned: `data`, `axis`... repeat across 1,800 signatures."""
+    return tuple(sys.intern(name) for name in raw)
+
+
 def parse(data: Mapping[str, Any]) -> Api:
     members = data["members"]
     return Api(
@@ -114,13 +131,12 @@ def parse(data: Mapping[str, Any]) -> Api:
         np_ndarray=_members(members["np.ndarray"]),
         signatures={
             k: Signature(
-                tuple(v["params"]),
+                _names(v["params"]),
                 v["varargs"],
-                tuple(v["required"]),
-                tuple(v["tensors"]),
-                None
-                if v["open"]
-                else frozenset((*v["params"], *v["operator_params"])) | ALWAYS_ACCEPTED,
+                _names(v["required"]),
+                _names(v["tensors"]),
+                _names(v["operator_params"]),
+                v["open"],
             )
             for k, v in data["signatures"].items()
         },
