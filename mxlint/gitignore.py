@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def ignored(root: Path, paths: Sequence[Path]) -> set[Path]:
-    """Those of `paths` (found under the directory `root`) that git ignores. None when `root`
+    """Those of `paths` (found under the directory `root`) that git ignores; none when `root`
     itself is ignored: a directory named on the command line is checked, as a file is."""
     if not paths:
         return set()
