@@ -155,6 +155,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="cache directory (default: .mxlint_cache, or $MXLINT_CACHE_DIR)",
     )
+    group.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the configuration file used and the settings in effect, then exit",
+    )
+    group.add_argument(
+        "--show-files",
+        action="store_true",
+        help="print the files that would be checked, then exit",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -275,6 +285,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if args.pre_commit and not args.paths:
         return EXIT_CLEAN  # a hook run with no matching files has nothing to check
+    if getattr(args, "show_settings", False):
+        _emit(_settings_text(settings), args)
+        return EXIT_CLEAN
     if _reads_stdin(args.paths):
         return _check_stdin(args, settings, fmt)
     if any(str(p) == "-" for p in args.paths):
@@ -287,6 +300,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             _note(f"mxlint: error: {p}: no such file or directory")
         return EXIT_ERROR
     human = fmt not in MACHINE_FORMATS
+    if getattr(args, "show_files", False):
+        from mxlint import sources
+
+        python, text = sources.discover(paths, settings)
+        _emit("".join(f"{sources.display(p)}\n" for p in sorted({*python, *text})), args)
+        return EXIT_CLEAN
 
     if args.add_noqa:
         count, skipped = fixes.add_noqa_paths(paths, settings)
@@ -346,6 +365,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _settings_text(settings: Settings) -> str:
+    """What `--show-settings` prints: where the configuration came from and what is in effect."""
+    enabled = [code for code, rule in registry.all_rules().items() if settings.code_enabled(rule)]
+    lines = [
+        f"config file: {settings.source if settings.source is not None else '(none: defaults)'}",
+        f"root: {settings.root}",
+        f"select: {list(settings.select) if settings.select is not None else '(defaults)'}",
+        f"extend-select: {list(settings.extend_select)}",
+        f"ignore: {list(settings.ignore)}",
+        f"per-file-ignores: {dict(settings.per_file_ignores)}",
+        f"exclude: {list(settings.exclude)}",
+        f"extend-exclude: {list(settings.extend_exclude)}",
+        f"respect-gitignore: {str(settings.respect_gitignore).lower()}",
+        f"mxnet-version: {settings.mxnet_version or '(inferred per file)'}",
+        f"entry-points: {list(settings.entry_points)}",
+        f"enabled rules ({len(enabled)}): {' '.join(enabled)}",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _reads_stdin(paths: Sequence[Path] | None) -> bool:

@@ -84,7 +84,9 @@ def _check_rule_options(code: str, options: dict[str, Any], where: str) -> None:
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest mxlint.toml, or pyproject.toml with a [tool.mxlint] table, at or above start."""
+    """The nearest mxlint.toml, or pyproject.toml with a [tool.mxlint] table, at or above start,
+    up to the root of the git repository holding it (a directory with `.git`): a stray config
+    above the project does not silently change its checks."""
     try:
         start = start.resolve()
     except (RuntimeError, OSError):  # a symlink loop
@@ -102,6 +104,8 @@ def find_config(start: Path) -> Path | None:
                 return candidate  # let load_settings report it
             if "mxlint" in data.get("tool", {}):
                 return candidate
+        if (d / ".git").exists():  # the repository's root: the project ends here
+            return None
     return None
 
 

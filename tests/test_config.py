@@ -186,3 +186,42 @@ def test_bad_cli_options_exit_2(tmp_path: Path, capsys, monkeypatch, args):
     monkeypatch.chdir(tmp_path)
     assert main(["check", *args, "a.py"]) == 2
     assert "mxlint: error:" in capsys.readouterr().err
+
+
+_RESHAPE = (
+    "from mxnet.gluon import nn\n\n\n"
+    "class Net(nn.HybridBlock):\n"
+    "    def hybrid_forward(self, F, x):\n"
+    "        return x.reshape(0, -1)\n"
+)
+
+
+def test_config_discovery_stops_at_the_repository_root(tmp_path: Path, capsys):
+    (tmp_path / "mxlint.toml").write_text('ignore = ["MXL112"]\n')  # a stray config above
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "net.py").write_text(_RESHAPE)
+    assert _codes(capsys, "--no-cache", str(repo / "net.py")) == (0, set())  # not a repository
+    (repo / ".git").mkdir()
+    assert find_config(repo / "net.py") is None
+    assert _codes(capsys, "--no-cache", str(repo / "net.py")) == (1, {"MXL112"})
+    (repo / "mxlint.toml").write_text('ignore = ["MXL112"]\n')  # the repository's own
+    assert _codes(capsys, "--no-cache", str(repo / "net.py")) == (0, set())
+
+
+def test_show_settings_and_show_files(tmp_path: Path, capsys):
+    (tmp_path / "mxlint.toml").write_text('ignore = ["MXL112"]\nextend-exclude = ["old"]\n')
+    (tmp_path / "net.py").write_text(_RESHAPE)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "legacy.py").write_text(_RESHAPE)
+    (tmp_path / "requirements.txt").write_text("mxnet==1.9.1\nnumpy<1.24\n")
+    capsys.readouterr()
+    assert main(["check", "--show-settings", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0] == f"config file: {tmp_path / 'mxlint.toml'}"
+    assert "ignore: ['MXL112']" in shown
+    enabled = next(line for line in shown if line.startswith("enabled rules")).split(": ")[1]
+    assert "MXL111" in enabled.split() and "MXL112" not in enabled.split()
+    assert main(["check", "--show-files", str(tmp_path)]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [Path(p).name for p in listed] == ["net.py", "requirements.txt"]
