@@ -31,16 +31,28 @@ def _settings_for(directory: str) -> Any:
     configuration every rule is produced and flake8's selection (with the off-by-default
     rules in `extend_default_ignore`) decides what is shown.
     """
-    from mxlint.config import ConfigError, find_config, load_settings
+    from mxlint.config import find_config, load_settings
 
-    try:
-        settings = load_settings(find_config(Path(directory)))
-    except ConfigError:
-        settings = load_settings(None, root=Path(directory))
+    # A broken configuration is an error here as under `mxlint check` (flake8 reports the
+    # plugin's exception and fails), never a silent fallback to the defaults.
+    settings = load_settings(find_config(Path(directory)))
     if settings.select is None:
         settings.select = ("ALL",)
     settings.inline_noqa = False
     return settings
+
+
+def _still_off(default_off: list[str], directory: Path) -> list[str]:
+    """The default-off codes the configuration found from `directory` does not turn on."""
+    from mxlint.config import ConfigError, find_config, load_settings
+    from mxlint.launch import load
+
+    try:
+        settings = load_settings(find_config(directory))
+    except ConfigError as exc:  # flake8 stops with the message, as `mxlint check` exits 2
+        raise SystemExit(f"mxlint: error: {exc}") from exc
+    rules = load()
+    return [code for code in default_off if not settings.code_enabled(rules[code])]
 
 
 def _default_off() -> list[str]:
@@ -60,8 +72,10 @@ class MxlintChecker:
     @classmethod
     def add_options(cls, parser: Any) -> None:
         """flake8 reads default-off codes from its option manager, not from a class attribute:
-        `--select MXL602` (or `extend-select`) turns such a rule on, as under `mxlint check`."""
-        parser.extend_default_ignore(cls.extend_default_ignore)
+        `--select MXL602` (or `extend-select`) turns such a rule on, as under `mxlint check`;
+        so does the project's own configuration (`extend-select = ["MXL602"]`, `select =
+        ["MXL"]` in `[tool.mxlint]`), read from where flake8 runs."""
+        parser.extend_default_ignore(_still_off(cls.extend_default_ignore, Path.cwd()))
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str) -> None:
         self.tree = tree  # unused: libcst needs the text, which `lines` gives without re-reading

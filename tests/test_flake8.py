@@ -195,3 +195,33 @@ def test_select_mxl_selects_every_rule_in_both(tmp_path: Path):
     assert theirs == ours
     assert {f[3] for f in ours} >= {off.code, on.code}
     assert off.code not in {f[3] for f in mxlint(tmp_path)}
+
+
+def test_flake8_reads_the_projects_configuration_as_mxlint_does(tmp_path: Path):
+    """`extend-select` of a default-off rule in `[tool.mxlint]` shows it under flake8 too, and
+    a broken `[tool.mxlint]` stops flake8 with mxlint's message instead of falling back."""
+    off = next(r for r, _, _ in CASES if not r.default_enabled)
+    example = next(ex for r, ex, _ in CASES if r is off)
+    (tmp_path / "mod.py").write_text(example.code)
+
+    def run_flake8() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "flake8", f"--format={FORMAT}", "."],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=_env(),
+        )
+
+    assert off.code not in run_flake8().stdout
+    (tmp_path / "pyproject.toml").write_text(f'[tool.mxlint]\nextend-select = ["{off.code}"]\n')
+    shown = run_flake8()
+    assert shown.returncode == 1
+    codes = {line.rsplit(":", 1)[1] for line in shown.stdout.splitlines()}
+    assert {c for c in codes if c.startswith("MXL")} == {off.code}
+    assert {f[3] for f in mxlint(tmp_path)} == {off.code}
+    (tmp_path / "pyproject.toml").write_text('[tool.mxlint]\nselect = ["XYZ"]\n')
+    broken = run_flake8()
+    assert broken.returncode == 1 and broken.stdout == ""
+    assert "mxlint: error:" in broken.stderr and "invalid rule code `XYZ`" in broken.stderr
