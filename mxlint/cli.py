@@ -299,7 +299,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         for p in missing:
             _note(f"mxlint: error: {p}: no such file or directory")
         return EXIT_ERROR
-    human = fmt not in MACHINE_FORMATS
     if getattr(args, "show_files", False):
         from mxlint import sources
 
@@ -349,6 +348,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         from mxlint.verify.cli import run_verify
 
         verify_table = run_verify(args, findings, paths, settings)
+    return _report(args, fmt, findings, fixed=fixed, error=error, verify_table=verify_table)
+
+
+def _report(
+    args: argparse.Namespace,
+    fmt: str,
+    findings: Sequence[Finding],
+    *,
+    fixed: int = 0,
+    error: bool = False,
+    verify_table: str = "",
+) -> int:
+    """Print a run's findings (or statistics) and summary; the exit code."""
+    human = fmt not in MACHINE_FORMATS
     if args.statistics:
         _emit(render_statistics(findings, fmt, unsafe=args.unsafe_fixes), args)
     else:
@@ -428,16 +441,7 @@ def _check_stdin(args: argparse.Namespace, settings: Settings, fmt: str) -> int:
         if fixed.error:
             return EXIT_ERROR
         return EXIT_CLEAN if args.exit_zero or not fixed.findings else EXIT_FINDINGS
-    human = fmt not in MACHINE_FORMATS
-    report_text = render(fmt, result.findings, unsafe=args.unsafe_fixes)
-    if human and not (result.findings or result.error or args.quiet):
-        report_text += f"{ALL_PASSED}\n"
-    _emit(report_text, args)
-    if (human or args.output_file is not None) and not args.quiet:
-        _summary(result.findings, 0, args)
-    if result.error:
-        return EXIT_ERROR
-    return EXIT_CLEAN if args.exit_zero or not result.findings else EXIT_FINDINGS
+    return _report(args, fmt, result.findings, error=result.error)
 
 
 def _cache_for(args: argparse.Namespace, settings: Settings) -> Cache | None:

@@ -343,7 +343,7 @@ class HybridHooks(Hooks):
                     f"reads `.{attr}`",
                 )
             return None if attr == "T" else Kind.PYTHON
-        if base is Kind.TENSOR and self.mxnet == "1" and attr not in api().tensor_members:
+        if base is Kind.TENSOR and self.mxnet == "1":
             self._typo(node, attr)
         return None
 
@@ -587,7 +587,9 @@ class HybridHooks(Hooks):
             )
             self.emit("MXL111", node, message, f"calls `{spelled}`", fix)
             return
-        close = _closest(name, facts.names("nd" + suffix) | facts.names("sym" + suffix))
+        close = unknown_mxnet_member.closest(
+            name, facts.names("nd" + suffix) | facts.names("sym" + suffix)
+        )
         self.emit(
             "MXL110",
             node,
@@ -609,7 +611,10 @@ class HybridHooks(Hooks):
         arguments (MXL112), or a typo of a tensor method (MXL110)."""
         facts = api()
         # `.copy()` is also a dict's and a list's: a parameter holding one is not a Symbol bug.
-        if method in facts.ndarray_only_members and method not in _PYTHON_MEMBERS:
+        if (
+            method in facts.ndarray_only_members
+            and method not in unknown_mxnet_member.PYTHON_MEMBERS
+        ):
             self.emit(
                 "MXL103",
                 node,
@@ -620,7 +625,7 @@ class HybridHooks(Hooks):
         if method == "reshape" and not facts.reshape_forms["varargs"]["symbol"]:
             self._reshape(node, func)
             return None
-        if base is Kind.TENSOR and method not in facts.tensor_members:
+        if base is Kind.TENSOR:
             self._typo(func, method)
         return None
 
@@ -644,20 +649,16 @@ class HybridHooks(Hooks):
 
     def _typo(self, node: cst.Attribute, name: str) -> None:
         """A tensor member one typo away from a member NDArray or Symbol has (MXL110)."""
-        if name in _PYTHON_MEMBERS or name.startswith("_"):
+        if not unknown_mxnet_member.unknown_member(name):
             return
         facts = api()
-        close = _closest(name, facts.ndarray.all | facts.symbol.all)
+        close = unknown_mxnet_member.closest(name, facts.ndarray.all | facts.symbol.all)
         if close is None:
             return
         self.emit(
             "MXL110",
             node,
-            unknown_mxnet_member.UNKNOWN_MEMBER.format(
-                code=_short(self.ctx.code(node)),
-                name=name,
-                suggestion=unknown_mxnet_member.suggestion(close),
-            ),
+            unknown_mxnet_member.typo_message(_short(self.ctx.code(node)), name, close),
             f"uses `.{name}`, which MXNet tensors do not have",
             ("unsafe", f"Replace `{name}` with `{close}`", node.attr, close),
         )
@@ -783,7 +784,7 @@ class HybridHooks(Hooks):
             interp.env,
             mxnet=self.mxnet,
             resolve=self.ctx.resolve,
-            records=lambda: record_types(self.ctx.module, self.ctx.resolve),
+            records=lambda: self.analysis.record_types,
             code=self.ctx.code,
         )
         if found is not None:
@@ -794,8 +795,6 @@ class HybridHooks(Hooks):
 _F_SUBSPACES = ("", "contrib", "linalg", "random", "image", "sparse", "np", "npx")
 #: NDArray-only methods that return a tensor (the finding is reported; the flow goes on).
 _TENSOR_RETURNING = frozenset({"as_in_context", "copyto", "detach", "tostype"})
-_PYTHON_MEMBERS = unknown_mxnet_member.PYTHON_MEMBERS
-_closest = unknown_mxnet_member.closest
 
 
 def op_kind(op: str, node: cst.Call) -> Kind:
@@ -881,6 +880,11 @@ def _short(code: str) -> str:
 
 class FileAnalysis:
     """Per-file tables the hooks consult: functions, classes and their methods."""
+
+    @functools.cached_property
+    def record_types(self) -> dict[str, str]:
+        """The file's dataclasses and namedtuples (MXL114), read once, on first need."""
+        return record_types(self.ctx.module, self.ctx.resolve)
 
     @functools.cached_property
     def read_attributes(self) -> frozenset[str]:

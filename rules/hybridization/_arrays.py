@@ -8,6 +8,7 @@ MXL117 (truth values) and MXL110 (members NDArray does not have).
 
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
@@ -28,11 +29,14 @@ _ND_ASSIGNMENT = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*[\w.]*\bnd(?:array)?\.", 
 
 def nd_assigned_names(ctx: FileContext) -> frozenset[str]:
     """Names the file assigns from a call spelt with `nd.` (`x = mx.nd.ones(...)`): the only
-    names `array_origin` can prove to be NDArrays (found textually, once per file, so that the
-    other names cost nothing); empty for MXNet 2 code."""
-    if ctx.mxnet_line == "2":
-        return frozenset()
-    return frozenset(_ND_ASSIGNMENT.findall(ctx.source))
+    names `array_origin` can prove to be NDArrays (found textually, so that the other names
+    cost nothing; once per file for the checkers that ask); empty for MXNet 2 code."""
+    return frozenset() if ctx.mxnet_line == "2" else _nd_assigned(ctx.source)
+
+
+@functools.lru_cache(maxsize=2)
+def _nd_assigned(source: str) -> frozenset[str]:
+    return frozenset(_ND_ASSIGNMENT.findall(source))
 
 
 def array_origin(ctx: FileContext, node: cst.BaseExpression, several: bool = True) -> str | None:

@@ -12,14 +12,13 @@ followed; anything else is unknown and never reported.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
 from mxlint.checker import FileContext
-from mxlint.names import dotted_name, target_names
+from mxlint.names import dotted_name
 from mxlint.rules.hybridization._analysis import imperative_guard
 from mxlint.rules.hybridization._taint import params_of
 from mxlint.walker import iter_nodes
@@ -143,26 +142,26 @@ class _Ranks:
         self.ctx = ctx
         self.f_name = f_name
         self.env: dict[str, Shape] = {}
-        params = [p for p in params_of(fn) if p.name.value not in ("self", f_name)]
-        bound = Counter(
-            name
-            for node in iter_nodes(fn.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
-            for name in _bound_names(node)
-        )
-        for param in params:
+        # The bindings model says how often each name is bound in the method.
+        self.scope = ctx.bindings.scope(fn)
+        bound = self.scope.names if self.scope is not None else {}
+        for param in params_of(fn):
             name = param.name.value
-            if param.default is None and param.star == "" and not bound[name]:
+            if name in ("self", f_name) or param.default is not None or param.star != "":
+                continue
+            if len(bound.get(name, ())) == 1:  # the parameter itself, never rebound
                 self.env[name] = Shape(name)
-        for node in iter_nodes(fn.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            if type(node) is cst.Assign and len(node.targets) == 1:
-                target = node.targets[0].target
-                if type(target) is cst.Name and bound[target.value] == 1:
-                    shape = self.shape(node.value)
-                    if shape is not None:
-                        self.env[target.value] = shape
+        for name, bindings in bound.items():
+            if len(bindings) == 1 and bindings[0].kind == "assignment" and bindings[0].value:
+                shape = self.shape(bindings[0].value)
+                if shape is not None:
+                    self.env[name] = shape
 
     def shape(self, node: cst.BaseExpression) -> Shape | None:
         if type(node) is cst.Name:
+            scope = self.ctx.bindings.scope_at(node)
+            if scope is not self.scope and scope.local(node.value):
+                return None  # a comprehension's own variable
             return self.env.get(node.value)
         if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
             return self.shape(node.expression)
@@ -293,15 +292,3 @@ def _number(node: cst.BaseExpression) -> bool:
     return type(node) in (cst.Integer, cst.Float) or (
         type(node) is cst.UnaryOperation and type(node.expression) in (cst.Integer, cst.Float)
     )
-
-
-def _bound_names(node: cst.CSTNode) -> Iterator[str]:
-    if type(node) is cst.Assign:
-        for target in node.targets:
-            yield from target_names(target.target)
-    elif type(node) in (cst.AugAssign, cst.AnnAssign) or type(node) in (cst.For, cst.CompFor):
-        yield from target_names(node.target)  # type: ignore[attr-defined]
-    elif type(node) is cst.NamedExpr and type(node.target) is cst.Name:
-        yield node.target.value
-    elif type(node) is cst.WithItem and node.asname is not None:
-        yield from target_names(node.asname.name)

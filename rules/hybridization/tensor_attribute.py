@@ -11,6 +11,7 @@ are the examples below (run by `tests/test_rule_examples.py`), `tests/test_hybri
 
 from __future__ import annotations
 
+from mxlint import knowledge
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.hybridization._examples import _GUARDED, _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
@@ -50,7 +51,7 @@ def member_advice(attr: str, code: str) -> str:
     """The message for one NDArray-only member, with what to use instead."""
     if attr in ("context", "ctx"):
         return CTX_ADVICE.format(attr=attr, code=code)
-    if attr in ("shape", "dtype", "size", "ndim", "stype"):
+    if attr in knowledge.SIZE_ATTRIBUTES:
         return SHAPE_ADVICE.format(attr=attr, code=code)
     return MEMBER_ADVICE.format(code=code, attr=attr, alternative=ALTERNATIVES.get(attr, _GENERAL))
 

@@ -42,35 +42,42 @@ PYTHON_MEMBERS = frozenset(
 )
 
 
-def closest(name: str, candidates: frozenset[str]) -> str | None:
-    """The one name a typo most plausibly meant (difflib's ratio >= 0.8), if any."""
-    found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.8)
+def closest(name: str, candidates: frozenset[str] | list[str], cutoff: float = 0.8) -> str | None:
+    """The one name a typo most plausibly meant (difflib's ratio >= `cutoff`), if any."""
+    found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=cutoff)
     return found[0] if found else None
+
+
+def unknown_member(name: str) -> bool:
+    """A public name no MXNet tensor has and no Python container has either: worth a typo
+    check (the cheap half of it; `closest` is the costly one)."""
+    return (
+        not name.startswith("_") and name not in PYTHON_MEMBERS and name not in api().tensor_members
+    )
+
+
+def typo_message(code: str, name: str, close: str) -> str:
+    return UNKNOWN_MEMBER.format(code=code, name=name, suggestion=suggestion(close))
 
 
 def check_member(ctx: FileContext, node: cst.Attribute) -> None:
     """`x.resahpe` where `x` is an NDArray of imperative code (`_arrays.py`): a member NDArray
     lacks, one typo away from one it has. Hybridized code is the family's analysis."""
     name = node.attr.value
-    if type(node.value) not in (cst.Name, cst.Call) or name.startswith("_"):
-        return
-    facts = api()
-    if name in facts.tensor_members or name in PYTHON_MEMBERS:
+    if type(node.value) not in (cst.Name, cst.Call) or not unknown_member(name):
         return
     # Cheapest first: most attributes read are not of an NDArray bound to an `mx.nd` call.
     if array_origin(ctx, node.value, several=False) is None:
         return
     if any(type(s) is cst.FunctionDef and s.name.value == "hybrid_forward" for s in ctx.stack):
         return
-    close = closest(name, facts.ndarray.all)
+    close = closest(name, api().ndarray.all)
     if close is None:
         return
     ctx.report(
         node,
         UnknownMxnetMember,
-        UNKNOWN_MEMBER.format(
-            code=shortened(ctx.code(node), 40), name=name, suggestion=suggestion(close)
-        ),
+        typo_message(shortened(ctx.code(node), 40), name, close),
         fix=FixSpec("unsafe", f"Replace `{name}` with `{close}`", (NodeEdit(node.attr, close),)),
     )
 
@@ -85,8 +92,9 @@ class UnknownMxnetMember(Rule):
     mxnet = "1"
     what = """
         Finds `F.<name>` (also `F.contrib.<name>`, `F.linalg.`, `F.random.`, `F.image.`,
-        `F.sparse.`, `F.np.`, `F.npx.`) that neither `mx.nd` nor `mx.sym` has, and a tensor's method or attribute
-        that neither NDArray nor Symbol has when it is one typo away from one they have
+        `F.sparse.`, `F.np.`, `F.npx.`) that neither `mx.nd` nor `mx.sym` has, and a tensor's
+        method or attribute that neither NDArray nor Symbol has when it is one typo away from
+        one they have
         (`x.resahpe(...)`), in MXNet 1.x `hybrid_forward` and the helpers it calls, and on
         NDArrays of imperative code (names bound to an `mx.nd` operator's result).
     """

@@ -10,14 +10,13 @@ call with keywords. Its tests are the examples below (run by `tests/test_rule_ex
 
 from __future__ import annotations
 
-import difflib
-
 import libcst as cst
 
 from mxlint.checker import FileContext, FixSpec, NodeEdit, shortened
 from mxlint.knowledge.api import ALWAYS_ACCEPTED, api
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.hybridization._examples import _IMPORTS, _L, _block
+from mxlint.rules.hybridization.unknown_mxnet_member import closest
 
 KEYWORD_ADVICE = (
     "`{call}` passes `{keyword}=`, which `{op}` does not take (its parameters: {params}): MXNet "
@@ -106,8 +105,7 @@ def check_keywords(ctx: FileContext, call: cst.Call, key: str) -> None:
         params = sorted(sig.keywords - ALWAYS_ACCEPTED)
         meant = next((m for m in _MEANT.get(keyword, ()) if m in sig.keywords), None)
         if meant is None:
-            close = difflib.get_close_matches(keyword, params, n=1, cutoff=0.75)
-            meant = close[0] if close else None
+            meant = closest(keyword, params, cutoff=0.75)
         listed = ", ".join(f"`{p}`" for p in params[:8]) + (", ..." if len(params) > 8 else "")
         message = KEYWORD_ADVICE.format(
             call=shortened(ctx.code(call), 50),
