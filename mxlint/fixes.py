@@ -209,6 +209,30 @@ def relint_strict(path: str, text: str, settings: Settings) -> list[Finding]:
     return findings
 
 
+def fix_text(
+    name: str,
+    text: str,
+    findings: Sequence[Finding],
+    settings: Settings,
+    unsafe: bool,
+    python: bool,
+) -> tuple[str, int]:
+    """One file's text with its applicable fixes applied, pass after pass (a fix can make room
+    for another): (new text, fixes applied). `findings` are the file's, positioned in `text`.
+    What `--fix` writes, `mxlint check - --fix` prints and the language server's fix-all edits."""
+    findings = [f for f in findings if applicable(f, unsafe)]
+    applied = 0
+    for _pass in range(MAX_PASSES):
+        if not findings:
+            break
+        text, n = apply_findings(text, findings, unsafe, python)
+        applied += n
+        if not n or not python:
+            break
+        findings = [f for f in relint_strict(name, text, settings) if applicable(f, unsafe)]
+    return text, applied
+
+
 # -- files ------------------------------------------------------------------------------------
 
 
@@ -361,18 +385,9 @@ def fix_paths(
             if before.get(filename) != (st.st_mtime_ns, st.st_size):
                 report.skipped.append((filename, "changed on disk during the run"))
                 continue
-            findings = src.in_text(findings)
-            text, applied = src.text, 0
-            for _pass in range(MAX_PASSES):
-                text, n = apply_findings(text, findings, unsafe, src.python)
-                applied += n
-                if not n or not src.python:
-                    break
-                findings = [
-                    f for f in relint_strict(filename, text, settings) if applicable(f, unsafe)
-                ]
-                if not findings:
-                    break
+            text, applied = fix_text(
+                filename, src.text, src.in_text(findings), settings, unsafe, src.python
+            )
             if not applied or text == src.text:
                 continue
             try:

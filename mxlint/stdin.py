@@ -11,13 +11,10 @@ from pathlib import Path
 
 from mxlint.config import Settings
 from mxlint.engine import lint_file
-from mxlint.fixes import FileFix, applicable, apply_findings, relint_strict
+from mxlint.fixes import FileFix, fix_text
 from mxlint.rule import Finding
 from mxlint.runner import resolve_project
 from mxlint.sources import NOTEBOOK_SUFFIX, decode_source
-
-#: Passes of fix-and-relint over the source, as for files.
-MAX_PASSES = 10
 
 
 @dataclass
@@ -54,16 +51,7 @@ def fix_stdin(result: StdinResult, name: str, settings: Settings, unsafe: bool) 
     """Apply the applicable fixes to the piped Python source, pass after pass, as for files."""
     if result.source is None:
         return result
-    text, applied = result.source, 0
-    findings = [f for f in result.findings if applicable(f, unsafe)]
-    for _pass in range(MAX_PASSES):
-        if not findings:
-            break
-        text, n = apply_findings(text, findings, unsafe, python=True)
-        applied += n
-        if not n:
-            break
-        findings = [f for f in relint_strict(name, text, settings) if applicable(f, unsafe)]
+    text, applied = fix_text(name, result.source, result.findings, settings, unsafe, python=True)
     remaining = lint_stdin(text.encode("utf-8"), name, settings) if applied else result
     remaining.fixed_text, remaining.fixed = text, applied
     return remaining
