@@ -203,6 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="list every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
     add_doctor_parser(sub)
+    sub.add_parser(
+        "server",
+        help="run the language server (LSP over stdio) for editors",
+        description="Language server on stdin/stdout: diagnostics as `mxlint check` at the "
+        "workspace root reports them (cross-file ones too), quick fixes, `# noqa` actions and "
+        "fix-all. Started by the editor, not by hand.",
+    )
     return parser
 
 
@@ -536,12 +543,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return run_doctor(args.output_format)
 
 
+def cmd_server(args: argparse.Namespace) -> int:
+    from mxlint.server import main as serve
+
+    return serve()
+
+
 #: Subcommand name -> handler. Other subcommands register here and in `build_parser`.
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "rule": cmd_rule,
     "doctor": cmd_doctor,
     "clean": cmd_clean,
+    "server": cmd_server,
 }
 
 

@@ -28,7 +28,12 @@ class ProjectIndex:
         facts: Iterable[FileFacts],
         settings: Settings | None = None,
         sources: Mapping[str, str] | None = None,
+        *,
+        previous: ProjectIndex | None = None,
     ) -> None:
+        """`previous`: the index of an earlier pass over mostly the same files (the language
+        server's, before an edit): the parsed files and the import graph that did not change
+        are taken from it instead of being built again."""
         self.files: list[FileFacts] = list(facts)
         self.settings = settings
         #: Text of files that are not (or not yet) on disk, by path: in-memory checks.
@@ -47,6 +52,20 @@ class ProjectIndex:
         self._effects: dict[str, Effects | None] = {}
         self._imports: ImportGraph | None = None
         self._scripts: frozenset[str] = frozenset()
+        if previous is not None:
+            self._reuse(previous)
+
+    def _reuse(self, previous: ProjectIndex) -> None:
+        # The same FileFacts object is the same file content (results are replaced on change).
+        same = {id(f) for f in previous.files} & {id(f) for f in self.files}
+        for f in self.files:
+            if id(f) in same and f.path in previous._contexts:
+                self._contexts[f.path] = previous._contexts[f.path]
+        if previous._imports is not None and self._import_key() == previous._import_key():
+            self._imports, self._scripts = previous._imports, previous._scripts
+
+    def _import_key(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        return [(f.module, f.path, tuple(f.imports)) for f in self.files]
 
     def checker_facts(self, checker: str) -> list[tuple[str, object]]:
         """(module, facts) of one checker, for every file that has some."""

@@ -34,12 +34,18 @@ class RunResult:
 
 
 def resolve_project(
-    results: Iterable[FileResult], settings: Settings, sources: Mapping[str, str] | None = None
+    results: Iterable[FileResult],
+    settings: Settings,
+    sources: Mapping[str, str] | None = None,
+    *,
+    index: ProjectIndex | None = None,
 ) -> list[Finding]:
     """Findings that need the whole run: conditional ones and checkers' cross-file reports.
-    `sources` gives the text of files checked from memory rather than read from disk."""
+    `sources` gives the text of files checked from memory rather than read from disk; `index`,
+    the run's facts already gathered (the language server keeps one between changes)."""
     results = list(results)
-    index = ProjectIndex((r.facts for r in results if r.facts is not None), settings, sources)
+    if index is None:
+        index = ProjectIndex((r.facts for r in results if r.facts is not None), settings, sources)
     found: list[Finding] = []
     for result in results:
         for finding, requirement in result.conditional:
@@ -79,11 +85,16 @@ def _admit_per_file(
 
 
 def check_text_files(
-    paths: Sequence[Path], settings: Settings, named: Collection[Path] = ()
+    paths: Sequence[Path],
+    settings: Settings,
+    named: Collection[Path] = (),
+    *,
+    texts: Mapping[Path, str] | None = None,
 ) -> list[Finding]:
     """Dependency files (requirements, pyproject.toml, Dockerfiles...), each text checker over
     every file it reads, so that it sees a project's files together. A file in `named` (given on
-    the command line) goes to a checker that reads it even when its name is not one it knows."""
+    the command line) goes to a checker that reads it even when its name is not one it knows.
+    `texts` holds the text of files read from memory (an editor's unsaved buffers)."""
     findings: list[Finding] = []
     for checker_type in registry.text_checkers():
         if not any(settings.code_enabled(r) for r in checker_type.rules):
@@ -95,20 +106,23 @@ def check_text_files(
                 path in named and checker_type.reads_named(name)
             ):
                 continue
+            if texts is not None and path in texts:
+                files.append((sources.display(path), texts[path]))
+                continue
             try:
                 files.append((sources.display(path), sources.read_text(path)))
             except OSError:
                 continue
         if not files:
             continue
-        texts = dict(files)
+        by_name = dict(files)
         found = _check_text(checker_type, files, settings)
         by_file: dict[str, list[Finding]] = {}
         for finding in found:
             by_file.setdefault(finding.filename, []).append(finding)
         kept: set[int] = set()
         for name, group in by_file.items():
-            text = texts.get(name)
+            text = by_name.get(name)
             noqa = parse_lines(text) if text is not None else None
             kept.update(id(f) for f in admit(group, settings, noqa, inline=True))
         findings.extend(f for f in found if id(f) in kept)

@@ -1,0 +1,252 @@
+"""A project kept in memory between checks, for the language server: every file linted once
+(from the results cache when it is unchanged), then only the file that changed; the text of
+open documents overrides the disk. The findings are `mxlint check`'s for the same files,
+cross-file ones included, because the same passes run over the same results.
+
+Paths are relative to the current directory, as `mxlint check .` run at the project root shows
+them: the server changes into the workspace folder before it indexes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mxlint import registry, sources
+from mxlint.config import ConfigError, find_config, load_settings
+from mxlint.engine import FileResult, lint_file, lint_notebook, lint_source
+from mxlint.fixes import fix_text
+from mxlint.notebooks import NotebookError
+from mxlint.project import ProjectIndex
+from mxlint.rule import Finding
+from mxlint.runner import check_text_files, resolve_project
+from mxlint.settings import Settings
+from mxlint.workers import lint_all
+
+#: Files whose change reloads the configuration.
+CONFIG_NAMES = frozenset({"pyproject.toml", "mxlint.toml"})
+
+
+@dataclass
+class NotebookCell:
+    """A cell of an open notebook: its kind and language decide whether it is Python code."""
+
+    text: str
+    code: bool = True
+
+
+@dataclass
+class Workspace:
+    """The files of one project and their results; `findings()` is what `mxlint check .` says."""
+
+    root: Path
+    settings: Settings = field(default_factory=Settings)
+    #: Why the configuration could not be read (the defaults are used meanwhile).
+    config_error: str | None = None
+    #: Lint results of Python files and notebooks, by displayed path.
+    results: dict[str, FileResult] = field(default_factory=dict)
+    #: Dependency files (requirements, Dockerfiles...) a text checker reads, by displayed path.
+    text_files: set[str] = field(default_factory=set)
+    #: Text of open documents, which overrides the file on disk (Python, dependency files).
+    overlays: dict[str, str] = field(default_factory=dict)
+    #: Open notebooks, as their cells.
+    notebooks: dict[str, list[NotebookCell]] = field(default_factory=dict)
+    _text_findings: list[Finding] | None = None
+    _project: list[Finding] | None = None
+    _previous: ProjectIndex | None = None
+
+    # -- configuration and indexing ----------------------------------------------------------
+
+    def load_settings(self) -> None:
+        """Read the project's configuration again; a broken file keeps the defaults and says why."""
+        try:
+            self.settings = load_settings(find_config(self.root), root=self.root)
+            self.config_error = None
+        except ConfigError as exc:
+            self.settings = Settings(root=self.root)
+            self.config_error = str(exc)
+
+    def index(
+        self, *, jobs: int = 0, cache_dir: Path | None = None, use_cache: bool = True
+    ) -> None:
+        """Lint every file of the project once; unchanged files come from the results cache,
+        which is saved for the next `mxlint check` or server start."""
+        from mxlint.cache import Cache, default_dir
+
+        self.load_settings()
+        python, text = sources.discover([Path(".")], self.settings)
+        cache = (
+            Cache.load(cache_dir or default_dir(self.settings), self.settings)
+            if use_cache
+            else None
+        )
+        results = lint_all(python, self.settings, jobs=jobs, cache=cache)
+        if cache is not None:
+            cache.save()
+        self.results = {r.path: r for r in results}
+        self.text_files = {sources.display(p) for p in text}
+        for name in list(self.overlays):
+            self._relint(name)
+        for name in list(self.notebooks):
+            self._relint(name)
+        self._changed(text=True)
+
+    # -- documents ---------------------------------------------------------------------------
+
+    def open(self, name: str, text: str) -> None:
+        self.overlays[name] = text
+        self._relint(name)
+
+    def change(self, name: str, text: str) -> None:
+        if self.overlays.get(name) == text:
+            return
+        self.overlays[name] = text
+        self._relint(name)
+
+    def close(self, name: str) -> None:
+        """The disk is the truth again for a closed document."""
+        self.overlays.pop(name, None)
+        self.notebooks.pop(name, None)
+        self._relint(name)
+
+    def set_notebook(self, name: str, cells: list[NotebookCell]) -> None:
+        self.notebooks[name] = cells
+        self._relint(name)
+
+    def is_checked(self, name: str) -> bool:
+        """Whether `mxlint check .` would check this file (not excluded, a kind mxlint reads)."""
+        path = Path(name)
+        if path.is_absolute() or name.startswith(".."):
+            return False
+        if self.settings.is_excluded(path):
+            return False
+        return self._is_python(name) or self._is_text(name)
+
+    def _is_python(self, name: str) -> bool:
+        return name.endswith((".py", ".pyi", sources.NOTEBOOK_SUFFIX))
+
+    def _is_text(self, name: str) -> bool:
+        return any(t.matches(name) for t in registry.text_checkers())
+
+    def _relint(self, name: str) -> None:
+        path = Path(name)
+        if self._is_text(name):
+            if name in self.overlays or path.is_file():
+                self.text_files.add(name)
+            else:
+                self.text_files.discard(name)
+            self._changed(text=True)
+        if not self._is_python(name) or self.settings.is_excluded(path):
+            return
+        if name in self.notebooks:
+            data = _notebook_json(self.notebooks[name])
+            try:
+                result = lint_notebook(name, data, self.settings)
+            except NotebookError:
+                result = FileResult(name)
+        elif name in self.overlays:
+            module, is_package = sources.module_name_for(path)
+            result = lint_source(
+                name, self.overlays[name], self.settings, module_name=module, is_package=is_package
+            )
+        elif path.is_file():
+            result = lint_file(path, self.settings)
+        else:  # deleted
+            self.results.pop(name, None)
+            self._changed()
+            return
+        self.results[name] = result
+        self._changed()
+
+    def file_changed_on_disk(self, name: str, deleted: bool = False) -> None:
+        """A file changed outside the editor (watched files): read it again unless it is open."""
+        if Path(name).name in CONFIG_NAMES:
+            return  # the caller reloads the configuration and indexes again
+        if name in self.overlays or name in self.notebooks:
+            return
+        if deleted:
+            self.results.pop(name, None)
+            self.text_files.discard(name)
+            self._changed(text=True)
+            return
+        if self.is_checked(name):
+            self._relint(name)
+
+    def _changed(self, text: bool = False) -> None:
+        self._project = None
+        if text:
+            self._text_findings = None
+
+    # -- findings ----------------------------------------------------------------------------
+
+    def findings(self) -> dict[str, list[Finding]]:
+        """Every file's findings, sorted as `mxlint check` prints them."""
+        if self._project is None:
+            overrides = {name: text for name, text in self.overlays.items() if name in self.results}
+            index = ProjectIndex(
+                (r.facts for r in self.results.values() if r.facts is not None),
+                self.settings,
+                overrides,
+                previous=self._previous,
+            )
+            self._previous = index
+            self._project = resolve_project(self.results.values(), self.settings, index=index)
+        if self._text_findings is None:
+            self._text_findings = self._check_text()
+        by_file: dict[str, list[Finding]] = {}
+        for finding in _chain(
+            (f for r in self.results.values() for f in r.findings),
+            self._project,
+            self._text_findings,
+        ):
+            by_file.setdefault(finding.filename, []).append(finding)
+        for group in by_file.values():
+            group.sort(key=Finding.sort_key)
+        return by_file
+
+    def _check_text(self) -> list[Finding]:
+        names = sorted(self.text_files)
+        texts = {Path(n): self.overlays[n] for n in names if n in self.overlays}
+        return check_text_files([Path(n) for n in names], self.settings, texts=texts)
+
+    def fix_all(self, name: str, unsafe: bool = False) -> tuple[str, int] | None:
+        """The text `mxlint check --fix` would write for an open Python document: (text, fixes)."""
+        text = self.overlays.get(name)
+        if text is None or not name.endswith((".py", ".pyi")):
+            return None
+        found = self.findings().get(name, [])
+        return fix_text(name, text, found, self.settings, unsafe, python=True)
+
+
+def _chain(*groups: Iterable[Finding]) -> Iterable[Finding]:
+    for group in groups:
+        yield from group
+
+
+def _notebook_json(cells: list[NotebookCell]) -> bytes:
+    """An nbformat 4 document of an open notebook's cells, as `lint_notebook` reads files."""
+    doc = {
+        "cells": [
+            {
+                "cell_type": "code" if c.code else "markdown",
+                "metadata": {},
+                "source": c.text,
+                **({"outputs": [], "execution_count": None} if c.code else {}),
+            }
+            for c in cells
+        ],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(doc).encode("utf-8")
+
+
+def standalone(name: str, text: str, settings: Settings) -> list[Finding]:
+    """Findings of a Python document outside the workspace: the file alone is the project, as
+    `mxlint check - --stdin-filename` reads it."""
+    result = lint_source(name, text, settings)
+    found = list(result.findings) + resolve_project([result], settings, {name: text})
+    return sorted(found, key=Finding.sort_key)

@@ -1,0 +1,208 @@
+"""`mxlint server` end to end: a real LSP client (pytest-lsp) talks to the server over stdio.
+
+The server's diagnostics must be what `mxlint check --output-format json` reports at the same
+root (cross-file findings included), a fix action must give `--fix`'s text, and a cross-file
+finding must follow edits of the file it depends on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SERVER = [sys.executable, "-m", "mxlint", "server"]
+
+pytestmark = pytest.mark.slow
+
+
+def check_json(root: Path, *extra: str) -> list[dict[str, object]]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mxlint",
+            "check",
+            "--no-cache",
+            "--output-format",
+            "json",
+            *extra,
+            ".",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def expected(root: Path) -> dict[str, set[tuple[str, int, int]]]:
+    """`mxlint check`'s findings per file as (code, 0-based line, 0-based column)."""
+    by_file: dict[str, set[tuple[str, int, int]]] = {}
+    for f in check_json(root):
+        loc = f["location"]
+        assert isinstance(loc, dict)
+        by_file.setdefault(str(f["filename"]), set()).add(
+            (str(f["code"]), int(loc["row"]) - 1, int(loc["column"]) - 1)
+        )
+    return by_file
+
+
+def shown(client: LanguageClient, uri: str) -> set[tuple[str, int, int]]:
+    return {
+        (str(d.code), d.range.start.line, d.range.start.character)
+        for d in client.diagnostics.get(uri, [])
+    }
+
+
+async def until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Wait for the server's notifications to make `condition` true."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise AssertionError("timed out waiting for the server")
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "sample_project"
+    shutil.copytree(FIXTURES / "sample_project", root)
+    (root / ".git").mkdir()  # the project's root: no configuration found above it
+    return root
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient, project: Path):  # type: ignore[no-untyped-def]
+    registered: list[lsp.Registration] = []
+
+    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def register(params: lsp.RegistrationParams) -> None:  # as VS Code accepts it
+        registered.extend(params.registrations)
+
+    params = lsp.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=project.as_uri(),
+        workspace_folders=[lsp.WorkspaceFolder(uri=project.as_uri(), name="sample")],
+    )
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def open_file(client: LanguageClient, path: Path, language: str = "python") -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(
+                uri=uri, language_id=language, version=1, text=path.read_text(encoding="utf-8")
+            )
+        )
+    )
+    return uri
+
+
+def replace_all(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+@pytest.mark.asyncio
+async def test_diagnostics_equal_mxlint_check(client: LanguageClient, project: Path) -> None:
+    want = expected(project)
+    names = ["train.py", "infer.py", "models/classifier.py", "requirements.txt", "Dockerfile"]
+    assert {n for n in names if n in want} == {
+        "train.py",
+        "infer.py",
+        "models/classifier.py",
+        "requirements.txt",
+    }
+    uris = {
+        n: open_file(client, project / n, "pip-requirements" if n.endswith(".txt") else "python")
+        for n in names
+    }
+    await until(lambda: all(uri in client.diagnostics for uri in uris.values()))
+    for name, uri in uris.items():
+        assert shown(client, uri) == want.get(name, set()), name
+    # The cross-file finding (a helper in models/utils.py reads `.asscalar()`) is among them.
+    assert ("MXL102", 20, 12) in shown(client, uris["models/classifier.py"])
+    d = client.diagnostics[uris["train.py"]][0]
+    assert d.source == "mxlint"
+    assert d.code_description is not None and "MXL" in d.code_description.href
+
+
+@pytest.mark.asyncio
+async def test_cross_file_finding_follows_the_helper(client: LanguageClient, project: Path) -> None:
+    classifier = open_file(client, project / "models/classifier.py")
+    utils_path = project / "models/utils.py"
+    utils = open_file(client, utils_path)
+    cross = ("MXL102", 20, 12)
+    await until(lambda: cross in shown(client, classifier))
+    original = utils_path.read_text(encoding="utf-8")
+    synced = original.replace(".asscalar()", "")
+    assert synced != original
+    replace_all(client, utils, synced, 2)  # unsaved: the buffer, not the disk, is the truth
+    await until(lambda: cross not in shown(client, classifier))
+    assert ("MXL103", 18, 16) in shown(client, classifier)  # its own findings stay
+    replace_all(client, utils, original, 3)
+    await until(lambda: cross in shown(client, classifier))
+
+
+@pytest.mark.asyncio
+async def test_fix_actions_give_fixs_text(client: LanguageClient, project: Path) -> None:
+    path = project / "models/classifier.py"
+    uri = open_file(client, path)
+    await until(lambda: uri in client.diagnostics)
+    diagnostics = client.diagnostics[uri]
+    fixable = [d for d in diagnostics if d.code == "MXL105"]
+    assert len(fixable) == 1
+    actions = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=fixable[0].range,
+            context=lsp.CodeActionContext(diagnostics=fixable),
+        )
+    )
+    assert actions is not None
+    by_kind = {(a.kind, a.title.split(":")[0]) for a in actions if isinstance(a, lsp.CodeAction)}
+    assert (lsp.CodeActionKind.QuickFix, "MXL105") in by_kind
+    fix_all = [
+        a for a in actions if isinstance(a, lsp.CodeAction) and a.kind == "source.fixAll.mxlint"
+    ]
+    assert len(fix_all) == 1
+    edit = fix_all[0].edit
+    assert edit is not None and edit.changes is not None
+    (text_edit,) = edit.changes[uri]
+    # What `mxlint check --fix` writes for the same file.
+    fixed_copy = project.parent / "fixed"
+    shutil.copytree(project, fixed_copy)
+    subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", "--no-cache", "--fix", "models/classifier.py"],
+        cwd=fixed_copy,
+        capture_output=True,
+        check=False,
+    )
+    assert text_edit.new_text == (fixed_copy / "models/classifier.py").read_text(encoding="utf-8")
+    noqa = [a for a in actions if isinstance(a, lsp.CodeAction) and a.title.startswith("Disable")]
+    assert [a.title for a in noqa] == ["Disable MXL105 for this line"]
+    assert noqa[0].edit is not None and noqa[0].edit.changes is not None
+    (line_edit,) = noqa[0].edit.changes[uri]
+    assert line_edit.range.start.line == fixable[0].range.start.line
+    assert line_edit.new_text.rstrip().endswith("# noqa: MXL105")
