@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,7 +171,7 @@ class MxlintServer(LanguageServer):
                 self._sync_notebook(uri)
             else:
                 self._sync_text(uri)
-        self.publish()
+        self.publish(edited=dirty)
 
     # -- diagnostics ---------------------------------------------------------------------------
 
@@ -200,8 +200,9 @@ class MxlintServer(LanguageServer):
                 return standalone(path, doc.source, self.project.settings)
         return []
 
-    def publish(self) -> None:
-        """Send the diagnostics of every open document whose findings changed."""
+    def publish(self, edited: Collection[str] = ()) -> None:
+        """Send the diagnostics of every open document whose findings changed, and of the
+        `edited` ones in any case (the editor waits for diagnostics of its new version)."""
         if self.project is None:
             return
         by_file = self.project.findings()
@@ -212,10 +213,10 @@ class MxlintServer(LanguageServer):
             if notebook is not None:
                 per_cell = self._by_cell(notebook, found)
                 for cell_uri, cell_found in per_cell.items():
-                    self._send(cell_uri, cell_found)
+                    self._send(cell_uri, cell_found, force=uri in edited)
                     seen.add(cell_uri)
             else:
-                self._send(uri, found)
+                self._send(uri, found, force=uri in edited)
                 seen.add(uri)
         for uri in list(self.published):
             if uri not in seen:  # closed: clear what the editor still shows
@@ -236,11 +237,11 @@ class MxlintServer(LanguageServer):
         cells = self._cells(notebook)
         return [c.document for c, mine in zip(notebook.cells, cells) if mine.code]
 
-    def _send(self, uri: str, found: list[Finding]) -> None:
+    def _send(self, uri: str, found: list[Finding], force: bool = False) -> None:
         lines = self._lines(uri)
         diagnostics = [self._diagnostic(f, lines) for f in found]
         previous = self.published.get(uri)
-        if previous is not None and previous.diagnostics == diagnostics:
+        if not force and previous is not None and previous.diagnostics == diagnostics:
             previous.findings = found
             return
         self.published[uri] = Published(diagnostics, found)

@@ -206,3 +206,79 @@ async def test_fix_actions_give_fixs_text(client: LanguageClient, project: Path)
     (line_edit,) = noqa[0].edit.changes[uri]
     assert line_edit.range.start.line == fixable[0].range.start.line
     assert line_edit.new_text.rstrip().endswith("# noqa: MXL105")
+
+
+@pytest.mark.asyncio
+async def test_notebook_cells_get_their_findings(client: LanguageClient, project: Path) -> None:
+    path = project / "notebook.ipynb"
+    shutil.copy(FIXTURES / "notebooks" / "gluon_cnn.ipynb", path)
+    want: dict[int, set[tuple[str, int, int]]] = {}
+    for f in check_json(project):
+        if f["filename"] == "notebook.ipynb":
+            loc = f["location"]
+            assert isinstance(loc, dict) and isinstance(f["cell"], int)
+            want.setdefault(f["cell"], set()).add(
+                (str(f["code"]), int(loc["row"]) - 1, int(loc["column"]) - 1)
+            )
+    assert set(want) == {3, 4}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    uri = path.as_uri()
+    cells, items = [], []
+    for i, cell in enumerate(doc["cells"]):
+        cell_uri = f"vscode-notebook-cell:{path}#C{i}"
+        code = cell["cell_type"] == "code"
+        kind = lsp.NotebookCellKind.Code if code else lsp.NotebookCellKind.Markup
+        cells.append(lsp.NotebookCell(kind=kind, document=cell_uri))
+        source = cell["source"]
+        text = "".join(source) if isinstance(source, list) else source
+        items.append(
+            lsp.TextDocumentItem(
+                uri=cell_uri, language_id="python" if code else "markdown", version=1, text=text
+            )
+        )
+    client.notebook_document_did_open(
+        lsp.DidOpenNotebookDocumentParams(
+            notebook_document=lsp.NotebookDocument(
+                uri=uri, notebook_type="jupyter-notebook", version=1, cells=cells
+            ),
+            cell_text_documents=items,
+        )
+    )
+    code_cells = [c.document for c in cells if c.kind == lsp.NotebookCellKind.Code]
+    await until(lambda: all(c in client.diagnostics for c in code_cells))
+    for number, cell_uri in enumerate(code_cells, start=1):
+        assert shown(client, cell_uri) == want.get(number, set()), number
+
+
+@pytest.mark.asyncio
+async def test_configuration_is_read_again_when_it_changes(
+    client: LanguageClient, project: Path
+) -> None:
+    uri = open_file(client, project / "train.py")
+    await until(lambda: "MXL601" in {c for c, _, _ in shown(client, uri)})
+    config = project / "mxlint.toml"
+    config.write_text('ignore = ["MXL601"]\n', encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=config.as_uri(), type=lsp.FileChangeType.Created)]
+        )
+    )
+    await until(lambda: "MXL601" not in {c for c, _, _ in shown(client, uri)})
+    assert "MXL401" in {c for c, _, _ in shown(client, uri)}
+
+
+@pytest.mark.asyncio
+async def test_a_broken_configuration_is_reported(client: LanguageClient, project: Path) -> None:
+    uri = open_file(client, project / "train.py")
+    await until(lambda: uri in client.diagnostics)
+    config = project / "mxlint.toml"
+    config.write_text("ignore = [\n", encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=config.as_uri(), type=lsp.FileChangeType.Created)]
+        )
+    )
+    await until(lambda: any("invalid TOML" in m.message for m in client.messages))
+    (message,) = [m for m in client.messages if "invalid TOML" in m.message]
+    assert message.type == lsp.MessageType.Error
+    assert "mxlint.toml" in message.message and "default settings" in message.message
