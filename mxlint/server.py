@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -570,6 +571,11 @@ async def _watch(ls: MxlintServer) -> None:
 
 
 def main() -> int:
+    """Serve on stdin/stdout. The protocol gets its own copy of stdout, and file descriptor 1
+    becomes stderr: a stray print (a rule, a library, a worker process) cannot corrupt it."""
     logging.basicConfig(level=logging.WARNING)
-    build().start_io()
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    build().start_io(sys.stdin.buffer, protocol_out)
     return 0

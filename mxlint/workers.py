@@ -84,11 +84,13 @@ def _trim() -> None:
         _malloc_trim(0)  # type: ignore[operator]
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context(threaded: bool = False) -> multiprocessing.context.BaseContext:
+    """fork starts a worker in milliseconds with mxlint already imported; elsewhere, spawn. A
+    process with threads of its own (the language server) spawns: a forked child inherits the
+    locks other threads held at the fork, and can wait on them forever."""
     import multiprocessing
 
-    # fork starts a worker in milliseconds with mxlint already imported; elsewhere, spawn.
-    if sys.platform == "linux":
+    if sys.platform == "linux" and not threaded:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
 
@@ -139,6 +141,8 @@ def lint_many(
     jobs: int,
     contents: Sequence[bytes | None] | None = None,
     sizes: Sequence[int] | None = None,
+    *,
+    threaded: bool = False,
 ) -> list[FileResult]:
     """`contents`: the files' bytes where already read; used in this process (workers read
     their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
@@ -160,7 +164,7 @@ def lint_many(
     gc.freeze()
     try:
         with ProcessPoolExecutor(
-            max_workers=jobs, mp_context=_context(), initializer=_init, initargs=(settings,)
+            max_workers=jobs, mp_context=_context(threaded), initializer=_init, initargs=(settings,)
         ) as pool:
             # Submitted first, so one worker starts on it while the others take the rest.
             large = pool.submit(_lint_lane, [paths[i] for i in lane])
@@ -182,11 +186,13 @@ def lint_all(
     *,
     jobs: int | None = None,
     cache: Cache | None = None,
+    threaded: bool = False,
 ) -> list[FileResult]:
-    """One result per path, in order; cached results for unchanged files."""
+    """One result per path, in order; cached results for unchanged files. `threaded`: the
+    calling process runs other threads (workers are then spawned, never forked)."""
     jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     if cache is None:
-        return lint_many(paths, settings, jobs)
+        return lint_many(paths, settings, jobs, threaded=threaded)
     from mxlint.cache import file_key
 
     results: list[FileResult | None] = [None] * len(paths)
@@ -212,7 +218,9 @@ def lint_all(
         # Workers read their files themselves: the bytes need not stay here meanwhile.
         todo = [(index, shown, key, None) for index, shown, key, _ in todo]
         contents = None
-    fresh = lint_many([paths[i] for i, _, _, _ in todo], settings, jobs, contents, sizes)
+    fresh = lint_many(
+        [paths[i] for i, _, _, _ in todo], settings, jobs, contents, sizes, threaded=threaded
+    )
     for (index, shown, key, _), result in zip(todo, fresh):
         results[index] = result
         if key:

@@ -82,7 +82,7 @@ class Workspace:
             if use_cache
             else None
         )
-        results = lint_all(python, self.settings, jobs=jobs, cache=cache)
+        results = lint_all(python, self.settings, jobs=jobs, cache=cache, threaded=True)
         if cache is not None:
             cache.save()
         self.results = {r.path: r for r in results}
