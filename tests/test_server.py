@@ -282,3 +282,22 @@ async def test_a_broken_configuration_is_reported(client: LanguageClient, projec
     (message,) = [m for m in client.messages if "invalid TOML" in m.message]
     assert message.type == lsp.MessageType.Error
     assert "mxlint.toml" in message.message and "default settings" in message.message
+
+
+@pytest.mark.asyncio
+async def test_a_project_indexed_by_worker_processes(client: LanguageClient, project: Path) -> None:
+    """Enough files for worker processes (where there are cores): the threaded server must
+    spawn them, and their results are the workspace's."""
+    source = (project / "models/classifier.py").read_text(encoding="utf-8")
+    for i in range(30):
+        (project / "models" / f"copy_{i}.py").write_text(source, encoding="utf-8")
+    config = project / "mxlint.toml"
+    config.write_text("", encoding="utf-8")  # reload: index again, now with 30 more files
+    client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=config.as_uri(), type=lsp.FileChangeType.Created)]
+        )
+    )
+    uri = open_file(client, project / "models" / "copy_29.py")
+    await until(lambda: uri in client.diagnostics)
+    assert shown(client, uri) == expected(project)["models/copy_29.py"]
