@@ -111,10 +111,11 @@ class Runtime:
     `check` names the experiment: "hybrid" runs the flagged HybridBlock imperatively,
     hybridized, with static allocation and exported, and compares; "context" runs the code on a
     device; "seed" runs the entry script twice unseeded and twice seeded; "memory" runs it
-    watching memory and the recorded graph; "raise" runs it expecting an exception.
+    watching memory and the recorded graph; "raise" runs it expecting an exception; "onnx"
+    builds the block, exports it and converts the files with `mx.onnx.export_model`.
     """
 
-    check: Literal["hybrid", "context", "seed", "memory", "raise"]
+    check: Literal["hybrid", "context", "seed", "memory", "raise", "onnx"]
     #: The predicted failure is an exception raised at (or after) the flagged line, whose
     #: `Type: message` text matches `error` (any exception when None).
     loud: bool = False

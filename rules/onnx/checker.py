@@ -1,0 +1,239 @@
+"""The ONNX checker (MXL9xx): reads each file's HybridBlock classes (`_blocks.py`) and its
+`export_model` calls (`_export.py`), keeps them as the file's facts, and, once every file is
+known, follows each export to the classes and layers of the exported block (in any file of the
+run) and runs the rules' decisions on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import libcst as cst
+
+from mxlint import knowledge
+from mxlint.checker import Checker
+from mxlint.names import ProjectNames
+from mxlint.positions import node_ranges
+from mxlint.project import ProjectIndex
+from mxlint.rule import Finding
+from mxlint.rules.onnx import dynamic_shape_operator, export_input_mismatch, unsupported_operator
+from mxlint.rules.onnx._blocks import SEQUENTIAL, ClassFacts, ClassReader, Member, Use
+from mxlint.rules.onnx._export import Arg, BlockRef, ExportReader, ExportSite
+from mxlint.rules.onnx._scopes import scopes
+from mxlint.rules.onnx.dynamic_shape_operator import DynamicShapeOperator
+from mxlint.rules.onnx.export_input_mismatch import ExportInputMismatch
+from mxlint.rules.onnx.unsupported_operator import UnsupportedOnnxOperator
+from mxlint.walker import iter_nodes
+
+NAME = "onnx"
+
+
+class OnnxChecker(Checker):
+    rules = (UnsupportedOnnxOperator, DynamicShapeOperator, ExportInputMismatch)
+    name = NAME
+    cross_file = True
+
+    def end(self) -> None:
+        ctx = self.ctx
+        if ctx.mxnet_line == "2":
+            return
+        source = ctx.source
+        has_classes = "hybrid_forward" in source or ".add(" in source
+        has_exports = "export_model" in source
+        if not has_classes and not has_exports:
+            return
+        nodes: list[cst.CSTNode] = []
+        reader = ClassReader(ctx, nodes)
+        classes: dict[str, ClassFacts] = {}
+        if has_classes:
+            for node in iter_nodes(ctx.module):
+                if type(node) is cst.ClassDef:
+                    qual = ctx.qualname(_class_path(ctx.module, node))
+                    classes[qual] = reader.read(node, qual)
+        exports: list[ExportSite] = []
+        if has_exports:
+            exports = ExportReader(ctx, scopes(ctx.module), nodes).sites(reader)
+        classes = {q: c for q, c in classes.items() if c.uses is not None or c.members or c.added}
+        if not classes and not exports:
+            return
+        ranges = node_ranges(ctx.module, nodes, source) if nodes else {}
+        spans = [_span(ranges.get(n)) for n in nodes]
+        ctx.facts.checker_facts[NAME] = {
+            "classes": {q: _placed_class(c, spans) for q, c in classes.items()},
+            "exports": [_placed_site(s, spans) for s in exports],
+        }
+
+    @classmethod
+    def finalize(cls, project: ProjectIndex) -> list[Finding]:
+        classes: dict[str, ClassFacts] = {}
+        sites: list[ExportSite] = []
+        for _module, facts in project.checker_facts(NAME):
+            assert isinstance(facts, dict)
+            classes.update(facts["classes"])
+            sites.extend(facts["exports"])
+        graph = Graphs(classes)
+        findings: dict[tuple[str, int, int, str], Finding] = {}
+        for site in sites:
+            block = site.block
+            uses = graph.uses(block, site.path) if block is not None else []
+            inputs = graph.inputs(block) if block is not None else None
+            for finding in [
+                *unsupported_operator.decide(site, uses),
+                *dynamic_shape_operator.decide(site, uses),
+                *export_input_mismatch.decide(site, inputs),
+            ]:
+                key = (
+                    finding.filename,
+                    finding.location.row,
+                    finding.location.column,
+                    finding.code,
+                )
+                findings.setdefault(key, finding)
+        return list(findings.values())
+
+
+class Graphs:
+    """What the exported blocks' graphs hold, across the classes of every file."""
+
+    def __init__(self, classes: dict[str, ClassFacts]) -> None:
+        self.classes = classes
+        self.names = ProjectNames(classes)
+
+    def _facts(self, name: str) -> tuple[str, ClassFacts] | None:
+        qual = self.names.resolve(name)
+        return (qual, self.classes[qual]) if qual is not None else None
+
+    def _chain(self, name: str) -> list[tuple[str, ClassFacts]]:
+        """The class and its project base classes, nearest first."""
+        out: list[tuple[str, ClassFacts]] = []
+        todo = [name]
+        while todo and len(out) < 16:
+            found = self._facts(todo.pop(0))
+            if found is None or any(q == found[0] for q, _ in out):
+                continue
+            out.append(found)
+            todo.extend(found[1].bases)
+        return out
+
+    def uses(self, block: BlockRef, path: str) -> list[tuple[Use, str, str]]:
+        """(use, its file, the class holding it) for every use in the block's graph; `path`
+        is the exporting file (where the layers `add`ed to it are built)."""
+        out: list[tuple[Use, str, str]] = []
+        self._members(block.members, out, set(), path)
+        if block.name not in SEQUENTIAL:
+            self._class(block.name, out, set())
+        return out
+
+    def _members(
+        self,
+        members: tuple[Member, ...],
+        out: list[tuple[Use, str, str]],
+        seen: set[str],
+        path: str,
+    ) -> None:
+        for member in members:
+            if member.use is not None:
+                out.append((member.use, path, ""))
+            elif member.name is not None and member.name not in SEQUENTIAL:
+                self._class(member.name, out, seen)
+
+    def _class(self, name: str, out: list[tuple[Use, str, str]], seen: set[str]) -> None:
+        chain = self._chain(name)
+        if not chain or chain[0][0] in seen:
+            return
+        seen.add(chain[0][0])
+        members: dict[str, tuple[tuple[Member, ...], str]] = {}
+        for _qual, facts in reversed(chain):
+            for attr, held in facts.members.items():
+                members[attr] = (held, facts.path)
+        forward = next(((q, f) for q, f in chain if f.uses is not None), None)
+        if forward is None:
+            added = next(((f.added, f.path) for _, f in chain if f.added), None)
+            if added is not None and self._sequential(chain):
+                self._members(added[0], out, seen, added[1])
+            return
+        qual, facts = forward
+        out.extend((use, facts.path, qual) for use in facts.uses or ())
+        for attr in sorted(facts.called):
+            if attr in members:
+                held, path = members[attr]
+                self._members(held, out, seen, path)
+
+    def _sequential(self, chain: list[tuple[str, ClassFacts]]) -> bool:
+        return any(knowledge.canonical(b) in SEQUENTIAL for _, f in chain for b in f.bases)
+
+    def inputs(self, block: BlockRef) -> tuple[int, int] | None:
+        """(required, optional) inputs of the exported block's `hybrid_forward`, when the
+        class and the classes it derives from are all known."""
+        if block.name in SEQUENTIAL:
+            return None
+        chain = self._chain(block.name)
+        for _qual, facts in chain:
+            if facts.uses is None:
+                continue
+            if not all(
+                knowledge.is_mxnet(knowledge.canonical(b)) or self._facts(b) is not None
+                for _, f in chain
+                for b in f.bases
+            ):
+                return None
+            if len(chain) > 1:
+                return None  # a base class may register parameters the forward takes
+            return facts.inputs
+        return None
+
+
+def _class_path(module: cst.Module, target: cst.ClassDef) -> str:
+    """`Outer.Inner` for a class nested in classes, else its name."""
+
+    def find(body: Any, prefix: str) -> str | None:
+        for stmt in body:
+            if type(stmt) is cst.ClassDef:
+                name = prefix + stmt.name.value
+                if stmt is target:
+                    return name
+                inner = find(stmt.body.body, name + ".")
+                if inner is not None:
+                    return inner
+        return None
+
+    return find(module.body, "") or target.name.value
+
+
+def _span(rng: Any) -> tuple[int, int, int, int]:
+    if rng is None:
+        return (1, 1, 1, 1)
+    (sl, sc), (el, ec) = rng
+    return (sl, sc + 1, el, ec + 1)
+
+
+def _placed_use(use: Use | None, spans: list[tuple[int, int, int, int]]) -> Use | None:
+    return None if use is None else replace(use, span=spans[use.span[0]])
+
+
+def _placed_class(facts: ClassFacts, spans: list[tuple[int, int, int, int]]) -> ClassFacts:
+    def members(held: tuple[Member, ...]) -> tuple[Member, ...]:
+        return tuple(Member(m.name, _placed_use(m.use, spans)) for m in held)
+
+    return replace(
+        facts,
+        uses=None
+        if facts.uses is None
+        else tuple(replace(u, span=spans[u.span[0]]) for u in facts.uses),
+        members={attr: members(held) for attr, held in facts.members.items()},
+        added=members(facts.added),
+    )
+
+
+def _placed_site(site: ExportSite, spans: list[tuple[int, int, int, int]]) -> ExportSite:
+    block = site.block
+    if block is not None:
+        block = replace(
+            block, members=tuple(Member(m.name, _placed_use(m.use, spans)) for m in block.members)
+        )
+    args: dict[str, Arg] = {
+        key: replace(arg, span=spans[arg.node]) if arg.node >= 0 else arg
+        for key, arg in site.args.items()
+    }
+    return replace(site, span=spans[site.span[0]], block=block, args=args)
