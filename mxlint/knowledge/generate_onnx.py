@@ -253,9 +253,7 @@ def _guess(cls: type, variant: int) -> dict[str, Any]:
             out[p.name] = (0.5, 0.0)[variant]
         elif "kernel" in name:
             out[p.name] = (3, 1)[variant]
-        elif name in ("function",):
-            out[p.name] = "relu"
-        elif "act" in name:
+        elif name in ("function",) or "act" in name:
             out[p.name] = "relu"
         else:
             out[p.name] = (4, 2)[variant]

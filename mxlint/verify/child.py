@@ -59,7 +59,11 @@ def main(argv: list[str]) -> int:
     result: dict[str, Any]
     try:
         info = _setup(job)
-        if job["kind"] == "block":
+        if job["kind"] == "block" and job.get("mode") == "onnx":
+            from mxlint.verify import onnx_export
+
+            result = onnx_export.run(job)
+        elif job["kind"] == "block":
             from mxlint.verify import block
 
             result = block.run(job)

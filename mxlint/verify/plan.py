@@ -207,6 +207,11 @@ def build(
             skipped.append(Skipped(item, "the file does not parse"))
             continue
         cls = enclosing_class(tree, item.line)
+        if how.check == "onnx":
+            found = _onnx_task(item, cls, tasks, sources, cache, config)
+            if isinstance(found, Skipped):
+                skipped.append(found)
+            continue
         if how.check == "hybrid" or (how.in_block and cls):
             if cls is None:
                 data_cls = finding.data.get("class") if finding.data else None
@@ -264,6 +269,51 @@ def build(
         if str(path) != str(script) and str(path) not in task.job["trace_files"]:
             task.job["trace_files"].append(str(path))
     return list(tasks.values()), skipped
+
+
+def _onnx_task(
+    item: Item,
+    cls: str | None,
+    tasks: dict[str, Task],
+    sources: list[Path],
+    cache: dict[Path, ast.Module | None],
+    config: dict[str, Any],
+) -> Task | Skipped:
+    """An ONNX finding's block task: the class holding the operator, or the exported block's
+    class (in the file that defines it) for a finding on the export call's arguments."""
+    data = item.finding.data or {}
+    export = bool(data.get("export"))
+    path = Path(item.path)
+    if export or cls is None:
+        named = data.get("class")
+        where = data.get("class_file")
+        if not isinstance(named, str) or not isinstance(where, str):
+            return Skipped(item, "the exported block is not a class of the run: nothing to build")
+        cls, path = named.rsplit(".", 1)[-1], Path(where).resolve()
+    key = f"block:{path}:{cls}:onnx" + ("-call" if export else "")
+    task = tasks.get(key)
+    if task is None:
+        module, roots = module_of(path)
+        conf = _config_for(cls, config)
+        ctor = conf.get("args") or conf.get("kwargs")
+        job = {
+            "kind": "block",
+            "file": str(path),
+            "module": module,
+            "roots": roots,
+            "class": cls,
+            "mode": "onnx",
+            "ctx_map": False,
+            "ctor": {"args": conf.get("args", []), "kwargs": conf.get("kwargs", {})}
+            if ctor
+            else constructor_args(cls, sources, cache),
+            "input_shapes": conf.get("input-shapes") or conf.get("input_shapes"),
+            "onnx": data.get("onnx") or {},
+            "export": export,
+        }
+        task = tasks[key] = Task("block", key, [], job)
+    task.items.append(item)
+    return task
 
 
 def _entry_for(

@@ -14,7 +14,7 @@ from typing import Any
 
 from mxlint.fixes import apply_edits
 from mxlint.rule import Finding, FindingKey, Runtime
-from mxlint.verify import bench, interpret, plan
+from mxlint.verify import bench, interpret, onnx_verdicts, plan
 from mxlint.verify.gpu import nvidia_smi_gpus
 from mxlint.verify.model import Verdict, inconclusive
 from mxlint.verify.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ChildResult, run_job
@@ -104,6 +104,11 @@ def run_block(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[Fi
     """Run the block; when a confirmed break with a fix masks later findings, apply that fix
     (only it) and run again, so each finding gets its own verdict."""
     job = dict(task.job)
+    if job["mode"] == "onnx":
+        result = slots.run(job, options)
+        return _child_failed(task.items, result) or onnx_verdicts.verdicts(
+            task.items, result.payload
+        )
     if job["mode"] == "hybrid":
         job["rewrite_source"] = _rewrite_source(task.items)
     verdicts: dict[FindingKey, Verdict] = {}

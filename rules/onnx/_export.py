@@ -49,6 +49,11 @@ class BlockRef:
     members: tuple[Member, ...]
     variable: str
 
+    @property
+    def text(self) -> str:
+        """How messages name it: `net` (`Encoder`)."""
+        return f"`{self.variable}` (`{self.name.rsplit('.', 1)[-1]}`)"
+
 
 @dataclass(frozen=True)
 class Arg:
@@ -73,6 +78,8 @@ class ExportSite:
     #: (row, column, end row, end column); (node index, 0, 0, 0) while the file is read
     span: tuple[int, int, int, int]
     symbol: str | None
+    #: the call as written (`mx.onnx.export_model`, `onnx_mxnet.export_model`)
+    callee: str
     block: BlockRef | None
     opset: int | None
     args: dict[str, Arg]
@@ -119,7 +126,13 @@ class ExportReader:
         self.nodes.append(call)
         function = scope.node.name.value if type(scope.node) is cst.FunctionDef else None
         return ExportSite(
-            self.ctx.path, (len(self.nodes) - 1, 0, 0, 0), function, block, opset, args
+            self.ctx.path,
+            (len(self.nodes) - 1, 0, 0, 0),
+            function,
+            self.ctx.code(call.func),
+            block,
+            opset,
+            args,
         )
 
     def _arg(self, node: cst.BaseExpression | None, scope: Scope, follow: bool = False) -> Arg:

@@ -81,7 +81,7 @@ class OnnxChecker(Checker):
             for finding in [
                 *unsupported_operator.decide(site, uses),
                 *dynamic_shape_operator.decide(site, uses),
-                *export_input_mismatch.decide(site, inputs),
+                *export_input_mismatch.decide(site, inputs, graph.locate(block)),
             ]:
                 key = (
                     finding.filename,
@@ -162,6 +162,13 @@ class Graphs:
 
     def _sequential(self, chain: list[tuple[str, ClassFacts]]) -> bool:
         return any(knowledge.canonical(b) in SEQUENTIAL for _, f in chain for b in f.bases)
+
+    def locate(self, block: BlockRef | None) -> tuple[str, str] | None:
+        """(qualified name, file) of the exported block's class, when the run defines it."""
+        if block is None or block.name in SEQUENTIAL:
+            return None
+        found = self._facts(block.name)
+        return (found[0], found[1].path) if found is not None else None
 
     def inputs(self, block: BlockRef) -> tuple[int, int] | None:
         """(required, optional) inputs of the exported block's `hybrid_forward`, when the

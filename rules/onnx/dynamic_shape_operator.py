@@ -35,7 +35,7 @@ class DynamicShapeOperator(Rule):
     mxnet = "1"
     runtime = Runtime("onnx", loud=True)
     message = (
-        "`{spelled}` puts `{op}` in the graph of `{block}`, exported to ONNX at {where}: "
+        "`{spelled}` puts `{op}` in the graph of {block}, exported to ONNX at {where}: "
         "`{op}` {kind}, which MXNet 1.9.1's exporter can neither infer shapes for nor "
         "convert; {advice}"
     )
@@ -155,7 +155,7 @@ def decide(site: ExportSite, uses: list[tuple[Use, str, str]]) -> list[Finding]:
         message = DynamicShapeOperator.format(
             spelled=use.spelled,
             op=op,
-            block=site.block.variable if site.block is not None else "the block",
+            block=site.block.text if site.block is not None else "the block",
             where=where(site, path),
             kind=_KINDS[kind],
             advice=advice,

@@ -24,7 +24,7 @@ class ExportInputMismatch(Rule):
     mxnet = "1"
     fixable = "safe"
     runtime = Runtime("onnx", loud=True)
-    message = "`mx.onnx.export_model(...)` {problem}: {consequence}; {advice}"
+    message = "`{callee}(...)` {problem}: {consequence}; {advice}"
     what = """
         Checks `mx.onnx.export_model` calls whose input shapes and types cannot describe the
         exported graph's inputs: no `in_shapes` (`input_shape`), one shape where a list of
@@ -188,15 +188,19 @@ def _is_shape(value: object) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(v, int) or v is None for v in value)
 
 
-def decide(site: ExportSite, inputs: tuple[int, int] | None) -> list[Finding]:
+def decide(
+    site: ExportSite, inputs: tuple[int, int] | None, located: tuple[str, str] | None
+) -> list[Finding]:
     problem = _problem(site, inputs)
     if problem is None:
         return []
     text, consequence, advice, fix = problem
-    message = ExportInputMismatch.format(problem=text, consequence=consequence, advice=advice)
+    message = ExportInputMismatch.format(
+        callee=site.callee, problem=text, consequence=consequence, advice=advice
+    )
     data: dict[str, Any] = {"onnx": verify_args(site), "export": True}
-    if site.block is not None:
-        data["class"] = site.block.name
+    if located is not None:
+        data["class"], data["class_file"] = located
     return [finding(ExportInputMismatch, message, site.path, site.span, site.symbol, data, fix)]
 
 
@@ -242,9 +246,9 @@ def _problem(
         required, optional = inputs
         if count < required or count > required + optional:
             want = str(required) if not optional else f"{required} to {required + optional}"
-            block = site.block.variable if site.block is not None else "the block"
+            block = site.block.text if site.block is not None else "the block"
             return (
-                f"gives {count} input shape{'s' * (count != 1)} for `{block}`, whose "
+                f"gives {count} input shape{'s' * (count != 1)} for {block}, whose "
                 f"`hybrid_forward` takes {want} input{'s' * (want != '1')}",
                 "the exporter pairs the graph's inputs with the shapes one by one and "
                 "cannot infer the graph's shapes",

@@ -50,7 +50,7 @@ class UnsupportedOnnxOperator(Rule):
     mxnet = "1"
     runtime = Runtime("onnx", loud=True, error=r"No conversion function registered")
     message = (
-        "`{spelled}` puts operator `{op}` in the graph of `{block}`, exported to ONNX at "
+        "`{spelled}` puts operator `{op}` in the graph of {block}, exported to ONNX at "
         "{where}: MXNet 1.9.1's exporter has no converter for `{op}`{opset} and raises "
         '"No conversion function registered for op type {op} yet."; compute it with '
         "operators the exporter converts (`mx.onnx.get_operator_support()` lists them), or "
@@ -209,7 +209,7 @@ def decide(site: ExportSite, uses: list[tuple[Use, str, str]]) -> list[Finding]:
         missing = facts.unconverted(use.ops, site.opset)
         if not missing:
             continue
-        block = site.block.variable if site.block is not None else "the block"
+        block = site.block.text if site.block is not None else "the block"
         message = UnsupportedOnnxOperator.format(
             spelled=use.spelled,
             op=missing[0],

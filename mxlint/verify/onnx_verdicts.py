@@ -1,0 +1,77 @@
+"""Verdicts of the ONNX checks (MXL9xx): read the export harness's stages (`onnx_export.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mxlint.rule import FindingKey
+from mxlint.verify.model import Verdict, inconclusive
+from mxlint.verify.plan import Item
+
+
+def _text(stage: dict[str, Any]) -> str:
+    exc = stage.get("exception", {})
+    return f"{exc.get('type', 'Exception')}: {str(exc.get('message', ''))[:300]}"
+
+
+def verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[FindingKey, Verdict]:
+    if payload.get("status") != "ok":
+        reason = payload.get("reason") or payload.get("exception", {}).get("message", "")
+        return {it.key: inconclusive(f"the export could not be run: {reason}") for it in items}
+    stages = payload.get("stages", {})
+    shapes = payload.get("input_shapes")
+    out: dict[FindingKey, Verdict] = {}
+    for it in items:
+        data = it.finding.data or {}
+        probed = stages.get("onnx-probed", {})
+        if data.get("export"):
+            out[it.key] = _call_verdict(stages, shapes)
+            continue
+        listed = data.get("ops", [])
+        ops = [str(op) for op in listed] if isinstance(listed, list) else []
+        present = [op for op in ops if op in payload.get("graph_ops", [])]
+        if not present:
+            out[it.key] = inconclusive(
+                f"the exported graph does not hold {', '.join(ops)} (input shape {shapes})"
+            )
+        elif probed.get("ok"):
+            out[it.key] = Verdict(
+                "refuted",
+                evidence=f"`mx.onnx.export_model` converted the graph holding {present[0]} "
+                f"(input shape {shapes}) and `onnx.checker.check_model` accepted it",
+            )
+        else:
+            text = _text(probed)
+            if it.finding.code == "MXL901" and not any(f"op type {op} " in text for op in ops):
+                out[it.key] = inconclusive(f"the export failed on another operator first: {text}")
+            else:
+                out[it.key] = Verdict(
+                    "confirmed",
+                    evidence=f"`mx.onnx.export_model` on the exported block (input shape "
+                    f"{shapes}, graph holding {present[0]}) raised {text}",
+                )
+    return out
+
+
+def _call_verdict(stages: dict[str, Any], shapes: Any) -> Verdict:
+    call, probed = stages.get("onnx-call"), stages.get("onnx-probed", {})
+    if call is None:
+        return inconclusive("the export call's arguments were not run")
+    if call.get("ok"):
+        return Verdict(
+            "refuted",
+            evidence=f"`mx.onnx.export_model` with the call's arguments ({call.get('kwargs')}) "
+            "converted the block and `onnx.checker.check_model` accepted it",
+        )
+    if not probed.get("ok"):
+        return inconclusive(
+            "the export fails with the shapes the block runs on too "
+            f"({shapes}: {_text(probed)}): the arguments are not shown to be the cause"
+        )
+    return Verdict(
+        "confirmed",
+        evidence=f"with the call's arguments ({call.get('kwargs')}) `mx.onnx.export_model` "
+        f"raised {_text(call)}; with one shape per input the block runs on ({shapes}) it "
+        "exported and passed `onnx.checker.check_model`",
+    )

@@ -1,0 +1,176 @@
+"""MXL9xx: fixtures match their markers exactly; which block an export reaches; `--verify`
+exports the flagged blocks with MXNet 1.9.1's real exporter."""
+
+from __future__ import annotations
+
+import pytest
+from expectations import actual, expected
+
+from mxlint.api import check_source
+from mxlint.config import Settings
+from mxlint.rule import Finding, Location
+from mxlint.verify import onnx_verdicts, plan
+from mxlint.verify.runner import VerifyOptions, run_block
+from mxlint.verify.runner import _Slots as Slots
+
+SETTINGS = Settings(select=("MXL9",))
+
+HEAD = (
+    "import mxnet as mx\nimport numpy as np\nfrom mxnet import gluon\n\n\n"
+    "class Head(gluon.HybridBlock):\n"
+    "    def hybrid_forward(self, F, x):\n"
+    "        return F.cosh(x)\n\n\n"
+    "net = Head()\n"
+)
+
+
+def _rows(source: str, project: list[tuple[str, str]] | None = None) -> list[tuple[str, int]]:
+    return sorted(
+        (f.code, f.location.row)
+        for f in check_source(source, "example.py", SETTINGS, project or [])
+    )
+
+
+def test_bad_fixtures_report_exactly_the_marked_findings(fixtures_dir):
+    root = fixtures_dir / "onnx" / "bad"
+    assert expected(root)
+    assert actual(root, prefix="MXL9") == expected(root)
+
+
+def test_good_twins_are_silent(fixtures_dir):
+    assert actual(fixtures_dir / "onnx" / "good", prefix="MXL9") == set()
+
+
+@pytest.mark.parametrize(
+    "export",
+    [
+        'net.export("m")\nmx.onnx.export_model("m-symbol.json", "m-0000.params", [(1, 4)])\n',
+        'p = "out/m"\nnet.export(p, 3)\nmx.onnx.export_model(p + "-symbol.json", "x", [(1, 4)])\n',
+        'net.export("m")\nmx.onnx.export_model("%s-symbol.json" % "m", "x", [(1, 4)])\n',
+        'net.export("m", 2)\ns, a, b = mx.model.load_checkpoint("m", 2)\n'
+        "mx.onnx.export_model(s, [a, b], [(1, 4)])\n",
+        's = net(mx.sym.var("data"))\nmx.onnx.export_model(s, {}, [(1, 4)])\n',
+    ],
+)
+def test_the_export_reaches_the_block(export):
+    assert _rows(HEAD + export) == [("MXL901", 8)]
+
+
+@pytest.mark.parametrize(
+    "export",
+    [
+        # Another network's files.
+        'other = gluon.nn.Dense(2)\nother.export("m")\nnet.export("n")\n'
+        'mx.onnx.export_model("m-symbol.json", "m-0000.params", [(1, 4)])\n',
+        # Two networks under one name: which one is converted depends on the run.
+        'other = gluon.nn.Dense(2)\nother.export("m")\nnet.export("m")\n'
+        'mx.onnx.export_model("m-symbol.json", "m-0000.params", [(1, 4)])\n',
+        # Exported for MXNet only.
+        'net.export("m")\n',
+        # A symbol file named on the command line.
+        'net.export("m")\nmx.onnx.export_model(args.sym, args.params, [(1, 4)])\n',
+    ],
+)
+def test_exports_of_other_or_unknown_blocks_are_silent(export):
+    assert _rows(HEAD + export) == []
+
+
+def test_opset_falls_back_as_the_exporter_does():
+    base = HEAD.replace("F.cosh(x)", "F.softmax(x)")
+    export = (
+        'net.export("m")\nmx.onnx.export_model("m-symbol.json", "p", [(1, 4)], opset_version=13)\n'
+    )
+    assert _rows(base + export) == []
+
+
+def test_block_in_another_file():
+    models = HEAD.split("\n\n\nnet")[0] + "\n"
+    script = (
+        "import mxnet as mx\nfrom models import Head\n\nnet = Head()\n"
+        'net.export("m")\nmx.onnx.export_model("m-symbol.json", "m-0000.params", [(1, 4)])\n'
+    )
+    findings = check_source(models, "models.py", SETTINGS, [("export", script)])
+    assert [(f.code, f.location.row) for f in findings] == [("MXL901", 8)]
+    assert "exported to ONNX at export.py:6" in findings[0].message
+
+
+def test_single_shape_fix_is_exact():
+    source = (
+        "import mxnet as mx\n\n"
+        'mx.onnx.export_model("m-symbol.json", "m-0000.params", (1, 3, 8, 8))\n'
+    )
+    (finding,) = check_source(source, "example.py", SETTINGS, [])
+    assert finding.code == "MXL903" and finding.fix is not None
+    from mxlint.fixes import apply_edits
+
+    assert apply_edits(source, list(finding.fix.edits)).endswith(
+        '"m-0000.params", [(1, 3, 8, 8)])\n'
+    )
+
+
+# -- --verify: the real exporter --------------------------------------------------------------
+
+VERIFY_MODELS = """from mxnet import gluon
+
+
+class Soft(gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return F.softmax(F.relu(x))
+
+
+class Pair(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.dense = gluon.nn.Dense(4)
+
+    def hybrid_forward(self, F, x, y):
+        return F.cosh(self.dense(x) + self.dense(y))
+"""
+
+
+def _verify(tmp_path, code: str, line: int, data: dict) -> dict:
+    models = tmp_path / "models.py"
+    models.write_text(VERIFY_MODELS, encoding="utf-8")
+    finding = Finding(code, "", str(models), Location(line, 1), Location(line, 2), data=data)
+    tasks, skipped = plan.build([finding], [models], {"config": {}})
+    assert not skipped and len(tasks) == 1
+    verdicts = run_block(tasks[0], Slots(0, 1), VerifyOptions(timeout=240))
+    return {
+        "verdict": verdicts[finding.key()].verdict,
+        "evidence": verdicts[finding.key()].evidence,
+    }
+
+
+@pytest.mark.slow
+def test_verify_confirms_a_missing_converter(tmp_path):
+    out = _verify(tmp_path, "MXL901", 16, {"ops": ["cosh"], "onnx": {}})
+    assert out["verdict"] == "confirmed"
+    assert "No conversion function registered for op type cosh yet." in out["evidence"]
+
+
+@pytest.mark.slow
+def test_verify_refutes_when_the_export_converts_and_checks(tmp_path):
+    out = _verify(tmp_path, "MXL901", 6, {"ops": ["softmax"], "onnx": {}})
+    assert out["verdict"] == "refuted"
+    assert "onnx.checker.check_model" in out["evidence"]
+
+
+@pytest.mark.slow
+def test_verify_confirms_a_shape_list_that_misses_an_input(tmp_path):
+    data = {
+        "export": True,
+        "class": "models.Soft",
+        "class_file": str(tmp_path / "models.py"),
+        "onnx": {"in_shapes": {"literal": True, "value": [4]}},
+    }
+    out = _verify(tmp_path, "MXL903", 1, data)
+    assert out["verdict"] == "confirmed", out
+    assert "TypeError" in out["evidence"]
+
+
+def test_verdicts_need_the_operator_in_the_graph():
+    finding = Finding("MXL901", "", "m.py", Location(1, 1), Location(1, 2), data={"ops": ["cosh"]})
+    item = plan.Item(0, finding, "m.py", 1)
+    payload = {"status": "ok", "stages": {"onnx-probed": {"ok": True}}, "graph_ops": ["relu"]}
+    assert onnx_verdicts.verdicts([item], payload)[finding.key()].verdict == "inconclusive"
