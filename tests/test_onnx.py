@@ -94,6 +94,14 @@ def test_block_in_another_file():
     assert "exported to ONNX at export.py:6" in findings[0].message
 
 
+def test_forwarded_arguments_are_not_judged():
+    source = (
+        "from mxnet.onnx import export_model as export_model_\n\n\n"
+        "def export_model(*args, **kwargs):\n    return export_model_(*args, **kwargs)\n"
+    )
+    assert _rows(source) == []
+
+
 def test_single_shape_fix_is_exact():
     source = (
         "import mxnet as mx\n\n"

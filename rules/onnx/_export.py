@@ -114,11 +114,13 @@ class ExportReader:
             else:
                 key = arg.keyword.value
                 bound[ALIASES.get(key, key)] = arg.value
+        starred = any(arg.star for arg in call.args)
         args = {key: self._arg(bound.get(key), scope) for key in self.params}
-        args["in_shapes"] = self._arg(bound.get("in_shapes"), scope, follow=True)
-        args["dynamic_input_shapes"] = self._arg(
-            bound.get("dynamic_input_shapes"), scope, follow=True
-        )
+        if starred:  # `export_model(*args, **kwargs)`: what is not written is unknown
+            args = {key: arg if arg.given else Arg(True) for key, arg in args.items()}
+        for key in ("in_shapes", "dynamic_input_shapes"):
+            if key in bound:
+                args[key] = self._arg(bound[key], scope, follow=True)
         opset_arg = self._arg(bound.get("opset_version"), scope)
         opset = opset_arg.value if isinstance(opset_arg.value, int) else None
         sym = bound.get("sym")
