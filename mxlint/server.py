@@ -12,6 +12,7 @@ read again when `pyproject.toml` or `mxlint.toml` changes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import sys
@@ -25,7 +26,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from mxlint import __version__
-from mxlint.rule import Edit, Finding
+from mxlint.notebooks import Notebook
+from mxlint.rule import Edit, Finding, Location
+from mxlint.sources import NOTEBOOK_SUFFIX
 from mxlint.suppressions import add_noqa
 from mxlint.workspace import CONFIG_NAMES, NotebookCell, Workspace, standalone
 
@@ -193,13 +196,46 @@ class MxlintServer(LanguageServer):
 
     def findings_for(self, uri: str, name: str, by_file: dict[str, list[Finding]]) -> list[Finding]:
         if name and self.project is not None and self.project.is_checked(name):
-            return by_file.get(name, [])
+            found = by_file.get(name, [])
+            if name.endswith(NOTEBOOK_SUFFIX) and uri not in self.workspace.notebook_documents:
+                return self._on_json_lines(uri, found)
+            return found
         if name == "" and uri.endswith((".py", ".pyi")) and self.project is not None:
             doc = self.workspace.text_documents.get(uri)
             path = to_fs_path(uri) or uri
             if doc is not None:  # outside the workspace: the file alone is its project
                 return standalone(path, doc.source, self.project.settings)
         return []
+
+    def _on_json_lines(self, uri: str, found: list[Finding]) -> list[Finding]:
+        """A notebook opened as its JSON text: each finding on the lines of the file that hold
+        its cell's rows (as SARIF and GitHub annotations place them); fixes cannot apply."""
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None:
+            return []
+        try:
+            notebook = Notebook.parse(doc.source)
+        except (ValueError, SyntaxError):
+            return []
+        lines = doc.lines
+        out = []
+        for f in found:
+            start = notebook.json_line(f.cell, f.location.row) if f.cell is not None else None
+            if start is None:
+                start = 1
+            end = notebook.json_line(f.cell, f.end_location.row) if f.cell is not None else None
+            end = max(end or start, start)
+            width = len(lines[end - 1].rstrip("\r\n")) if end <= len(lines) else 0
+            out.append(
+                dataclasses.replace(
+                    f,
+                    location=Location(start, 1),
+                    end_location=Location(end, width + 1),
+                    cell=None,
+                    fix=None,
+                )
+            )
+        return out
 
     def publish(self, edited: Collection[str] = ()) -> None:
         """Send the diagnostics of every open document whose findings changed, and of the

@@ -18,6 +18,7 @@ from mxlint import registry, sources
 from mxlint.config import ConfigError, find_config, load_settings
 from mxlint.engine import FileResult, lint_file, lint_notebook, lint_source
 from mxlint.fixes import fix_text
+from mxlint.funnel import admit
 from mxlint.notebooks import NotebookError
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding
@@ -140,12 +141,22 @@ class Workspace:
             self._changed(text=True)
         if not self._is_python(name) or self.settings.is_excluded(path):
             return
-        if name in self.notebooks:
-            data = _notebook_json(self.notebooks[name])
+        if name in self.notebooks or (
+            name in self.overlays and name.endswith(sources.NOTEBOOK_SUFFIX)
+        ):
+            # An open notebook: as cells (LSP notebook documents) or as its JSON text (an editor
+            # that opens it as a plain document).
+            data = (
+                _notebook_json(self.notebooks[name])
+                if name in self.notebooks
+                else self.overlays[name].encode("utf-8")
+            )
             try:
                 result = lint_notebook(name, data, self.settings)
-            except NotebookError:
-                result = FileResult(name)
+            except NotebookError as exc:  # as `mxlint check` reports it: MXL003
+                location, detail = sources.why_unreadable(exc, data)
+                finding = sources.unreadable_finding(name, location, detail)
+                result = FileResult(name, admit([finding], self.settings))
         elif name in self.overlays:
             module, is_package = sources.module_name_for(path)
             result = lint_source(

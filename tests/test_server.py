@@ -301,3 +301,29 @@ async def test_a_project_indexed_by_worker_processes(client: LanguageClient, pro
     uri = open_file(client, project / "models" / "copy_29.py")
     await until(lambda: uri in client.diagnostics)
     assert shown(client, uri) == expected(project)["models/copy_29.py"]
+
+
+@pytest.mark.asyncio
+async def test_a_notebook_opened_as_json_text(client: LanguageClient, project: Path) -> None:
+    """An editor without notebook support opens the file as JSON: findings go on the lines of
+    the file that hold their cells' rows, as GitHub annotations place them."""
+    path = project / "notebook.ipynb"
+    shutil.copy(FIXTURES / "notebooks" / "gluon_cnn.ipynb", path)
+    out = subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", "--no-cache", "--output-format", "github", "."],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    want = set()
+    for line in out.stdout.splitlines():
+        if "file=notebook.ipynb," in line:
+            fields = dict(
+                kv.split("=", 1) for kv in line.split("::")[1].split(" ", 1)[1].split(",")
+            )
+            want.add((fields["title"], int(fields["line"]) - 1))
+    assert len(want) == 4
+    uri = open_file(client, path, "json")
+    await until(lambda: uri in client.diagnostics)
+    assert {(str(d.code), d.range.start.line) for d in client.diagnostics[uri]} == want
