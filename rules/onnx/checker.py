@@ -12,7 +12,7 @@ from typing import Any
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.checker import Checker
+from mxlint.checker import Checker, FileContext, FileFacts
 from mxlint.names import ProjectNames
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
@@ -35,44 +35,30 @@ class OnnxChecker(Checker):
     cross_file = True
 
     def end(self) -> None:
-        ctx = self.ctx
-        if ctx.mxnet_line == "2":
+        # Only a file that calls export_model is read now (its classes and its exports); the
+        # classes of other files are read when an export reaches them (`Graphs`), so that a
+        # run without exports pays nothing for them.
+        if "export_model" not in self.ctx.source:
             return
-        source = ctx.source
-        has_classes = "hybrid_forward" in source or ".add(" in source
-        has_exports = "export_model" in source
-        if not has_classes and not has_exports:
-            return
-        nodes: list[cst.CSTNode] = []
-        reader = ClassReader(ctx, nodes)
-        classes: dict[str, ClassFacts] = {}
-        if has_classes:
-            for node in iter_nodes(ctx.module):
-                if type(node) is cst.ClassDef:
-                    qual = ctx.qualname(_class_path(ctx.module, node))
-                    classes[qual] = reader.read(node, qual)
-        exports: list[ExportSite] = []
-        if has_exports:
-            exports = ExportReader(ctx, scopes(ctx.module), nodes).sites(reader)
-        classes = {q: c for q, c in classes.items() if c.uses is not None or c.members or c.added}
-        if not classes and not exports:
-            return
-        ranges = node_ranges(ctx.module, nodes, source) if nodes else {}
-        spans = [_span(ranges.get(n)) for n in nodes]
-        ctx.facts.checker_facts[NAME] = {
-            "classes": {q: _placed_class(c, spans) for q, c in classes.items()},
-            "exports": [_placed_site(s, spans) for s in exports],
-        }
+        facts = read_file(self.ctx, exports=True)
+        if facts is not None:
+            self.ctx.facts.checker_facts[NAME] = facts
 
     @classmethod
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
         classes: dict[str, ClassFacts] = {}
         sites: list[ExportSite] = []
+        read: set[str] = set()
         for _module, facts in project.checker_facts(NAME):
             assert isinstance(facts, dict)
             classes.update(facts["classes"])
             sites.extend(facts["exports"])
-        graph = Graphs(classes)
+        if not sites:
+            return []
+        for f in project.files:
+            if NAME in f.checker_facts:
+                read.add(f.path)
+        graph = Graphs(classes, project, read)
         findings: dict[tuple[str, int, int, str], Finding] = {}
         for site in sites:
             block = site.block
@@ -93,16 +79,72 @@ class OnnxChecker(Checker):
         return list(findings.values())
 
 
+def read_file(ctx: FileContext, *, exports: bool) -> dict[str, Any] | None:
+    """A file's HybridBlock classes (what their graphs hold) and, with `exports`, its
+    export_model calls, positioned: the checker's facts for the file."""
+    if ctx.mxnet_line == "2":
+        return None
+    source = ctx.source
+    has_classes = "hybrid_forward" in source or ".add(" in source
+    has_exports = exports and "export_model" in source
+    if not has_classes and not has_exports:
+        return None
+    nodes: list[cst.CSTNode] = []
+    reader = ClassReader(ctx, nodes)
+    classes: dict[str, ClassFacts] = {}
+    if has_classes:
+        for node in iter_nodes(ctx.module):
+            if type(node) is cst.ClassDef:
+                qual = ctx.qualname(_class_path(ctx.module, node))
+                classes[qual] = reader.read(node, qual)
+    sites: list[ExportSite] = []
+    if has_exports:
+        sites = ExportReader(ctx, scopes(ctx.module), nodes).sites(reader)
+    classes = {q: c for q, c in classes.items() if c.uses is not None or c.members or c.added}
+    if not classes and not sites:
+        return None
+    ranges = node_ranges(ctx.module, nodes, source) if nodes else {}
+    spans = [_span(ranges.get(n)) for n in nodes]
+    return {
+        "classes": {q: _placed_class(c, spans) for q, c in classes.items()},
+        "exports": [_placed_site(s, spans) for s in sites],
+    }
+
+
 class Graphs:
     """What the exported blocks' graphs hold, across the classes of every file."""
 
-    def __init__(self, classes: dict[str, ClassFacts]) -> None:
+    def __init__(
+        self, classes: dict[str, ClassFacts], project: ProjectIndex, read: set[str]
+    ) -> None:
+        """`classes`: those of the files read already (`read`); every other class of the run
+        is read from its file, parsed again, when an exported graph reaches it."""
         self.classes = classes
-        self.names = ProjectNames(classes)
+        self.project = project
+        self.read = read
+        self.owner: dict[str, FileFacts] = {}
+        for f in project.files:
+            for qual in f.classes:
+                self.owner.setdefault(qual, f)
+        self.names = ProjectNames({**dict.fromkeys(self.owner), **classes})
 
     def _facts(self, name: str) -> tuple[str, ClassFacts] | None:
         qual = self.names.resolve(name)
-        return (qual, self.classes[qual]) if qual is not None else None
+        if qual is None:
+            return None
+        if qual not in self.classes:
+            self._read(qual)
+        return (qual, self.classes[qual]) if qual in self.classes else None
+
+    def _read(self, qual: str) -> None:
+        owner = self.owner.get(qual)
+        if owner is None or owner.path in self.read:
+            return
+        self.read.add(owner.path)
+        ctx = self.project.context(owner)
+        facts = read_file(ctx, exports=False) if ctx is not None else None
+        if facts is not None:
+            self.classes.update(facts["classes"])
 
     def _chain(self, name: str) -> list[tuple[str, ClassFacts]]:
         """The class and its project base classes, nearest first."""
