@@ -70,6 +70,13 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="leave out the files git ignores under a directory (default: yes)",
     )
+    group.add_argument(
+        "--force-exclude",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="apply the excludes (and .gitignore) to paths named on the command line too, "
+        "as pre-commit hooks need (default: no, a named path is always checked)",
+    )
     group.add_argument("--mxnet-version", default=None, help="target MXNet line: 1.9 or 2.0")
     group.add_argument(
         "--entry-point",
@@ -243,6 +250,8 @@ def load_cli_settings(args: argparse.Namespace) -> Settings:
         settings.extend_exclude = settings.extend_exclude + tuple(args.extend_exclude)
     if args.respect_gitignore is not None:
         settings.respect_gitignore = args.respect_gitignore
+    if args.force_exclude is not None:
+        settings.force_exclude = args.force_exclude
     if args.entry_points:
         settings.entry_points = settings.entry_points + tuple(args.entry_points)
     if args.mxnet_version:
@@ -400,6 +409,7 @@ def _settings_text(settings: Settings) -> str:
         f"exclude: {list(settings.exclude)}",
         f"extend-exclude: {list(settings.extend_exclude)}",
         f"respect-gitignore: {str(settings.respect_gitignore).lower()}",
+        f"force-exclude: {str(settings.force_exclude).lower()}",
         f"mxnet-version: {settings.mxnet_version or '(inferred per file)'}",
         f"entry-points: {list(settings.entry_points)}",
         f"enabled rules ({len(enabled)}): {' '.join(enabled)}",
@@ -414,6 +424,7 @@ def _reads_stdin(paths: Sequence[Path] | None) -> bool:
 def _check_stdin(args: argparse.Namespace, settings: Settings, fmt: str) -> int:
     """`mxlint check -`: lint (or fix, or diff) the source piped in, under `--stdin-filename`."""
     from mxlint import fixes, stdin
+    from mxlint.sources import is_force_excluded
 
     name = stdin.name_of(args.stdin_filename)
     if (args.fix or args.diff) and name.endswith(".ipynb"):
@@ -422,7 +433,18 @@ def _check_stdin(args: argparse.Namespace, settings: Settings, fmt: str) -> int:
     if args.add_noqa or getattr(args, "verify", False):
         _note("mxlint: error: --add-noqa and --verify need files, not stdin")
         return EXIT_ERROR
-    result = stdin.lint_stdin(stdin.read(), name, settings)
+    data = stdin.read()
+    if (
+        settings.force_exclude
+        and args.stdin_filename is not None
+        and is_force_excluded(args.stdin_filename, settings)
+    ):
+        # As Ruff: an excluded file is not checked; --fix hands its source back unchanged.
+        if args.fix and not args.diff:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        return EXIT_CLEAN
+    result = stdin.lint_stdin(data, name, settings)
     if args.fix or args.diff:
         fixed = stdin.fix_stdin(result, name, settings, args.unsafe_fixes)
         if args.diff:

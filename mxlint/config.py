@@ -26,6 +26,7 @@ KNOWN_KEYS = {
     "exclude",
     "extend-exclude",
     "respect-gitignore",
+    "force-exclude",
     "mxnet-version",
     "entry-points",
     "rules",
@@ -166,11 +167,15 @@ def settings_from_table(table: dict[str, Any], path: Path | None) -> Settings:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: `{key}` must be a list of glob patterns")
             setattr(settings, attr, tuple(value))
-    if "respect-gitignore" in table:
-        value = table["respect-gitignore"]
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: `respect-gitignore` must be true or false")
-        settings.respect_gitignore = value
+    for key, attr in (
+        ("respect-gitignore", "respect_gitignore"),
+        ("force-exclude", "force_exclude"),
+    ):
+        if key in table:
+            value = table[key]
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `{key}` must be true or false")
+            setattr(settings, attr, value)
     if "mxnet-version" in table:
         settings.mxnet_version = parse_mxnet_version(table["mxnet-version"], where)
     rules = table.get("rules", {})

@@ -51,6 +51,9 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     #: Leave out, under a directory, the files git ignores (`mxlint.gitignore`).
     respect_gitignore: bool = True
+    #: Apply the excludes (and what git ignores) to paths named on the command line too, as
+    #: pre-commit names every file it checks; off, a named path is always checked (Ruff's).
+    force_exclude: bool = False
     #: "1", "2" or None (infer per file).
     mxnet_version: str | None = None
     entry_points: tuple[str, ...] = ()
@@ -114,10 +117,18 @@ class Settings:
         except ValueError:
             return Path(path).as_posix()
 
-    def is_excluded(self, path: Path) -> bool:
+    def is_excluded(self, path: Path, *, ancestors: bool = True) -> bool:
+        """Whether an exclude pattern matches `path` or, with `ancestors`, a directory above
+        it (up to the project root). Discovery asks about each entry of a directory it walks
+        without `ancestors` (the directory itself was asked when it was reached), so that a
+        path named on the command line is walked even inside an excluded directory."""
         rel = self.relative(str(path))
+        if rel == ".":
+            return False  # the project root: patterns name what is under it
         patterns = self.exclude + self.extend_exclude
         parts = PurePosixPath(rel).parts
+        if not ancestors:
+            return _globs(patterns).match_entry(rel, parts[-1] if parts else "")
         # Directory names are matched once per directory, not once per file in it.
         key = (patterns, parts[:-1])
         in_excluded_dir = self._cache.get(key)
@@ -160,10 +171,14 @@ class _Globs:
         self.names = re.compile("|".join(names)) if names else None
 
     def match(self, rel: str, name: str) -> bool:
-        """Whether any pattern matches `rel` (its last component: `name`)."""
+        """Whether any pattern matches `rel` (its last component: `name`) or a directory
+        above it."""
+        return self.match_entry(rel, name) or rel.startswith(self.prefixes)
+
+    def match_entry(self, rel: str, name: str) -> bool:
+        """Whether any pattern matches `rel` itself, its whole path or its name."""
         return bool(
             (self.whole is not None and self.whole.match(rel))
-            or rel.startswith(self.prefixes)
             or (self.names is not None and self.names.match(name))
         )
 

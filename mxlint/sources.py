@@ -28,6 +28,7 @@ __all__ = [
     "decode_source",
     "discover",
     "display",
+    "is_force_excluded",
     "module_name_for",
     "read_regular",
     "read_text",
@@ -42,19 +43,21 @@ def discover(
 ) -> tuple[list[Path], list[Path]]:
     """Python files (and notebooks) and the files a text checker reads, in a stable order: under
     a directory those its name patterns match, and any file named in `paths` that one reads.
-    Under a directory, files git ignores are left out unless `settings.respect_gitignore` is
-    off; a file named in `paths` is always checked.
+    Under a directory, excluded entries are left out, and so are files git ignores unless
+    `settings.respect_gitignore` is off. A path named in `paths` is always checked (a
+    directory is walked), unless `settings.force_exclude` applies both to it too.
 
     Directories that cannot be listed go to `unlisted` (nothing under them is checked)."""
     text_types = registry.text_checkers()
     python: list[Path] = []
     text: list[Path] = []
     seen: set[Path] = set()
+    named_out = _force_excluded(paths, settings) if settings.force_exclude else set()
 
     def consider(path: Path, explicit: bool) -> None:
         if path in seen:
             return
-        if settings.is_excluded(path):
+        if not explicit and settings.is_excluded(path, ancestors=False):
             return
         if path.suffix == ".py" or (explicit and path.suffix == ".pyi"):
             if not path.is_dir():
@@ -74,6 +77,8 @@ def discover(
             text.append(path)
 
     for root in paths:
+        if root in named_out:
+            continue
         if root.is_dir():
             first_python, first_text = len(python), len(text)
             for path in _walk(root, settings, unlisted):
@@ -92,6 +97,24 @@ def discover(
     return python, text
 
 
+def is_force_excluded(path: Path, settings: Settings) -> bool:
+    """Whether `--force-exclude` leaves out `path`, a name given by the user (a file named on
+    the command line, `--stdin-filename`)."""
+    return path in _force_excluded([path], settings)
+
+
+def _force_excluded(paths: Sequence[Path], settings: Settings) -> set[Path]:
+    """Those of the named `paths` an exclude pattern matches (the path or a directory above it,
+    up to the project root), or git ignores when `settings.respect_gitignore` is on."""
+    out = {p for p in paths if settings.is_excluded(p)}
+    rest = [p for p in paths if p not in out]
+    if rest and settings.respect_gitignore:
+        from mxlint.gitignore import ignored_named
+
+        out |= ignored_named(rest)
+    return out
+
+
 def _walk(
     root: Path, settings: Settings, unlisted: list[tuple[Path, OSError]] | None = None
 ) -> Iterator[Path]:
@@ -101,7 +124,9 @@ def _walk(
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=failed):
         base = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not settings.is_excluded(base / d))
+        dirnames[:] = sorted(
+            d for d in dirnames if not settings.is_excluded(base / d, ancestors=False)
+        )
         for name in sorted(filenames):
             yield base / name
 

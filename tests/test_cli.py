@@ -124,6 +124,46 @@ def test_gitignore_is_respected_under_directories(bad, tmp_path: Path):
     assert _rows(proc) == [("scratch/bad.py", code)]
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_force_exclude_applies_gitignore_to_named_paths(bad, tmp_path: Path):
+    """Under `--force-exclude` a named file or directory git ignores is left out (what git
+    tracks never is); `--no-respect-gitignore` turns that part off."""
+    path, code = bad
+    source = path.read_text()
+    path.unlink()
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".gitignore").write_text("scratch/\n*.gen.py\n")
+    for rel in ("scratch/bad.py", "lib/ok.py", "lib/model.gen.py", "lib/kept.gen.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(source)
+    subprocess.run(["git", "add", "-f", "lib/kept.gen.py"], cwd=tmp_path, check=True)
+    named = ("scratch", "scratch/bad.py", "lib/ok.py", "lib/model.gen.py", "lib/kept.gen.py")
+    proc = run("check", "-q", "--no-cache", *named, cwd=tmp_path)
+    assert _rows(proc) == [
+        ("lib/kept.gen.py", code),
+        ("lib/model.gen.py", code),
+        ("lib/ok.py", code),
+        ("scratch/bad.py", code),
+    ]
+    proc = run("check", "-q", "--no-cache", "--force-exclude", *named, cwd=tmp_path)
+    assert (proc.returncode, _rows(proc)) == (1, [("lib/kept.gen.py", code), ("lib/ok.py", code)])
+    proc = run("check", "-q", "--no-cache", "--force-exclude", "scratch/bad.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    proc = run(
+        "check",
+        "-q",
+        "--no-cache",
+        "--force-exclude",
+        "--no-respect-gitignore",
+        *named,
+        cwd=tmp_path,
+    )
+    assert len(_rows(proc)) == 4
+    # --show-files says the same.
+    proc = run("check", "--show-files", "--force-exclude", *named, cwd=tmp_path)
+    assert proc.stdout == "lib/kept.gen.py\nlib/ok.py\n"
+
+
 def test_gitignore_outside_a_repository_is_not_read(bad, tmp_path: Path):
     path, code = bad
     (tmp_path / ".gitignore").write_text(f"{path.name}\n")
@@ -267,6 +307,24 @@ def test_stdin_filename_chooses_settings_and_per_file_ignores(tmp_path: Path):
     assert (ignored.returncode, ignored.stdout) == (0, "All checks passed!\n")
     kept = _piped("-", "--stdin-filename", str(project / "net.py"), cwd=tmp_path)
     assert kept.returncode == 1 and "MXL112" in kept.stdout
+
+
+def test_stdin_filename_under_force_exclude(tmp_path: Path):
+    """As Ruff: an excluded `--stdin-filename` is not checked under `--force-exclude`; `--fix`
+    hands the source back unchanged."""
+    (tmp_path / "mxlint.toml").write_text('extend-exclude = ["vendor"]\n', encoding="utf-8")
+    name = str(tmp_path / "vendor" / "net.py")
+    proc = _piped("-", "--stdin-filename", name, cwd=tmp_path)
+    assert proc.returncode == 1 and "MXL112" in proc.stdout
+    proc = _piped("-", "--force-exclude", "--stdin-filename", name, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    proc = _piped("-", "--force-exclude", "--fix", "--stdin-filename", name, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, _PIPED, "")
+    proc = _piped("-", "--force-exclude", "--diff", "--stdin-filename", name, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    kept = str(tmp_path / "net.py")
+    proc = _piped("-", "--force-exclude", "--fix", "--stdin-filename", kept, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, _PIPED_FIXED)
 
 
 def test_stdin_with_other_paths_is_a_usage_error(tmp_path: Path):

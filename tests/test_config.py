@@ -112,16 +112,35 @@ def test_mxlint_toml(project, capsys):
     assert code not in _codes(capsys, rel)[1]
 
 
-def test_exclude_applies_to_explicit_paths(project, capsys):
+def test_named_paths_are_checked_unless_force_exclude(project, capsys):
+    """As Ruff: excludes prune what a directory walk finds; a path named on the command line is
+    checked (a named directory is walked) unless `--force-exclude` / `force-exclude = true`."""
     root, code, rel = project
+    sub = root / "pkg" / "sub"
+    sub.mkdir()
+    (sub / "deep.py").write_text((root / rel).read_text())
+    deep = "pkg/sub/deep.py"
     _config(root, 'extend-exclude = ["pkg"]\n')
-    rc, codes = _codes(capsys, rel)
-    assert rc == 0 and codes == set()
+    assert _codes(capsys, ".") == (0, set())
+    for named in (rel, "pkg", deep, "pkg/sub"):
+        assert _codes(capsys, named) == (1, {code}), named
+        assert _codes(capsys, "--force-exclude", named) == (0, set()), named
+    assert _codes(capsys, "--force-exclude", ".") == (0, set())
     _config(root, 'exclude = ["pkg/*.py"]\n')
-    rc, codes = _codes(capsys, rel)
-    assert rc == 0 and codes == set()
-    rc, codes = _codes(capsys, "--exclude", "nothing", rel)
-    assert code in codes
+    assert _codes(capsys, ".") == (0, set())  # pkg/sub/deep.py too: `*` crosses `/`
+    assert _codes(capsys, rel) == (1, {code})
+    assert _codes(capsys, "--force-exclude", rel) == (0, set())
+    assert _codes(capsys, "pkg") == (0, set())  # walked: the files under it match
+    assert _codes(capsys, "--force-exclude", "--exclude", "nothing", rel) == (1, {code})
+    _config(root, 'extend-exclude = ["sub"]\nforce-exclude = true\n')
+    assert _codes(capsys, rel) == (1, {code})
+    assert _codes(capsys, deep) == (0, set())
+    assert _codes(capsys, "--no-force-exclude", deep) == (1, {code})
+    assert _codes(capsys, "pkg") == (1, {code})  # pkg/sub pruned, pkg/example.py found
+    assert load_settings(root / "pyproject.toml").force_exclude is True
+    _config(root, 'force-exclude = "yes"\n')
+    assert main(["check", rel]) == 2
+    assert "`force-exclude` must be true or false" in capsys.readouterr().err
 
 
 def test_mxnet_version_from_config_and_cli(tmp_path: Path):

@@ -451,10 +451,10 @@ def test_directory_vanishing_during_discovery(project, capsys, monkeypatch):
     (project / "gone" / "model.py").write_text(GOOD)
     is_excluded = Settings.is_excluded
 
-    def delete_when_asked(self, path):
+    def delete_when_asked(self, path, **options):
         if path.name == "gone" and path.exists():
             shutil.rmtree(path)
-        return is_excluded(self, path)
+        return is_excluded(self, path, **options)
 
     monkeypatch.setattr(Settings, "is_excluded", delete_when_asked)
     rc, rows, data = check(capsys)
