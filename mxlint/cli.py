@@ -26,6 +26,7 @@ from mxlint.config import (
 )
 from mxlint.output import ENV_VAR, FORMATS, MACHINE_FORMATS, render, render_statistics
 from mxlint.rule import DOCS_URL, Finding
+from mxlint.style import COLOR_MODES, PLAIN, Style, color_enabled
 
 if TYPE_CHECKING:
     from mxlint.cache import Cache
@@ -109,6 +110,13 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
         help="print the number of findings per rule instead of the findings",
     )
     group.add_argument("--exit-zero", action="store_true", help="exit 0 even if there are findings")
+    group.add_argument(
+        "--color",
+        choices=COLOR_MODES,
+        default="auto",
+        help="colour the text formats (default auto: when stdout is a terminal, "
+        "unless $NO_COLOR is set, or $FORCE_COLOR is)",
+    )
     group.add_argument(
         "-q",
         "--quiet",
@@ -285,6 +293,17 @@ def _note(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def _report_style(args: argparse.Namespace, fmt: str) -> Style:
+    """Colour for the report on stdout: text formats only, never into `-o FILE`."""
+    if fmt in MACHINE_FORMATS or args.output_file is not None:
+        return PLAIN
+    return Style(color_enabled(args.color, sys.stdout))
+
+
+def _stderr_style(args: argparse.Namespace) -> Style:
+    return Style(color_enabled(getattr(args, "color", "never"), sys.stderr))
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -378,14 +397,16 @@ def _report(
 ) -> int:
     """Print a run's findings (or statistics) and summary; the exit code."""
     human = fmt not in MACHINE_FORMATS
+    style = _report_style(args, fmt)
     if args.statistics:
-        _emit(render_statistics(findings, fmt, unsafe=args.unsafe_fixes), args)
+        _emit(render_statistics(findings, fmt, unsafe=args.unsafe_fixes, style=style), args)
     else:
-        report_text = render(fmt, findings, unsafe=args.unsafe_fixes)
+        report_text = render(fmt, findings, unsafe=args.unsafe_fixes, style=style)
         if human:
             report_text += verify_table
             if not (findings or fixed or error or args.quiet):
-                report_text += f"{ALL_PASSED}\n"  # part of the report, as Ruff prints it
+                # Part of the report, as Ruff prints it.
+                report_text += f"{style.passed(ALL_PASSED)}\n"
         _emit(report_text, args)
     if (human or args.output_file is not None) and not args.quiet:
         _summary(findings, fixed, args)
@@ -462,7 +483,8 @@ def _check_stdin(args: argparse.Namespace, settings: Settings, fmt: str) -> int:
             fixed.fixed_text if fixed.fixed_text is not None else (result.source or "")
         )
         sys.stdout.flush()
-        remaining = render(fmt, fixed.findings, unsafe=args.unsafe_fixes)
+        style = _stderr_style(args) if fmt not in MACHINE_FORMATS else PLAIN
+        remaining = render(fmt, fixed.findings, unsafe=args.unsafe_fixes, style=style)
         if remaining:
             sys.stderr.write(remaining)
         if not args.quiet:
@@ -511,7 +533,8 @@ def _summary(findings: Sequence[Finding], fixed: int, args: argparse.Namespace) 
     if not n:
         return
     fixable = sum(1 for f in findings if applicable(f, args.unsafe_fixes))
-    hint = f"\n[*] {fixable} fixable with `mxlint check --fix`." if fixable else ""
+    marker = _stderr_style(args).fix_marker
+    hint = f"\n{marker} {fixable} fixable with `mxlint check --fix`." if fixable else ""
     _note(f"Found {_plural(n, 'error')}.{hint}")
 
 

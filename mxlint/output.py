@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mxlint import __version__, registry
 from mxlint.rule import DOCS_URL, Edit, Finding, Fix, Rule
+from mxlint.style import PLAIN, Style
 
 if TYPE_CHECKING:
     from mxlint.notebooks import Notebook
@@ -89,8 +90,19 @@ def where(f: Finding) -> str:
     return f"{cell}{f.location.row}:{f.location.column}"
 
 
-def render_concise(findings: Sequence[Finding], unsafe: bool = False) -> str:
-    lines = [f"{f.filename}:{where(f)}: {f.code}{_marker(f, unsafe)} {f.message}" for f in findings]
+def _header(f: Finding, unsafe: bool, style: Style) -> str:
+    """`path:row:col: CODE [*] message` (`path:cell N:row:col: ...` in a notebook)."""
+    sep = style.sep
+    cell = f"cell {f.cell}{sep}" if f.cell is not None else ""
+    marker = f" {style.fix_marker}" if _marker(f, unsafe) else ""
+    return (
+        f"{style.path(f.filename)}{sep}{cell}{f.location.row}{sep}{f.location.column}{sep} "
+        f"{style.code(f.code)}{marker} {f.message}"
+    )
+
+
+def render_concise(findings: Sequence[Finding], unsafe: bool = False, style: Style = PLAIN) -> str:
+    lines = [_header(f, unsafe, style) for f in findings]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -191,39 +203,40 @@ def _notebook_fix_diff(f: Finding, sources: _Sources) -> list[str]:
     return out
 
 
-def render_full(findings: Sequence[Finding], unsafe: bool = False) -> str:
+def render_full(findings: Sequence[Finding], unsafe: bool = False, style: Style = PLAIN) -> str:
     """Each finding with its source lines, a caret under the range, and the fix as a diff."""
     sources = _Sources()
     out: list[str] = []
     for f in findings:
-        out.append(f"{f.filename}:{where(f)}: {f.code}{_marker(f, unsafe)} {f.message}")
+        out.append(_header(f, unsafe, style))
         lines = sources.finding_lines(f)
         if lines and 1 <= f.location.row <= len(lines):
             width = len(str(f.end_location.row))
             pad = " " * width
-            out.append(f"{pad} |")
+            bar = style.gutter(f"{pad} |")
+            out.append(bar)
             last = min(f.end_location.row, f.location.row + 4, len(lines))
             for row in range(f.location.row, last + 1):
                 text = lines[row - 1].rstrip("\r\n").expandtabs(1)
-                out.append(f"{row:>{width}} | {text}")
+                out.append(f"{style.gutter(f'{row:>{width}} |')} {text}")
                 if row == f.location.row:
                     start = f.location.column - 1
                     end = f.end_location.column - 1 if f.end_location.row == row else len(text)
-                    out.append(f"{pad} | {' ' * start}{'^' * max(end - start, 1)}")
-            out.append(f"{pad} |")
+                    out.append(f"{bar} {' ' * start}{style.carets('^' * max(end - start, 1))}")
+            out.append(bar)
             if f.fix is not None:
                 label = {"safe": "Safe fix", "unsafe": "Unsafe fix", "display": "Suggested change"}[
                     f.fix.applicability
                 ]
-                out.append(f"{pad} = help: {f.fix.message}")
+                out.append(f"{pad} = {style.help('help')}: {f.fix.message}")
                 out.append(f"{pad}   {label}:")
                 diff = (
                     _notebook_fix_diff(f, sources)
                     if f.cell is not None
                     else _fix_diff(lines, f.fix)
                 )
-                out.extend(f"{pad}   {d}" for d in diff)
-        out.append(f"  = docs: {f.url}")
+                out.extend(f"{pad}   {style.diff_line(d)}" for d in diff)
+        out.append(f"  = docs: `mxlint rule {f.code}`")  # the page ships with mxlint
         out.append("")
     return "\n".join(out) + ("\n" if out else "")
 
@@ -434,7 +447,9 @@ def render_sarif(
 # -- statistics -------------------------------------------------------------------------------
 
 
-def render_statistics(findings: Sequence[Finding], fmt: str, unsafe: bool = False) -> str:
+def render_statistics(
+    findings: Sequence[Finding], fmt: str, unsafe: bool = False, style: Style = PLAIN
+) -> str:
     """Counts per code, most frequent first (JSON for the json format)."""
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if _marker(f, unsafe))
@@ -453,7 +468,8 @@ def render_statistics(findings: Sequence[Finding], fmt: str, unsafe: bool = Fals
         return json.dumps(data, indent=2) + "\n"
     width = max((len(str(n)) for n in counts.values()), default=1)
     lines = [
-        f"{n:>{width}}\t{code}\t{'[*]' if fixable[code] else '[ ]'} "
+        f"{style.count(f'{n:>{width}}')}\t{style.statistics_code(code)}\t"
+        f"{style.fix_marker if fixable[code] else '[ ]'} "
         f"{rules[code].name if code in rules else ''}".rstrip()
         for code, n in rows
     ]
@@ -469,5 +485,10 @@ RENDERERS: dict[str, Callable[..., str]] = {
 }
 
 
-def render(fmt: str, findings: Sequence[Finding], unsafe: bool = False) -> str:
-    return RENDERERS[fmt](findings, unsafe=unsafe)
+def render(
+    fmt: str, findings: Sequence[Finding], unsafe: bool = False, style: Style = PLAIN
+) -> str:
+    """The report in format `fmt`; `style` colours the text formats (machine formats never)."""
+    if fmt in MACHINE_FORMATS:
+        return RENDERERS[fmt](findings, unsafe=unsafe)
+    return RENDERERS[fmt](findings, unsafe=unsafe, style=style)

@@ -21,4 +21,6 @@ def _cache_outside_the_checkout(tmp_path_factory: pytest.TempPathFactory) -> Ite
     that module-scoped fixtures running the CLI see it too."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MXLINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "mxlint-cache"))
+        # Reports are compared as plain text: a terminal's forced colour must not reach them.
+        patch.delenv("FORCE_COLOR", raising=False)
         yield
