@@ -30,6 +30,7 @@ from mxlint.style import COLOR_MODES, PLAIN, Style, color_enabled
 
 if TYPE_CHECKING:
     from mxlint.cache import Cache
+    from mxlint.progress import FileProgress
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: The text report of a run with nothing to report (and nothing fixed).
@@ -310,7 +311,6 @@ def _plural(n: int, word: str) -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from mxlint import fixes
-    from mxlint.runner import run
 
     try:
         settings = load_cli_settings(args)
@@ -349,10 +349,41 @@ def cmd_check(args: argparse.Namespace) -> int:
             _note(f"Added {_plural(count, 'noqa directive')}.")
         return EXIT_CLEAN
 
+    from mxlint.progress import progress_for
+
+    progress = progress_for(sys.stderr, args.quiet)
+    try:
+        return _check_paths(args, settings, fmt, paths, progress)
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _check_paths(
+    args: argparse.Namespace,
+    settings: Settings,
+    fmt: str,
+    paths: list[Path],
+    progress: FileProgress | None,
+) -> int:
+    """Lint, fix or diff `paths` and report; `progress` is closed before anything is printed."""
+    from mxlint import fixes
+    from mxlint.runner import run
+
+    def done() -> None:
+        if progress is not None:
+            progress.close()
+
     if args.diff:
         report = fixes.fix_paths(
-            paths, settings, unsafe=args.unsafe_fixes, write=False, jobs=args.jobs
+            paths,
+            settings,
+            unsafe=args.unsafe_fixes,
+            write=False,
+            jobs=args.jobs,
+            progress=progress,
         )
+        done()
         _emit("".join(fixes.unified_diff(f) for f in report.fixed), args)
         n = report.count
         if n and not args.quiet:
@@ -367,13 +398,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     cache = _cache_for(args, settings)
     if args.fix:
         report = fixes.fix_paths(
-            paths, settings, unsafe=args.unsafe_fixes, write=True, jobs=args.jobs, cache=cache
+            paths,
+            settings,
+            unsafe=args.unsafe_fixes,
+            write=True,
+            jobs=args.jobs,
+            cache=cache,
+            progress=progress,
         )
+        done()
         for name, why in report.skipped:
             _note(f"mxlint: warning: {name}: not fixed ({why})")
         findings, error, fixed = report.remaining, report.error, report.count
     else:
-        result = run(paths, settings, jobs=args.jobs, cache=cache)
+        result = run(paths, settings, jobs=args.jobs, cache=cache, progress=progress)
+        done()
         findings, error = result.findings, result.error
     if cache is not None:
         cache.save()

@@ -26,6 +26,7 @@ from mxlint.rule import Edit, Finding
 if TYPE_CHECKING:
     from mxlint.cache import Cache
     from mxlint.notebooks import Notebook
+    from mxlint.runner import Progress
     from mxlint.settings import Settings
 
 #: Passes over one file in memory (each re-lints the fixed text).
@@ -358,8 +359,10 @@ def fix_paths(
     write: bool = True,
     jobs: int = 1,
     cache: Cache | None = None,
+    progress: Progress | None = None,
 ) -> FixReport:
-    """Fix every applicable finding under `paths`; with write=False only compute the changes."""
+    """Fix every applicable finding under `paths`; with write=False only compute the changes.
+    `progress` follows each pass over the files."""
     from mxlint.runner import run
 
     report = FixReport()
@@ -367,13 +370,13 @@ def fix_paths(
     stale = False
     for _round in range(MAX_ROUNDS if write else 1):
         before = _stats(paths, settings)
-        result = run(paths, settings, jobs=jobs, cache=cache)
+        result = run(paths, settings, jobs=jobs, cache=cache, progress=progress)
         report.error = result.error
         by_file: dict[str, list[Finding]] = {}
         for f in result.findings:
             if applicable(f, unsafe):
                 by_file.setdefault(f.filename, []).append(f)
-        progress = False
+        wrote = False
         for filename, findings in sorted(by_file.items()):
             path = Path(filename)
             try:
@@ -404,21 +407,21 @@ def fix_paths(
                 except (OSError, UnicodeError) as exc:  # UnicodeError: not in its encoding
                     report.skipped.append((filename, f"cannot write: {exc}"))
                     continue
-            progress = True
+            wrote = True
             entry = fixed.get(filename)
             if entry is None:
                 fixed[filename] = FileFix(path, src.on_disk(src.text), after, applied)
             else:
                 entry.after, entry.applied = after, entry.applied + applied
         report.remaining = result.findings
-        if not write or not progress:
+        if not write or not wrote:
             stale = False
             break
         stale = True
     report.fixed = [fixed[k] for k in sorted(fixed)]
     if stale:
         # The last round wrote files: the report reflects them as written.
-        final = run(paths, settings, jobs=jobs, cache=cache)
+        final = run(paths, settings, jobs=jobs, cache=cache, progress=progress)
         report.remaining, report.error = final.findings, final.error
     return report
 

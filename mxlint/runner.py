@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mxlint import registry, sources
 from mxlint.engine import FileResult, enabled_checkers, internal_error
@@ -24,6 +24,14 @@ from mxlint.workers import lint_all
 if TYPE_CHECKING:
     from mxlint.cache import Cache
     from mxlint.checker import TextChecker
+
+
+class Progress(Protocol):
+    """What a run tells a progress indicator (`mxlint.progress.FileProgress`)."""
+
+    def start(self, total: int) -> None: ...
+
+    def advance(self, n: int = 1) -> None: ...
 
 
 @dataclass
@@ -155,21 +163,33 @@ def _check_text(
 
 
 def run(
-    paths: Sequence[Path], settings: Settings, *, jobs: int = 1, cache: Cache | None = None
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    jobs: int = 1,
+    cache: Cache | None = None,
+    progress: Progress | None = None,
 ) -> RunResult:
     """Lint `paths`: each file on its own (`jobs` processes; 0 = one per core; results of
-    unchanged files from `cache`), then what needs every file, then dependency files."""
+    unchanged files from `cache`), then what needs every file, then dependency files.
+    `progress` is told how many files there are and as each is done."""
     unlisted: list[tuple[Path, OSError]] = []
     python, text = sources.discover(paths, settings, unlisted=unlisted)
     out = RunResult(files_checked=len(python) + len(text))
     out.findings.extend(admit(sources.unlisted_findings(unlisted), settings))
-    results = lint_all(python, settings, jobs=jobs, cache=cache)
+    if progress is not None:
+        progress.start(out.files_checked)
+        results = lint_all(python, settings, jobs=jobs, cache=cache, on_done=progress.advance)
+    else:
+        results = lint_all(python, settings, jobs=jobs, cache=cache)
     for r in results:
         out.findings.extend(r.findings)
         out.error = out.error or r.error
     out.findings.extend(resolve_project(results, settings))
     named = {p for p in paths if not p.is_dir()}
     out.findings.extend(check_text_files(text, settings, named))
+    if progress is not None:
+        progress.advance(len(text))
     # A checker that failed on the whole project or on a dependency file is an error too.
     out.error = out.error or any(f.code == "MXL002" for f in out.findings)
     out.findings.sort(key=Finding.sort_key)

@@ -135,6 +135,14 @@ def _sizes(paths: Sequence[Path]) -> list[int]:
     return sizes
 
 
+#: Told how many more files are done (a progress indicator's `advance`).
+OnDone = Callable[[int], None]
+
+
+def _ignore(_n: int) -> None:
+    pass
+
+
 def lint_many(
     paths: Sequence[Path],
     settings: Settings,
@@ -143,15 +151,19 @@ def lint_many(
     sizes: Sequence[int] | None = None,
     *,
     threaded: bool = False,
+    on_done: OnDone = _ignore,
 ) -> list[FileResult]:
     """`contents`: the files' bytes where already read; used in this process (workers read
     their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
-    sizes where known, to plan the workers' lanes."""
+    sizes where known, to plan the workers' lanes. `on_done` is told of each file done."""
     jobs = worker_count(jobs, len(paths))
     if jobs == 1:
-        if contents is None:
-            return [lint_file(p, settings) for p in paths]
-        return [lint_file(p, settings, data) for p, data in zip(paths, contents)]
+        data_of = contents if contents is not None else [None] * len(paths)
+        out = []
+        for p, data in zip(paths, data_of):
+            out.append(lint_file(p, settings, data))
+            on_done(1)
+        return out
     lane, rest = plan_lanes(_sizes(paths) if sizes is None else sizes, jobs)
     # Small chunks keep the workers busy to the end when file sizes vary a lot.
     chunksize = max(1, min(16, len(rest) // (jobs * 8)))
@@ -162,6 +174,7 @@ def lint_many(
     # A process that froze its own start-up (the mxlint command) stays frozen afterwards.
     thaw = gc.get_freeze_count() == 0
     gc.freeze()
+    results: dict[int, FileResult] = {}
     try:
         with ProcessPoolExecutor(
             max_workers=jobs, mp_context=_context(threaded), initializer=_init, initargs=(settings,)
@@ -169,12 +182,24 @@ def lint_many(
             # Submitted first, so one worker starts on it while the others take the rest.
             large = pool.submit(_lint_lane, [paths[i] for i in lane])
             others = pool.map(_lint, [paths[i] for i in rest], chunksize=chunksize)
-            results = dict(zip(rest, others))
+            for index, result in zip(rest, others):
+                results[index] = result
+                on_done(1)
             results.update(zip(lane, large.result()))
+            on_done(len(lane))
             return [results[i] for i in range(len(paths))]
     except (OSError, RuntimeError):
-        # No processes here (sandboxes, a broken pool): the same work, in this process.
-        return [lint_file(p, settings) for p in paths]
+        # No processes here (sandboxes, a broken pool): the same work, in this process,
+        # told as done only past the files already told.
+        told = len(results)
+        out = []
+        for p in paths:
+            out.append(lint_file(p, settings))
+            if told:
+                told -= 1
+            else:
+                on_done(1)
+        return out
     finally:
         if thaw:
             gc.unfreeze()
@@ -187,12 +212,14 @@ def lint_all(
     jobs: int | None = None,
     cache: Cache | None = None,
     threaded: bool = False,
+    on_done: OnDone = _ignore,
 ) -> list[FileResult]:
     """One result per path, in order; cached results for unchanged files. `threaded`: the
-    calling process runs other threads (workers are then spawned, never forked)."""
+    calling process runs other threads (workers are then spawned, never forked). `on_done` is
+    told of the files done, cached or linted, as they are."""
     jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     if cache is None:
-        return lint_many(paths, settings, jobs, threaded=threaded)
+        return lint_many(paths, settings, jobs, threaded=threaded, on_done=on_done)
     from mxlint.cache import file_key
 
     results: list[FileResult | None] = [None] * len(paths)
@@ -212,6 +239,7 @@ def lint_all(
             results[index] = found
         else:
             todo.append((index, shown, key, data))
+    on_done(len(paths) - len(todo))
     contents: list[bytes | None] | None = [data for _, _, _, data in todo]
     sizes = [0 if data is None else len(data) for _, _, _, data in todo]
     if worker_count(jobs, len(todo)) > 1:
@@ -219,7 +247,13 @@ def lint_all(
         todo = [(index, shown, key, None) for index, shown, key, _ in todo]
         contents = None
     fresh = lint_many(
-        [paths[i] for i, _, _, _ in todo], settings, jobs, contents, sizes, threaded=threaded
+        [paths[i] for i, _, _, _ in todo],
+        settings,
+        jobs,
+        contents,
+        sizes,
+        threaded=threaded,
+        on_done=on_done,
     )
     for (index, shown, key, _), result in zip(todo, fresh):
         results[index] = result
