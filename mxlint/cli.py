@@ -25,7 +25,7 @@ from mxlint.config import (
     validate_codes,
 )
 from mxlint.output import ENV_VAR, FORMATS, MACHINE_FORMATS, render, render_statistics
-from mxlint.rule import DOCS_URL, Finding
+from mxlint.rule import Finding, rule_url
 from mxlint.style import COLOR_MODES, PLAIN, Style, color_enabled
 
 if TYPE_CHECKING:
@@ -593,7 +593,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
                     "fixable": r.fixable,
                     "mxnet": r.mxnet,
                     "kind": r.kind,
-                    "url": DOCS_URL.format(code=c),
+                    "url": rule_url(c),
                 }
                 for c, r in rules.items()
             ]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mxlint import __version__, registry
-from mxlint.rule import DOCS_URL, Edit, Finding, Fix, Rule
+from mxlint.rule import Edit, Finding, Fix, Rule
 from mxlint.style import PLAIN, Style
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ FORMATS = ("concise", "full", "json", "sarif", "github")
 MACHINE_FORMATS = frozenset({"json", "sarif", "github"})
 ENV_VAR = "MXLINT_OUTPUT_FORMAT"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFO_URI = "https://github.com/mxlint/mxlint"
 
 
 def _edit_json(e: Edit) -> dict[str, Any]:
@@ -307,8 +306,9 @@ def sarif_rule(rule: type[Rule]) -> dict[str, Any]:
         "name": "".join(part.capitalize() for part in rule.name.split("-")),
         "shortDescription": {"text": rule.summary()},
         "fullDescription": {"text": " ".join(_dedent_text(rule.what).split())},
+        # The page itself: a results viewer shows it, and no link can go stale or point at
+        # the machine that wrote the log.
         "help": {"text": doc, "markdown": doc},
-        "helpUri": DOCS_URL.format(code=rule.code),
         "defaultConfiguration": {"level": "error", "enabled": bool(rule.default_enabled)},
         "properties": {"tags": [rule.family(), rule.name], "precision": "high"},
     }
@@ -431,7 +431,6 @@ def render_sarif(
                         "name": "mxlint",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": INFO_URI,
                         "rules": [sarif_rule(rules[c]) for c in codes],
                     }
                 },

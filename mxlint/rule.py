@@ -8,8 +8,10 @@ hybridization taint analysis runs once per function however many codes it can re
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 Applicability = Literal["safe", "unsafe", "display"]
@@ -17,7 +19,22 @@ Applicability = Literal["safe", "unsafe", "display"]
 FindingKey = tuple[str, "int | None", int, int, str]
 
 CODE_RE = re.compile(r"^MXL\d{3}$")
-DOCS_URL = "https://github.com/mxlint/mxlint/blob/main/docs/rules/{code}.md"
+#: Each rule's page (its `documentation()`), installed with the package: written by
+#: `python -m mxlint.docs`, printed by `mxlint rule CODE`, linked from the JSON report.
+RULE_PAGES = Path(__file__).resolve().parent / "data" / "rules"
+
+
+def rule_page(code: str) -> Path:
+    return RULE_PAGES / f"{code}.md"
+
+
+@functools.cache
+def rule_url(code: str) -> str | None:
+    """A `file://` URI of the rule's installed page (the report's `url`); None for a code
+    with no page, or an installation that keeps no files on disk."""
+    page = rule_page(code)
+    return page.as_uri() if page.is_file() else None
+
 
 FAMILIES: dict[str, str] = {
     "0": "engine",
@@ -88,8 +105,8 @@ class Finding:
     verification: dict[str, Any] | None = None
 
     @property
-    def url(self) -> str:
-        return DOCS_URL.format(code=self.code)
+    def url(self) -> str | None:
+        return rule_url(self.code)
 
     def key(self) -> FindingKey:
         """The finding's identity within a run: the engine reports one finding per code and
@@ -203,7 +220,7 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
-        """The rule's page (Markdown), the source for `mxlint rule`, SARIF and docs/rules."""
+        """The rule's page (Markdown): `mxlint rule CODE`, the installed page, SARIF's help."""
         parts = [
             f"# {cls.code} {cls.name}",
             "",

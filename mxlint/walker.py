@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import TypeGuard
+from typing import TYPE_CHECKING
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from typing import TypeGuard  # Python 3.10; an annotation only
 
 #: Nodes that open a scope of their own: a walk of one function's statements stops at them.
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

@@ -9,11 +9,14 @@ import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import jsonschema
 import pytest
 from rule_cases import invalid_examples
 
+import mxlint
 from mxlint import registry
 from mxlint.output import render_sarif
 from mxlint.rule import Edit, Finding, Fix, Location
@@ -110,8 +113,10 @@ def test_sarif_is_valid_and_upload_ready(project):
     assert [r["id"] for r in rules] == sorted(registry.all_rules())
     for r in rules:
         assert r["shortDescription"]["text"] and r["fullDescription"]["text"]
-        assert r["helpUri"].endswith(f"/{r['id']}.md")
-        assert r["help"]["markdown"].startswith(f"# {r['id']} ")
+        # The page itself, not a link: nothing to go stale, nothing that names this machine.
+        assert "helpUri" not in r
+        assert r["help"]["markdown"] == registry.all_rules()[r["id"]].documentation()
+    assert "informationUri" not in run["tool"]["driver"]
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
     assert run["results"]
     for res in run["results"]:
@@ -121,6 +126,21 @@ def test_sarif_is_valid_and_upload_ready(project):
         assert (project / loc["uri"]).is_file()
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
         assert res["partialFingerprints"]["mxlintFinding/v1"]
+
+
+def test_every_link_is_a_page_installed_with_mxlint(project):
+    """The JSON report's and `mxlint rule --all`'s `url`: the rule's page in the installed
+    package, as a `file://` URI, with the text `mxlint rule CODE` prints."""
+    package = Path(mxlint.__file__).resolve().parent
+    listing = _mxlint("rule", "--all", "--output-format", "json", cwd=project)
+    urls = [(f["code"], f["url"]) for f in _findings(project)]
+    urls += [(r["code"], r["url"]) for r in json.loads(listing.stdout)]
+    assert {code for code, _ in urls} == set(registry.all_rules())
+    for code, url in urls:
+        assert url.startswith("file:///"), url
+        page = Path(url2pathname(urlparse(url).path))
+        assert page.as_uri() == url and page.is_file() and package in page.parents
+        assert page.read_text(encoding="utf-8") == registry.all_rules()[code].documentation()
 
 
 def _finding(path: Path, row: int) -> Finding:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import pytest
 
@@ -47,8 +49,10 @@ def test_wheel_contains_and_runs_the_rules(tmp_path):
     # Every rule's file, and the analysis modules loaded only when needed, install under
     # mxlint.rules (a family folder missing from pyproject's package list would be lost).
     rule_files = [f"mxlint/{rule.source_file()}" for rule in registry.all_rules().values()]
+    pages = [f"mxlint/data/rules/{code}.md" for code in registry.all_rules()]
     for required in (
         *rule_files,
+        *pages,
         "mxlint/rules/versions/_dependency_sets.py",
         "mxlint/rules/hybridization/_taint.py",
         "mxlint/data/mxnet_releases.json",
@@ -95,8 +99,16 @@ def test_wheel_contains_and_runs_the_rules(tmp_path):
     assert proc.returncode == 1, proc.stderr
     import json
 
-    codes = {f["code"] for f in json.loads(proc.stdout)}
+    findings = json.loads(proc.stdout)
+    codes = {f["code"] for f in findings}
     assert {"MXL101", "MXL201", "MXL301", "MXL401", "MXL501"} <= codes
+    # Every link the report gives is a page of the installed package, the rule's own.
+    for finding in findings:
+        page = Path(url2pathname(urlparse(finding["url"]).path))
+        assert page.as_uri() == finding["url"] and page.is_file(), finding["url"]
+        assert page.parent == (target / "mxlint" / "data" / "rules").resolve()
+        documentation = registry.all_rules()[finding["code"]].documentation()
+        assert page.read_text(encoding="utf-8") == documentation
     mod = subprocess.run(
         [sys.executable, "-c", "import mxlint.rules, sys; print(mxlint.rules.__file__)"],
         capture_output=True,

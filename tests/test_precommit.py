@@ -1,6 +1,8 @@
-"""The real `pre-commit try-repo` against this repository, in a throwaway git repository.
+"""The real pre-commit, in throwaway git repositories: the README's `.pre-commit-config.yaml`
+exactly as a user copies it (local hooks running the installed `mxlint`), and `pre-commit
+try-repo` against this repository's hook manifest.
 
-pre-commit installs mxlint from a snapshot of this checkout into its own virtualenv (with pip,
+try-repo installs mxlint from a snapshot of this checkout into its own virtualenv (with pip,
 from the package index), stages a bad file, and must fail with the MXL finding; once the file is
 fixed the hook passes. `mxlint-fix` rewrites the file (pre-commit then reports the change) and
 `mxlint-requirements` reads requirements files.
@@ -12,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +26,7 @@ from mxlint.rules.versions._files import file_kind
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
+README = ROOT / "README.md"
 PACKAGE_PARTS = (
     "pyproject.toml",
     ".pre-commit-hooks.yaml",
@@ -138,6 +142,83 @@ def test_hook_manifest_declares_the_three_hooks():
     # The hook hands mxlint exactly the files a directory run reads.
     for name in (*read, *skipped):
         assert (file_kind(name) is not None) == bool(pattern.search(name)), name
+
+
+def readme_config() -> str:
+    """The `.pre-commit-config.yaml` the README shows, character for character."""
+    text = README.read_text(encoding="utf-8")
+    found = re.search(r"\*\*pre-commit\*\*.*?```yaml\n(.*?)```", text, re.S)
+    assert found, "README.md has no pre-commit snippet"
+    return found.group(1)
+
+
+HYBRID = (
+    "from mxnet import nd\n"
+    "from mxnet.gluon import nn\n\n\n"
+    "class Net(nn.HybridBlock):\n"
+    "    def hybrid_forward(self, F, x):\n"
+    "        return nd.relu(x)\n"
+)
+
+
+def test_readme_snippet_works_as_copied(tmp_path: Path):
+    """The README's configuration, in a new repository: `git commit` runs it (pre-commit's own
+    hook), fails on a bad file and a bad requirements file, leaves out what the project
+    excludes, and passes once both are fixed."""
+    config = readme_config()
+    hooks = {h["id"]: h for h in yaml.safe_load(config)["repos"][0]["hooks"]}
+    manifest = {h["id"]: h for h in yaml.safe_load(HOOKS.read_text())}
+    # The same files as the published hooks, with --force-exclude.
+    assert hooks["mxlint"]["types_or"] == manifest["mxlint"]["types_or"]
+    assert hooks["mxlint-requirements"]["files"] == manifest["mxlint-requirements"]["files"]
+    assert all("--force-exclude" in h["entry"] for h in (*hooks.values(), *manifest.values()))
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _env(home)
+    # `language: system` runs the mxlint installed beside this Python, as a user's venv would.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    project = tmp_path / "project"
+    (project / "vendor").mkdir(parents=True)
+    _git("init", "-q", cwd=project, env=env)
+    (project / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        '[tool.mxlint]\nmxnet-version = "1.9"\nextend-exclude = ["vendor"]\n'
+    )
+    (project / "net.py").write_text(HYBRID)
+    (project / "vendor" / "net.py").write_text(HYBRID)  # excluded, though pre-commit names it
+    (project / "requirements.txt").write_text("mxnet=1.9.1\n")
+    _git("add", "-A", cwd=project, env=env)
+    install = subprocess.run(
+        ["pre-commit", "install"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+
+    def commit() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["git", "commit", "-q", "-m", "change"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    proc = commit()
+    output = proc.stdout + proc.stderr  # git shows the hooks' output on stderr
+    assert proc.returncode == 1, output
+    reported = sorted(line.split(" ", 2)[:2] for line in output.splitlines() if ": MXL" in line)
+    assert reported == [["net.py:7:16:", "MXL105"], ["requirements.txt:1:6:", "MXL507"]]
+    assert "vendor" not in output
+    (project / "net.py").write_text(HYBRID.replace("nd.relu", "F.relu"))
+    (project / "requirements.txt").write_text("mxnet==1.9.1\nnumpy<1.24\n")
+    _git("add", "-A", cwd=project, env=env)
+    proc = commit()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    log = subprocess.run(
+        ["git", "log", "--oneline"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert len(log.stdout.splitlines()) == 1
 
 
 def test_mxlint_hook_fails_on_a_staged_bad_file_then_passes(setup):

@@ -306,6 +306,8 @@ def test_doctor_reports_the_environment() -> None:
     )
     checks = {c["name"]: c for c in json.loads(proc.stdout)}
     assert checks["mxnet"]["status"] == "ok" and "1.9.1" in checks["mxnet"]["detail"]
+    assert checks["python"]["detail"] == sys.version.split()[0]
+    assert "python for --verify" not in checks  # this Python installs the [verify] extra
     assert proc.returncode == 0
 
 

@@ -12,6 +12,7 @@ import pytest
 from mxlint.rule import Finding, Location
 from mxlint.verify import bench, interpret, plan
 from mxlint.verify.cli import _shard
+from mxlint.verify.doctor import verify_python_check
 from mxlint.verify.model import Rewrite
 
 
@@ -179,3 +180,24 @@ def test_a_loud_hybrid_rule_is_confirmed_by_its_error_after_its_line_ran(tmp_pat
     assert unreached.verdict == "inconclusive"
     payload["stages"]["hybridize"]["exception"]["message"] = "shape mismatch"  # type: ignore[index]
     assert interpret.block_verdicts(items[:1], payload)[items[0].key].verdict == "inconclusive"
+
+
+def test_doctor_explains_the_python_limit_of_verify() -> None:
+    """numpy<1.24, which MXNet 1.9.1 needs, has no wheels past Python 3.11."""
+    check = verify_python_check((3, 12), mxnet_imports=False)
+    assert check is not None
+    assert (check.status, check.name) == ("fail", "python for --verify")
+    assert check.detail == (
+        "Python 3.12: the [verify] extra (mxnet==1.9.1, numpy<1.24) cannot install here: "
+        "numpy 1.23, the last numpy MXNet 1.9 imports, has no wheels for Python 3.12 or later "
+        "and does not build on them; static checks (`mxlint check`) work on Python 3.12"
+    )
+    assert check.fix == (
+        "run --verify from a Python 3.9-3.11 virtualenv: `python3.11 -m venv .venv-verify`, "
+        "then install mxlint there with the [verify] extra"
+    )
+    assert verify_python_check((3, 13, 1), mxnet_imports=False).detail.startswith("Python 3.13:")
+    # Nothing to say where it installs, or where an MXNet imports all the same.
+    assert verify_python_check((3, 11), mxnet_imports=False) is None
+    assert verify_python_check((3, 9), mxnet_imports=False) is None
+    assert verify_python_check((3, 12), mxnet_imports=True) is None

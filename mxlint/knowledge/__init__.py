@@ -8,6 +8,7 @@ spellings of one API (`mxnet.ndarray.zeros`, `mxnet.nd.zeros`) collapse to one.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 
 from mxlint.knowledge.api import api
@@ -1041,30 +1042,48 @@ EXECUTOR_METHODS = frozenset({"bind", "simple_bind", "_bind", "_simple_bind", "r
 
 # --- Libraries -----------------------------------------------------------------------------
 
+
+def _stdlib_module_names() -> frozenset[str]:
+    """The standard library's top-level modules: `sys.stdlib_module_names` from Python 3.10;
+    on 3.9, what the standard library's directories hold, and the built-in modules."""
+    names = getattr(sys, "stdlib_module_names", None)
+    if names is not None:
+        return frozenset(names)
+    import pkgutil
+    import sysconfig
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    found = pkgutil.iter_modules([stdlib, os.path.join(stdlib, "lib-dynload")])
+    return frozenset({m.name for m in found} | set(sys.builtin_module_names))
+
+
 #: Top-level packages of libraries (with the standard library's): never a project's own code,
 #: so a call into one is not followed as a project helper, is not a forward pass of a network
 #: and, for seeding, is known (`ALL_SEEDERS`) or draws nothing the project seeds.
-LIBRARY_ROOTS = frozenset(
-    {
-        "cv2",
-        "gluoncv",
-        "gluonnlp",
-        "horovod",
-        "jax",
-        "matplotlib",
-        "mxnet",
-        "numpy",
-        "onnx",
-        "pandas",
-        "PIL",
-        "scipy",
-        "sklearn",
-        "sockeye",
-        "tensorflow",
-        "torch",
-        "tqdm",
-    }
-) | frozenset(sys.stdlib_module_names)
+LIBRARY_ROOTS = (
+    frozenset(
+        {
+            "cv2",
+            "gluoncv",
+            "gluonnlp",
+            "horovod",
+            "jax",
+            "matplotlib",
+            "mxnet",
+            "numpy",
+            "onnx",
+            "pandas",
+            "PIL",
+            "scipy",
+            "sklearn",
+            "sockeye",
+            "tensorflow",
+            "torch",
+            "tqdm",
+        }
+    )
+    | _stdlib_module_names()
+)
 
 
 def is_library(name: str) -> bool:

@@ -69,6 +69,31 @@ class Check:
         return {"status": self.status, "name": self.name, "detail": self.detail, "fix": self.fix}
 
 
+#: The newest Python the `[verify]` extra installs on: MXNet 1.9.1 needs numpy<1.24, and numpy
+#: 1.23 has no wheels for Python 3.12 or later (nor builds there: distutils is gone).
+NEWEST_VERIFY_PYTHON = (3, 11)
+OLDEST_PYTHON = (3, 9)  # mxlint's own `requires-python`
+
+
+def verify_python_check(version: tuple[int, ...], mxnet_imports: bool) -> Check | None:
+    """On a Python too new for `[verify]` and without a working MXNet, why the extra cannot
+    install here and what to do; None where there is nothing to say."""
+    if tuple(version[:2]) <= NEWEST_VERIFY_PYTHON or mxnet_imports:
+        return None
+    here = f"{version[0]}.{version[1]}"
+    low = f"{OLDEST_PYTHON[0]}.{OLDEST_PYTHON[1]}"
+    high = f"{NEWEST_VERIFY_PYTHON[0]}.{NEWEST_VERIFY_PYTHON[1]}"
+    return Check(
+        "fail",
+        "python for --verify",
+        f"Python {here}: the [verify] extra (mxnet==1.9.1, numpy<1.24) cannot install here: "
+        f"numpy 1.23, the last numpy MXNet 1.9 imports, has no wheels for Python 3.12 or "
+        f"later and does not build on them; static checks (`mxlint check`) work on Python {here}",
+        f"run --verify from a Python {low}-{high} virtualenv: `python{high} -m venv .venv-verify`, "
+        "then install mxlint there with the [verify] extra",
+    )
+
+
 def _version(dist: str) -> str | None:
     try:
         return metadata.version(dist)
@@ -124,7 +149,9 @@ def checks() -> list[Check]:
     out: list[Check] = []
     py = sys.version_info
     out.append(Check("info", "python", sys.version.split()[0]))
-    if py >= (3, 12) and _version("setuptools") is None:
+    installed = {d: v for d in MXNET_DISTS if (v := _version(d))}
+    too_new = (py.major, py.minor) > NEWEST_VERIFY_PYTHON
+    if installed and py >= (3, 12) and _version("setuptools") is None:
         out.append(
             Check(
                 "fail",
@@ -134,14 +161,15 @@ def checks() -> list[Check]:
                 "pip install setuptools",
             )
         )
-    installed = {d: v for d in MXNET_DISTS if (v := _version(d))}
     if not installed:
         out.append(
             Check(
                 "fail",
                 "mxnet",
                 "no MXNet distribution is installed",
-                "pip install 'mxlint[verify]'  (or 'mxlint[gpu]' on a CUDA host)",
+                "see `python for --verify`"
+                if too_new
+                else "pip install 'mxlint[verify]'  (or 'mxlint[gpu]' on a CUDA host)",
             )
         )
     elif len(installed) > 1:
@@ -222,6 +250,11 @@ def checks() -> list[Check]:
                         "mxnet imported only with the `numpy.bool = bool` shim",
                     )
                 )
+    python = verify_python_check(
+        (py.major, py.minor), bool(installed) and "mxnet_error" not in probe
+    )
+    if python is not None:
+        out.insert(1, python)
     if probe.get("onnx") or _version("onnx"):
         onnx_v = probe.get("onnx") or _version("onnx") or "?"
         if probe.get("onnx_mapping"):

@@ -10,6 +10,7 @@ MXNet 1.x `None`. Anything the analysis cannot see into is left alone.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Optional
 
 import libcst as cst
 
@@ -28,7 +29,8 @@ MAPPING_TYPES = frozenset({"collections.OrderedDict", "collections.defaultdict"}
 _DATACLASS = frozenset({"dataclasses.dataclass"})
 _NAMEDTUPLE = frozenset({"collections.namedtuple", "typing.NamedTuple"})
 
-Resolve = Callable[[cst.BaseExpression], str | None]
+#: A runtime alias: `str | None` would not evaluate on Python 3.9.
+Resolve = Callable[[cst.BaseExpression], Optional[str]]
 
 
 def record_types(module: cst.Module, resolve: Resolve) -> dict[str, str]:
