@@ -54,6 +54,10 @@ class Workspace:
     overlays: dict[str, str] = field(default_factory=dict)
     #: Open notebooks, as their cells.
     notebooks: dict[str, list[NotebookCell]] = field(default_factory=dict)
+    #: Files `mxlint check .` checks, as the last index found them; and what was decided
+    #: about files created since (excludes, what git ignores).
+    discovered: set[str] = field(default_factory=set)
+    _checked: dict[str, bool] = field(default_factory=dict)
     _text_findings: list[Finding] | None = None
     _project: list[Finding] | None = None
     _previous: ProjectIndex | None = None
@@ -88,6 +92,8 @@ class Workspace:
             cache.save()
         self.results = {r.path: r for r in results}
         self.text_files = {sources.display(p) for p in text}
+        self.discovered = {sources.display(p) for p in (*python, *text)}
+        self._checked = {}
         for name in list(self.overlays):
             self._relint(name)
         for name in list(self.notebooks):
@@ -117,13 +123,27 @@ class Workspace:
         self._relint(name)
 
     def is_checked(self, name: str) -> bool:
-        """Whether `mxlint check .` would check this file (not excluded, a kind mxlint reads)."""
+        """Whether `mxlint check .` would check this file: found by the last index, or, for a
+        file created since, a kind mxlint reads that no exclude and no `.gitignore` leaves out."""
+        if name in self.discovered:
+            return True
+        if name not in self._checked:
+            self._checked[name] = self._would_check(name)
+        return self._checked[name]
+
+    def _would_check(self, name: str) -> bool:
         path = Path(name)
         if path.is_absolute() or name.startswith(".."):
             return False
         if self.settings.is_excluded(path):
             return False
-        return self._is_python(name) or self._is_text(name)
+        if not (self._is_python(name) or self._is_text(name)):
+            return False
+        if self.settings.respect_gitignore:
+            from mxlint.gitignore import ignored
+
+            return not ignored(Path("."), [path])
+        return True
 
     def _is_python(self, name: str) -> bool:
         return name.endswith((".py", ".pyi", sources.NOTEBOOK_SUFFIX))
@@ -133,13 +153,13 @@ class Workspace:
 
     def _relint(self, name: str) -> None:
         path = Path(name)
-        if self._is_text(name):
+        if self._is_text(name) and self.is_checked(name):
             if name in self.overlays or path.is_file():
                 self.text_files.add(name)
             else:
                 self.text_files.discard(name)
             self._changed(text=True)
-        if not self._is_python(name) or self.settings.is_excluded(path):
+        if not self._is_python(name) or not self.is_checked(name):
             return
         if name in self.notebooks or (
             name in self.overlays and name.endswith(sources.NOTEBOOK_SUFFIX)

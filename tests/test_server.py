@@ -327,3 +327,18 @@ async def test_a_notebook_opened_as_json_text(client: LanguageClient, project: P
     uri = open_file(client, path, "json")
     await until(lambda: uri in client.diagnostics)
     assert {(str(d.code), d.range.start.line) for d in client.diagnostics[uri]} == want
+
+
+@pytest.mark.asyncio
+async def test_files_git_ignores_get_no_diagnostics(client: LanguageClient, project: Path) -> None:
+    """As `mxlint check .` skips them: a scratch copy git ignores stays silent in the editor."""
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".gitignore").write_text("scratch/\n", encoding="utf-8")
+    (project / "scratch").mkdir()
+    shutil.copy(project / "train.py", project / "scratch" / "train.py")
+    assert "scratch/train.py" not in expected(project)
+    ignored = open_file(client, project / "scratch" / "train.py")
+    checked = open_file(client, project / "train.py")
+    await until(lambda: checked in client.diagnostics and ignored in client.diagnostics)
+    assert not client.diagnostics[ignored]
+    assert shown(client, checked) == expected(project)["train.py"]
