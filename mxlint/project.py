@@ -12,7 +12,7 @@ from mxlint.checker import FileFacts
 from mxlint.context import context_for
 from mxlint.names import ProjectNames
 from mxlint.parsing import decode_source
-from mxlint.semantic.effects import RETURNED, Effects
+from mxlint.semantic.effects import Effects, Slot
 from mxlint.semantic.program import ImportGraph, console_script_modules
 from mxlint.settings import Settings
 
@@ -50,6 +50,7 @@ class ProjectIndex:
         self._function_files: dict[str, list[FileFacts]] | None = None
         self._function_names: ProjectNames | None = None
         self._effects: dict[str, Effects | None] = {}
+        self._hybridized: dict[tuple[str, Slot | None], bool | None] = {}
         self._imports: ImportGraph | None = None
         self._scripts: frozenset[str] = frozenset()
         if previous is not None:
@@ -151,20 +152,14 @@ class ProjectIndex:
     def effects(self, name: str, _active: frozenset[str] = frozenset()) -> Effects | None:
         """What calling the project function `name` (possibly re-exported) does, with the
         functions it calls in any file of the run; None if the run does not define it."""
-        if self._function_files is None or self._function_names is None:
-            self._function_files = {}
-            for f in self.files:
-                for defined in f.functions:
-                    self._function_files.setdefault(defined, []).append(f)
-            self._function_names = ProjectNames(self._function_files)
-        qual = self._function_names.resolve(name)
+        qual, files = self._function_files_of(name)
         if qual is None or qual in _active:
             return None
         if qual in self._effects:
             return self._effects[qual]
         effects: Effects | None = None
         # A name several files define may be any of them: what one of them does, it may do.
-        for file in self._function_files[qual]:
+        for file in files:
             local = qual[len(file.module) + 1 :] if file.module else qual
             if local in file.effects:
                 one = file.effects[local]  # learned by an earlier run, cached with the file
@@ -186,12 +181,73 @@ class ProjectIndex:
         self._effects[qual] = effects
         return effects
 
+    def _function_files_of(self, name: str) -> tuple[str | None, list[FileFacts]]:
+        if self._function_files is None or self._function_names is None:
+            self._function_files = {}
+            for f in self.files:
+                for defined in f.functions:
+                    self._function_files.setdefault(defined, []).append(f)
+            self._function_names = ProjectNames(self._function_files)
+        qual = self._function_names.resolve(name)
+        return qual, (self._function_files[qual] if qual is not None else [])
+
+    def result_hybridized(self, name: str) -> bool | None:
+        """Whether the project function (or class) `name` returns a network hybridized on the
+        way, followed through the files of the run (`FileEffects.result_hybridized`)."""
+        return self._ask_hybridized(name, None)
+
+    def param_hybridized(self, name: str, slot: Slot) -> bool | None:
+        """Whether calling the project function `name` hybridizes the network in `slot`."""
+        return self._ask_hybridized(name, slot)
+
+    def _ask_hybridized(self, name: str, slot: Slot | None) -> bool | None:
+        key = (name, slot)
+        if key in self._hybridized:
+            return self._hybridized[key]
+        self._hybridized[key] = None  # asked again while being answered: a cycle, unknown
+        qual, files = self._function_files_of(name)
+        is_class = False
+        if qual is None:
+            # A class of another file: its `__init__` (the instance is its first parameter).
+            qual, files = self._function_files_of(name + ".__init__")
+            is_class = qual is not None
+            if not is_class and slot is None and self._lookup(name) is not None:
+                self._hybridized[key] = False  # a class of the run without its own `__init__`
+                return False
+        answers: list[bool | None] = []
+        for file in files:
+            ctx = self.context(file)
+            if ctx is None or qual is None:
+                answers.append(None)
+                continue
+            local = qual[len(file.module) + 1 :] if file.module else qual
+            if is_class:
+                at: Slot = 0 if slot is None else (slot + 1 if isinstance(slot, int) else slot)
+                answers.append(ctx.effects.param_hybridized(local, at, self))
+            elif slot is None:
+                answers.append(ctx.effects.result_hybridized(local, self))
+            else:
+                answers.append(ctx.effects.param_hybridized(local, slot, self))
+        answer: bool | None
+        if not answers:
+            answer = None
+        elif any(answers):
+            answer = True
+        elif any(a is None for a in answers):
+            answer = None
+        else:
+            answer = False
+        self._hybridized[key] = answer
+        return answer
+
     def satisfies(self, requirement: tuple[str, str]) -> bool:
         """Whether the run proves what a conditional finding requires. Kinds: `hybridblock`,
-        `hybridblock-or-unknown`, `block` (a class's ancestry); `no-sync` (none of the
+        `hybridblock-or-unknown`, `block` (a class's ancestry); `hybridblock-unhybridized` (a
+        HybridBlock whose constructor is seen not to hybridize it); `no-sync` (none of the
         space-separated project functions synchronises); `records` (the project function
         does not run its network calls under `autograd.pause()`); `unhybridized` (the
-        project function is known and does not return a network it hybridized)."""
+        project function is known and what it returns is seen not to be hybridized on the way,
+        `result_hybridized`)."""
         kind, name = requirement
         if kind == "no-sync":
             for callee in name.split():
@@ -203,10 +259,11 @@ class ProjectIndex:
             effects = self.effects(name)
             return effects is None or not effects.inference
         if kind == "unhybridized":
-            effects = self.effects(name)
-            return effects is not None and RETURNED not in effects.hybridizes
+            return self.result_hybridized(name) is False
         if kind == "hybridblock":
             return self.is_hybrid_block(name) is True
+        if kind == "hybridblock-unhybridized":
+            return self.is_hybrid_block(name) is True and self.result_hybridized(name) is False
         if kind == "hybridblock-or-unknown":
             return self.is_hybrid_block(name) is not False
         if kind == "block":

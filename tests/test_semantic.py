@@ -239,3 +239,117 @@ def test_a_main_block_of_an_imported_module_is_a_smoke_test(
     result = check_paths([tmp_path], Settings(root=tmp_path, select=("MXL3",)))
     got = [(Path(f.filename).name, f.code) for f in result.findings]
     assert got == ([("aug.py", "MXL302")] if reported else [])
+
+
+BUILDERS = """
+from mxnet import gluon
+from pkg import remote
+
+def plain():
+    net = gluon.nn.HybridSequential()
+    return net
+
+def hybrid():
+    net = plain()
+    net.hybridize()
+    return net
+
+def delegates():
+    net = hybrid()
+    return net
+
+def prepare(block):
+    block.initialize()
+    finish(block)
+
+def finish(block):
+    block.hybridize(static_alloc=True)
+
+def handed():
+    net = plain()
+    prepare(net)
+    return net
+
+def switched_off():
+    net = plain()
+    net.hybridize(active=False)
+    return net
+
+def from_parameter(factory):
+    return factory()
+
+def other_file():
+    return remote.build()
+
+def customised():
+    net = plain()
+    net.tune()
+    return net
+
+class Net(gluon.HybridBlock):
+    def __init__(self):
+        super().__init__()
+        self.setup()
+
+    def setup(self):
+        self.hybridize()
+
+class Plain(gluon.HybridBlock):
+    pass
+
+class Maker:
+    def make(self):
+        return Net()
+
+    def make_plain(self):
+        return Plain()
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "verdict"),
+    [
+        ("plain", False),
+        ("hybrid", True),
+        ("delegates", True),  # returns what a hybridizing builder returned
+        ("handed", True),  # handed to a helper that hybridizes its parameter (two levels)
+        ("switched_off", False),
+        ("from_parameter", None),  # made by a callable the caller chooses
+        ("other_file", None),  # another file's: the run answers
+        ("customised", None),  # an unknown method may hybridize it
+        ("Maker.make", True),  # a class whose constructor hybridizes itself (via a method)
+        ("Maker.make_plain", False),
+    ],
+)
+def test_what_comes_back_hybridized(name: str, verdict: bool | None) -> None:
+    assert _effects(BUILDERS).result_hybridized(name) is verdict
+
+
+def test_parameters_hybridized_through_helpers() -> None:
+    fe = _effects(BUILDERS)
+    assert fe.param_hybridized("prepare", 0) is True
+    assert fe.param_hybridized("prepare", "block") is True
+    assert fe.param_hybridized("plain", 0) is None  # no such parameter
+
+
+def test_builders_followed_across_files(tmp_path: Path) -> None:
+    tools = "import mxnet as mx\n\n\ndef prepare(net):\n    net.initialize(mx.cpu())\n"
+    (tmp_path / "tools.py").write_text(tools + "    net.hybridize()\n", encoding="utf-8")
+    (tmp_path / "zoo.py").write_text(
+        "from mxnet import gluon\nimport tools\n\n\n"
+        "def build():\n    net = gluon.nn.Dense(2)\n    tools.prepare(net)\n    return net\n\n\n"
+        "def wrapped():\n    return build()\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "run.py").write_text(
+        "import mxnet as mx\nfrom zoo import wrapped\n\n"
+        "net = wrapped()\nnet.collect_params()\nnet(mx.nd.ones((1, 2)))\nnet.export('m')\n",
+        encoding="utf-8",
+    )
+    settings = Settings(select=("MXL701",), root=tmp_path)
+    assert check_paths([tmp_path], settings).findings == []
+    (tmp_path / "tools.py").write_text(tools, encoding="utf-8")
+    found = check_paths([tmp_path], settings).findings
+    assert [(Path(f.filename).name, f.location.row, f.code) for f in found] == [
+        ("run.py", 7, "MXL701")
+    ]

@@ -10,8 +10,10 @@ the same file are folded in here, calls into other files of the run by the proje
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import builtins
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import libcst as cst
 
@@ -24,6 +26,18 @@ RETURNED = "<return>"
 
 #: Methods of MXNet metrics and Module that read values back to the host.
 _METRIC_READS = frozenset({"update_metric", "get_name_value"})
+
+#: Where a value comes from, or the function a value is handed to: ("local", name) a function
+#: or method (`Class.method`) of the same file, ("class", name) a class of the same file
+#: constructed, ("project", resolved name) a function or class of another file of the run,
+#: ("library", resolved name) a library's, ("unknown", "") anything no summary shows (a
+#: parameter, an attribute, a callable it cannot resolve).
+Origin = tuple[str, str]
+UNKNOWN: Origin = ("unknown", "")
+#: A slot of a callee: its positional parameter index, or the keyword an argument is passed by.
+Slot = int | str
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,15 @@ class Effects:
     returns_forward: bool = False
     #: Calls into other files of the run (resolved names), whose effects add to these.
     external: tuple[str, ...] = field(default=(), compare=False)
+    #: Its positional parameters, in order (how a caller's argument maps to `hybridizes`).
+    params: tuple[str, ...] = field(default=(), compare=False)
+    #: How each value it returns is made (a call's `Origin`; UNKNOWN for a parameter, an
+    #: attribute, any other expression): a network made by a function that hybridizes it
+    #: comes back hybridized.
+    returned_from: tuple[Origin, ...] = field(default=(), compare=False)
+    #: (name, callee, slot): a parameter (by name) or a returned value (`RETURNED`) handed to
+    #: a callee, which may hybridize it (a callee UNKNOWN: an unknown method called on it).
+    hands: tuple[tuple[str, Origin, Slot], ...] = field(default=(), compare=False)
 
     def union(self, other: Effects) -> Effects:
         """What either of two functions may do (a name that could be either)."""
@@ -123,10 +146,54 @@ def _converts_tensor(call: cst.Call, params: set[str]) -> bool:
     return type(arg) is cst.Call and type(arg.func) is cst.Attribute
 
 
-def summarise(fn: cst.FunctionDef, imports: ImportMap, local: frozenset[str]) -> Effects:
+def call_origin(
+    call: cst.Call,
+    imports: ImportMap,
+    local: frozenset[str] = frozenset(),
+    methods: frozenset[str] = frozenset(),
+    cls: str | None = None,
+) -> tuple[Origin, bool]:
+    """Where `call`'s result comes from, and whether it is a method called on an instance
+    (`self.build()`: its first parameter is implicit). `local` names the file's functions,
+    `methods` its methods (`Class.name`) and classes (`Class`), `cls` the class around."""
+    func = call.func
+    if type(func) is cst.Name:
+        if func.value in local:
+            return ("local", func.value), False
+        if func.value in methods:
+            return ("class", func.value), False
+    elif type(func) is cst.Attribute and type(func.value) is cst.Name:
+        owner, attr = func.value.value, func.attr.value
+        if owner == "self" and cls is not None and f"{cls}.{attr}" in methods:
+            return ("local", f"{cls}.{attr}"), True
+        if owner in methods and f"{owner}.{attr}" in methods:
+            return ("local", f"{owner}.{attr}"), False
+    name = imports.resolve(func)
+    if name is None:
+        if type(func) is cst.Name and func.value in _BUILTINS:
+            return ("library", f"builtins.{func.value}"), False
+        return UNKNOWN, False
+    if knowledge.is_library(name):
+        return ("library", name), False
+    return ("project", name), False
+
+
+def summarise(
+    fn: cst.FunctionDef,
+    imports: ImportMap,
+    local: frozenset[str],
+    methods: frozenset[str] = frozenset(),
+    cls: str | None = None,
+) -> Effects:
     """The effects of `fn` from its own statements (one walk); `local` names the functions of
-    its file (their calls are folded in by `FileEffects`, not here)."""
-    params = set(_params(fn))
+    its file (their calls are folded in by `FileEffects`, not here), `methods` its methods
+    and classes, `cls` the class `fn` is a method of."""
+    positional = _params(fn)
+    params = set(positional)
+    #: How each name of the function was bound: the call it holds the result of, or UNKNOWN.
+    made: dict[str, list[Origin]] = {name: [UNKNOWN] for name in positional}
+    #: Names handed to callees (as an argument, or an unknown method called on them).
+    handed: list[tuple[str, Origin, Slot]] = []
     syncs = False
     hybridized: list[str] = []
     external: list[str] = []
@@ -157,13 +224,20 @@ def summarise(fn: cst.FunctionDef, imports: ImportMap, local: frozenset[str]) ->
                 and _runs_parameter(node.value, params)
             ):
                 outputs.add(target.value)
+            for each in node.targets:
+                origin = UNKNOWN
+                if type(each.target) is cst.Name and type(node.value) is cst.Call:
+                    origin = call_origin(node.value, imports, local, methods, cls)[0]
+                for bound in _bound_names(each.target):
+                    made.setdefault(bound, []).append(origin)
             continue
         if type(node) is not cst.Call:
             continue
         func = node.func
+        _note_hands(node, imports, local, methods, cls, handed)
         if not syncs and (is_sync_call(node, imports) or _converts_tensor(node, params)):
             syncs = True
-        if type(func) is cst.Attribute and func.attr.value == "hybridize":
+        if type(func) is cst.Attribute and func.attr.value == "hybridize" and not _inactive(node):
             owner = dotted_name(func.value)
             if owner is not None:
                 hybridized.append(owner)
@@ -178,6 +252,21 @@ def summarise(fn: cst.FunctionDef, imports: ImportMap, local: frozenset[str]) ->
     hybridizes = {owner for owner in hybridized if owner in params}
     if any(owner in returned for owner in hybridized):
         hybridizes.add(RETURNED)
+    returned_from: list[Origin] = []
+    for value in returns:
+        if type(value) is cst.Call:
+            returned_from.append(call_origin(value, imports, local, methods, cls)[0])
+        elif type(value) is cst.Name:
+            returned_from.extend(made.get(value.value, [UNKNOWN]))
+        else:
+            returned_from.append(UNKNOWN)
+    returned_names = {v.value for v in returns if type(v) is cst.Name}
+    hands: list[tuple[str, Origin, Slot]] = []
+    for name, callee, slot in handed:
+        if name in returned_names:
+            hands.append((RETURNED, callee, slot))
+        if name in params:
+            hands.append((name, callee, slot))
     return Effects(
         syncs=syncs,
         hybridizes=frozenset(hybridizes),
@@ -189,7 +278,75 @@ def summarise(fn: cst.FunctionDef, imports: ImportMap, local: frozenset[str]) ->
             for value in live_returns
         ),
         external=tuple(dict.fromkeys(external)),
+        params=tuple(positional),
+        returned_from=tuple(dict.fromkeys(returned_from)),
+        hands=tuple(dict.fromkeys(hands)),
     )
+
+
+def _inactive(call: cst.Call) -> bool:
+    """`hybridize(active=False)` (or `hybridize(False)`): turns hybridization off."""
+    for i, arg in enumerate(call.args):
+        if (arg.keyword is not None and arg.keyword.value == "active") or (
+            arg.keyword is None and i == 0
+        ):
+            return type(arg.value) is cst.Name and arg.value.value == "False"
+    return False
+
+
+def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
+    if type(target) is cst.Name:
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bound_names(element.value)
+    elif type(target) is cst.StarredElement:
+        yield from _bound_names(target.value)
+
+
+#: Methods called on a network that neither hybridize it nor hand it to code that might.
+_INERT_ON_NETWORK = knowledge.INERT_BLOCK_METHODS | knowledge.FORWARD_METHODS
+
+
+def _note_hands(
+    call: cst.Call,
+    imports: ImportMap,
+    local: frozenset[str],
+    methods: frozenset[str],
+    cls: str | None,
+    handed: list[tuple[str, Origin, Slot]],
+) -> None:
+    """Names `call` hands on: passed as an argument to a callee that is not a library's, or
+    receiving a method call that is neither `hybridize` nor one that leaves a network as it is."""
+    func = call.func
+    if type(func) is cst.Attribute and type(func.value) is cst.Name:
+        method = func.attr.value
+        if method != "hybridize" and method not in _INERT_ON_NETWORK:
+            origin, bound = call_origin(call, imports, local, methods, cls)
+            if bound:  # `self.setup()`: the method's own first parameter
+                handed.append((func.value.value, origin, 0))
+            elif origin[0] != "local":  # `Class.create(...)` is a call, not a method of it
+                handed.append((func.value.value, UNKNOWN, 0))
+    if not any(type(arg.value) is cst.Name for arg in call.args):
+        return
+    origin, bound = call_origin(call, imports, local, methods, cls)
+    if origin[0] == "library":
+        return
+    if origin[0] == "class":
+        bound = True  # `Class(net)`: the argument is `__init__`'s second parameter
+    position = 1 if bound else 0
+    for arg in call.args:
+        if arg.star:
+            position = -1_000  # positions after *args are unknown
+            continue
+        if type(arg.value) is cst.Name:
+            slot: Slot = arg.keyword.value if arg.keyword is not None else position
+            if isinstance(slot, str) or slot >= 0:
+                handed.append((arg.value.value, origin, slot))
+            else:
+                handed.append((arg.value.value, UNKNOWN, 0))
+        if arg.keyword is None:
+            position += 1
 
 
 def _runs_parameter(value: cst.BaseExpression | None, params: set[str]) -> bool:
@@ -217,6 +374,10 @@ class FileEffects:
                     if type(inner) is cst.FunctionDef:
                         self.functions[f"{stmt.name.value}.{inner.name.value}"] = inner
         self._local = frozenset(n for n in self.functions if "." not in n)
+        #: Methods (`Class.name`) and classes of the file.
+        self._methods = frozenset(n for n in self.functions if "." in n) | frozenset(
+            stmt.name.value for stmt in module.body if type(stmt) is cst.ClassDef
+        )
         self._own: dict[str, Effects] = {}
         self._folded: dict[str, Effects] = {}
 
@@ -225,8 +386,15 @@ class FileEffects:
         if name not in self.functions:
             return None
         if name not in self._own:
-            self._own[name] = summarise(self.functions[name], self.imports, self._local)
+            cls = name.rpartition(".")[0] or None
+            self._own[name] = summarise(
+                self.functions[name], self.imports, self._local, self._methods, cls
+            )
         return self._own[name]
+
+    def origin(self, call: cst.Call, cls: str | None = None) -> Origin:
+        """Where the result of `call` (in this file, inside class `cls`) comes from."""
+        return call_origin(call, self.imports, self._local, self._methods, cls)[0]
 
     def of(self, name: str) -> Effects | None:
         """The function's effects with those of the functions of this file it calls."""
@@ -274,3 +442,123 @@ class FileEffects:
         if name is None or knowledge.is_library(name):
             return None
         return name
+
+    # -- what comes back hybridized --------------------------------------------------------
+
+    def result_hybridized(
+        self, name: str, project: HybridizedAcrossFiles | None = None
+    ) -> bool | None:
+        """Whether what calling the function `name` returns is a network hybridized on the way
+        (by it, by the function it got the network from, or by a helper it handed it to): True
+        when some way does; False when every way the value is made is seen and none does;
+        None when something no summary shows made or handled it. Other files' functions are
+        asked of `project` (None: unknown)."""
+        return _Resolver(self, project).result(name)
+
+    def origin_hybridized(
+        self, origin: Origin, project: HybridizedAcrossFiles | None = None
+    ) -> bool | None:
+        """The same for a value made by a call of this file whose origin is `origin`."""
+        return _Resolver(self, project).origin(origin)
+
+    def param_hybridized(
+        self, name: str, slot: Slot, project: HybridizedAcrossFiles | None = None
+    ) -> bool | None:
+        """Whether calling the function `name` hybridizes the network passed in `slot`."""
+        return _Resolver(self, project).param(name, slot)
+
+
+class HybridizedAcrossFiles(Protocol):
+    """The run's answers for functions of other files (`ProjectIndex`)."""
+
+    def result_hybridized(self, name: str) -> bool | None: ...
+
+    def param_hybridized(self, name: str, slot: Slot) -> bool | None: ...
+
+
+def _any(verdicts: Iterable[bool | None]) -> bool | None:
+    """True if one is True; else None if one is None or there are none; else False."""
+    seen = False
+    unknown = False
+    for verdict in verdicts:
+        if verdict:
+            return True
+        seen = True
+        unknown = unknown or verdict is None
+    return None if unknown or not seen else False
+
+
+class _Resolver:
+    """One question about a file's functions, followed through the file (and, through
+    `project`, other files), each function asked once (a cycle is unknown)."""
+
+    def __init__(self, effects: FileEffects, project: HybridizedAcrossFiles | None) -> None:
+        self.effects = effects
+        self.project = project
+        self.active: set[tuple[str, Slot | None]] = set()
+
+    def result(self, name: str) -> bool | None:
+        own = self.effects.own(name)
+        if own is None or (name, None) in self.active:
+            return None
+        if RETURNED in own.hybridizes:
+            return True
+        self.active.add((name, None))
+        try:
+            return _any(
+                [self.origin(origin) for origin in own.returned_from]
+                + [self.handed(callee, slot) for who, callee, slot in own.hands if who == RETURNED]
+            )
+        finally:
+            self.active.discard((name, None))
+
+    def origin(self, origin: Origin) -> bool | None:
+        kind, name = origin
+        if kind == "local":
+            return self.result(name)
+        if kind == "class":
+            # A project network comes back hybridized when its `__init__` hybridizes itself.
+            init = f"{name}.__init__"
+            return self.param(init, 0) if init in self.effects.functions else False
+        if kind == "project":
+            return self.project.result_hybridized(name) if self.project is not None else None
+        if kind == "library":
+            return False if knowledge.builds_network(name) else None
+        return None
+
+    def handed(self, callee: Origin, slot: Slot) -> bool | None:
+        kind, name = callee
+        if kind == "local":
+            return self.param(name, slot)
+        if kind == "class":
+            init = f"{name}.__init__"
+            return self.param(init, slot) if init in self.effects.functions else False
+        if kind == "project":
+            if self.project is None:
+                return None
+            return self.project.param_hybridized(name, slot)
+        if kind == "library":
+            return False
+        return None
+
+    def param(self, name: str, slot: Slot) -> bool | None:
+        own = self.effects.own(name)
+        if own is None or (name, slot) in self.active:
+            return None
+        if isinstance(slot, int):
+            if slot >= len(own.params):
+                return None
+            param = own.params[slot]
+        else:
+            param = slot
+            if param not in own.params:
+                return None
+        if param in own.hybridizes:
+            return True
+        self.active.add((name, slot))
+        try:
+            return _any(
+                [False] + [self.handed(callee, at) for who, callee, at in own.hands if who == param]
+            )
+        finally:
+            self.active.discard((name, slot))

@@ -20,8 +20,10 @@ class _NetState:
     project_class: str | None = None
     #: A project function in another file that returned the network (it may hybridize it).
     builder: str | None = None
-    hybridized: bool = False
-    forwarded: bool = False
+    #: None: made by something that may have hybridized it (a builder no summary sees into).
+    hybridized: bool | None = False
+    #: None: hybridized by its maker, which may also have run it.
+    forwarded: bool | None = False
     unknown: bool = False
     exports: list[tuple[cst.Call, str]] = field(default_factory=list)
 
@@ -39,3 +41,15 @@ def _walk_with_parent(
         kids = list(children(current))
         kids.reverse()
         stack.extend((k, current, parent) for k in kids)
+
+
+def _functions(module: cst.Module) -> Iterator[tuple[cst.FunctionDef, str | None]]:
+    """The module's functions and its classes' methods, with the class a method belongs to
+    (`self.build()` in it calls that class's `build`)."""
+    for stmt in module.body:
+        if type(stmt) is cst.FunctionDef:
+            yield stmt, None
+        elif type(stmt) is cst.ClassDef and type(stmt.body) is cst.IndentedBlock:
+            for inner in stmt.body.body:
+                if type(inner) is cst.FunctionDef:
+                    yield inner, stmt.name.value

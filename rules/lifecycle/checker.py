@@ -11,10 +11,13 @@ from mxlint import knowledge
 from mxlint.checker import Checker
 from mxlint.flow import Flow
 from mxlint.rules.lifecycle import amp_init_after_net, export_before_forward
-from mxlint.rules.lifecycle._analysis import _NetState, _walk_with_parent
+from mxlint.rules.lifecycle._analysis import _functions, _NetState
 from mxlint.rules.lifecycle.amp_init_after_net import AmpInitAfterNet
-from mxlint.rules.lifecycle.export_before_forward import ExportBeforeForward
-from mxlint.semantic.effects import RETURNED, Effects
+from mxlint.rules.lifecycle.export_before_forward import (
+    NEVER_HYBRIDIZED,
+    NOT_RUN,
+    ExportBeforeForward,
+)
 
 
 class LifecycleChecker(Checker):
@@ -28,9 +31,8 @@ class LifecycleChecker(Checker):
         module = self.ctx.module
         if ".export(" in source:
             self._exports(module)
-            for node, _, _ in _walk_with_parent(module):
-                if type(node) is cst.FunctionDef:
-                    self._exports(node)
+            for node, cls in _functions(module):
+                self._exports(node, cls)
         if "amp" in source and ".init(" in source:
             flow = Flow(module)
             self._amp(list(flow.module_sites()))
@@ -46,10 +48,11 @@ class LifecycleChecker(Checker):
         grand: cst.CSTNode | None,
         states: dict[str, _NetState],
         nested_refs: set[str],
+        cls: str | None = None,
     ) -> None:
         name = node.value
         if type(parent) is cst.AssignTarget and parent.target is node and type(grand) is cst.Assign:
-            states[name] = self._bound(grand.value, name in nested_refs)
+            states[name] = self._bound(grand.value, name in nested_refs, cls)
             return
         state = states.get(name)
         if state is None:
@@ -80,14 +83,10 @@ class LifecycleChecker(Checker):
                 state.forwarded = True
             elif method == "export":
                 if not state.unknown and (state.known_block or state.project_class):
-                    if not state.hybridized:
-                        state.exports.append(
-                            (grand, "is called on a network that was never hybridized")
-                        )
-                    elif not state.forwarded:
-                        state.exports.append(
-                            (grand, "is called before any forward pass since `hybridize()`")
-                        )
+                    if state.hybridized is False:
+                        state.exports.append((grand, NEVER_HYBRIDIZED))
+                    elif state.hybridized and state.forwarded is False:
+                        state.exports.append((grand, NOT_RUN))
                 state.unknown = True  # one report per network and scope
             elif method in knowledge.BLOCK_METHODS:
                 state.known_block = state.known_block or state.project_class is None
@@ -98,7 +97,8 @@ class LifecycleChecker(Checker):
             return  # reading an attribute (`net.name`) neither runs nor leaks the network
         state.unknown = True
 
-    def _bound(self, value: cst.BaseExpression, used_elsewhere: bool) -> _NetState:
+    def _bound(self, value: cst.BaseExpression, used_elsewhere: bool, cls: str | None) -> _NetState:
+        """The state of a network bound to the result of `value` (inside class `cls`)."""
         state = _NetState(unknown=used_elsewhere)
         if type(value) is not cst.Call:
             state.unknown = True
@@ -117,11 +117,18 @@ class LifecycleChecker(Checker):
                 state.project_class = name
         elif type(value.func) is cst.Name and value.func.value[:1].isupper():
             state.project_class = self.ctx.qualname(value.func.value)
-        effects = self.ctx.effects.of_call(value)
-        if isinstance(effects, Effects):
-            state.hybridized = RETURNED in effects.hybridizes
-        elif isinstance(effects, str) and not state.known_block and state.project_class is None:
-            state.builder = effects
+        # Whether its maker hybridized it: the function summaries, followed through the
+        # functions it came from and the helpers it was handed to (this file's; another
+        # file's are the run's to answer).
+        origin = self.ctx.effects.origin(value, cls)
+        made = self.ctx.effects.origin_hybridized(origin)
+        if made:
+            state.hybridized, state.forwarded = True, None
+        elif made is None:
+            if origin[0] == "project" and state.project_class is None:
+                state.builder = origin[1]
+            elif origin[0] != "project":
+                state.hybridized = None
         return state
 
     _amp = amp_init_after_net.check_amp

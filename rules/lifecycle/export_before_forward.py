@@ -22,6 +22,12 @@ if TYPE_CHECKING:
     from mxlint.rules.lifecycle.checker import LifecycleChecker
 
 
+#: The problem of an export on a network no code seen hybridizes.
+NEVER_HYBRIDIZED = "is called on a network that was never hybridized"
+#: The problem of an export after `hybridize()` with no forward pass since.
+NOT_RUN = "is called before any forward pass since `hybridize()`"
+
+
 class ExportBeforeForward(Rule):
     code = "MXL701"
     name = "export-before-forward"
@@ -42,9 +48,13 @@ class ExportBeforeForward(Rule):
         the last checkpoint. `hybridize()` also discards the cached graph, so a forward pass
         before it does not count. A network that is handed to another function (which may run
         it), or loaded with `SymbolBlock.imports` (which exports without a forward), is not
-        reported. A network returned by a builder function is hybridized if the builder
-        hybridizes it (in this file or another); one built elsewhere in a way the run cannot
-        see is not reported.
+        reported. A network returned by a builder (a function or method, in this file or
+        another) is hybridized when the function summaries show that something on its way
+        hybridized it: the builder itself, the builder it got the network from, a helper it
+        handed the network to, or the constructor of a project class that hybridizes itself.
+        A network made by a callable no summary sees into (a factory passed in, a method
+        of an unknown object) or handed to unknown code may have been hybridized there and is
+        not reported as never hybridized.
     """
     example = """
         net = vision.resnet18_v1(classes=10)
@@ -109,6 +119,31 @@ def train(loader, epochs):
                     "class Net(gluon.HybridBlock):\n"
                     "    def hybrid_forward(self, F, x):\n"
                     "        return x\n",
+                ),
+            ),
+        ),
+        Example(
+            """import mxnet as mx
+from models import get_net
+
+
+def export(path):
+    net = get_net()
+    net.load_parameters(path)
+    net(mx.nd.ones((1, 3)))
+    net.export("model")
+""",
+            line=9,
+            project=(
+                (
+                    "models",
+                    "from mxnet import gluon\n\n\n"
+                    "def _dense():\n"
+                    "    return gluon.nn.Dense(2)\n\n\n"
+                    "def get_net():\n"
+                    "    net = _dense()\n"
+                    "    net.initialize()\n"
+                    "    return net\n",
                 ),
             ),
         ),
@@ -183,6 +218,34 @@ net.export("x")
                 ),
             ),
         ),
+        # A method of the same class builds and hybridizes it.
+        """import mxnet as mx
+from mxnet import gluon
+
+
+class Exporter:
+    def build(self):
+        net = gluon.nn.Dense(2)
+        net.initialize()
+        net.hybridize()
+        return net
+
+    def run(self):
+        net = self.build()
+        net.collect_params()
+        net(mx.nd.ones((1, 3)))
+        net.export("model")
+""",
+        # Made by a factory the caller passes in: it may hybridize what it makes.
+        """import mxnet as mx
+
+
+def export(factory):
+    net = factory()
+    net.initialize()
+    net(mx.nd.ones((1, 3)))
+    net.export("model")
+""",
         # A builder in another file hybridizes the network it returns.
         Valid(
             """from mxnet import autograd
@@ -213,7 +276,11 @@ def train(loader):
     )
 
 
-def check_exports(checker: LifecycleChecker, scope: cst.Module | cst.FunctionDef) -> None:
+def check_exports(
+    checker: LifecycleChecker, scope: cst.Module | cst.FunctionDef, cls: str | None = None
+) -> None:
+    """Report `export()` calls of the networks one scope builds (a method's scope knows its
+    class: `self.build()` is that class's builder)."""
     body: Sequence[cst.CSTNode] | cst.CSTNode = scope.body
     nested_refs: set[str] = set()
     if type(scope) is cst.Module:
@@ -236,16 +303,20 @@ def check_exports(checker: LifecycleChecker, scope: cst.Module | cst.FunctionDef
                         states[name.value].unknown = True
                 continue
             if type(node) is cst.Name:
-                checker._name_event(node, parent, grand, states, nested_refs)
+                checker._name_event(node, parent, grand, states, nested_refs, cls)
     for net, state in states.items():
         for call, problem in state.exports:
             advice = f"call `{net}.hybridize()` and run one batch through `{net}` before exporting"
+            never = problem == NEVER_HYBRIDIZED
             requires = None
             if not state.known_block and state.project_class is not None:
-                requires = ("hybridblock", state.project_class)
-            elif state.builder is not None:
-                # Built by a function in another file: reported once the run shows that it
-                # does not hybridize what it returns.
+                # A class of the project: a HybridBlock (else it has no `export`), and, for a
+                # network never hybridized here, one whose constructor does not hybridize it.
+                kind = "hybridblock-unhybridized" if never else "hybridblock"
+                requires = (kind, state.project_class)
+            elif state.builder is not None and never:
+                # Built by a function in another file: reported once the run shows that
+                # nothing on the way hybridizes what it returns.
                 requires = ("unhybridized", state.builder)
             checker.ctx.report(
                 call,
