@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from expectations import actual, expected
 
-from mxlint.api import check_source
+from mxlint.api import check_paths, check_source
 from mxlint.config import Settings
 
 SETTINGS = Settings(select=("MXL7",))
@@ -63,3 +65,69 @@ def test_amp_init_followed_through_main():
         "    net = build()\n    amp.init()\n", "    amp.init()\n    net = build()\n"
     )
     assert _rows(before) == []
+
+
+def _paths(tmp_path, files: dict[str, str]) -> list[tuple[str, int, str]]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = check_paths([tmp_path], Settings(select=("MXL7",), root=tmp_path))
+    return sorted(
+        (Path(f.filename).resolve().relative_to(tmp_path).as_posix(), f.location.row, f.code)
+        for f in result.findings
+    )
+
+
+EXPORT = (
+    "import mxnet as mx\nfrom mxnet import gluon\n\n"
+    "net = gluon.nn.Dense(2)\nnet.initialize()\nnet.hybridize()\nnet(mx.nd.ones((1, 3)))\n"
+    "net.export('model')\nnet.save_parameters('model.params')\n"
+)
+SERVE = (
+    "from mxnet import gluon\n\n"
+    "block = gluon.SymbolBlock.imports('model-symbol.json', ['x'], 'model.params')\n"
+)
+
+
+def test_a_path_is_followed_through_joins_formats_and_names() -> None:
+    writes = {
+        "os.path.join(out, 'm')": (
+            "f'{base}-symbol.json'",
+            "'%s-0007.params' % base",
+        ),
+        "prefix": ("prefix + '-symbol.json'", "'{}-{:04d}.params'.format(prefix, 7)"),
+        "args.prefix": ("'%s-symbol.json' % args.prefix", "f'{args.prefix}-0007.params'"),
+    }
+    for exported, (symbol, params) in writes.items():
+        source = (
+            "import os\nfrom mxnet import gluon\n\n\n"
+            "def run(net, out, prefix, args, x):\n"
+            "    base = os.path.join(out, 'm')\n"
+            "    net.hybridize()\n    net(x)\n"
+            f"    net.export({exported}, epoch=7)\n"
+            f"    net.load_parameters({params})\n"
+            f"    return gluon.SymbolBlock.imports({symbol}, ['input'])\n"
+        )
+        source = source.replace("net.export(os.path.join(out, 'm')", "net.export(base")
+        assert _rows(source) == [("MXL705", 10), ("MXL704", 11)], exported
+
+
+def test_different_variables_are_different_files() -> None:
+    source = (
+        "from mxnet import gluon\n\n\n"
+        "def run(net, a, b, x):\n"
+        "    net.hybridize()\n    net(x)\n    net.export(a)\n"
+        "    return gluon.SymbolBlock.imports(b + '-symbol.json', ['input'])\n"
+    )
+    assert _rows(source) == []
+
+
+def test_writers_and_readers_pair_across_files_of_one_directory(tmp_path) -> None:
+    assert _paths(tmp_path, {"app/train.py": EXPORT, "app/serve.py": SERVE}) == [
+        ("app/serve.py", 3, "MXL704"),
+        ("app/serve.py", 3, "MXL705"),
+    ]
+
+
+def test_a_relative_path_in_another_directory_is_another_file(tmp_path) -> None:
+    assert _paths(tmp_path, {"train/run.py": EXPORT, "serve/run.py": SERVE}) == []

@@ -1,9 +1,12 @@
 """The lifecycle checker (MXL7xx): follows a script in execution order (`mxlint/flow.py`), keeps
-the state of each network it builds (`_analysis.py`), and runs the decisions of the two rules'
-files on the calls it meets.
+the state of each network it builds (`_analysis.py`), pairs the model files it reads with their
+writers (`_file_pairs.py`, across the files of a run too), and runs the decisions of the rules'
+files on what it meets.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -12,19 +15,31 @@ from mxlint.checker import Checker
 from mxlint.flow import Flow
 from mxlint.rules.lifecycle import amp_init_after_net, export_before_forward
 from mxlint.rules.lifecycle._analysis import _functions, _NetState
+from mxlint.rules.lifecycle._file_pairs import check_file, pair_across_files
 from mxlint.rules.lifecycle.amp_init_after_net import AmpInitAfterNet
 from mxlint.rules.lifecycle.export_before_forward import (
     NEVER_HYBRIDIZED,
     NOT_RUN,
     ExportBeforeForward,
 )
+from mxlint.rules.lifecycle.imports_input_names import ImportsInputNames
+from mxlint.rules.lifecycle.parameter_format_mismatch import ParameterFormatMismatch
+
+if TYPE_CHECKING:
+    from mxlint.project import ProjectIndex
+    from mxlint.rule import Finding
+
+#: Words a file that writes or reads model files has.
+_FILE_WORDS = ("save", "load", "export", "imports", "checkpoint")
 
 
 class LifecycleChecker(Checker):
-    """Export order per function or script; AMP initialisation order along the flow."""
+    """Export order per function or script; AMP initialisation order along the flow; model
+    files paired with their writers."""
 
-    rules = (ExportBeforeForward, AmpInitAfterNet)
+    rules = (ExportBeforeForward, AmpInitAfterNet, ImportsInputNames, ParameterFormatMismatch)
     name = "lifecycle"
+    cross_file = True
 
     def end(self) -> None:
         source = self.ctx.source
@@ -38,6 +53,15 @@ class LifecycleChecker(Checker):
             self._amp(list(flow.module_sites()))
             for fn in flow.functions.values():
                 self._amp(list(Flow(module).function_sites(fn)))
+        if self.ctx.mxnet_line != "2" and any(word in source for word in _FILE_WORDS):
+            facts = check_file(self.ctx)
+            if facts:
+                self.ctx.facts.checker_facts[self.name] = facts
+
+    @classmethod
+    def finalize(cls, project: ProjectIndex) -> list[Finding]:
+        found = [facts for _, facts in project.checker_facts(cls.name) if isinstance(facts, dict)]
+        return pair_across_files(found)
 
     _exports = export_before_forward.check_exports
 
