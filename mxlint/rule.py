@@ -129,10 +129,12 @@ class Runtime:
     hybridized, with static allocation and exported, and compares; "context" runs the code on a
     device; "seed" runs the entry script twice unseeded and twice seeded; "memory" runs it
     watching memory and the recorded graph; "raise" runs it expecting an exception; "onnx"
-    builds the block, exports it and converts the files with `mx.onnx.export_model`.
+    builds the block, exports it and converts the files with `mx.onnx.export_model`; "amp"
+    runs it watching which networks had a cached graph when `amp.init()` ran; "static" runs
+    nothing (`reason` says why the runtime cannot show the problem).
     """
 
-    check: Literal["hybrid", "context", "seed", "memory", "raise", "onnx"]
+    check: Literal["hybrid", "context", "seed", "memory", "raise", "onnx", "amp", "static"]
     #: The predicted failure is an exception raised at (or after) the flagged line, whose
     #: `Type: message` text matches `error` (any exception when None).
     loud: bool = False
@@ -142,6 +144,8 @@ class Runtime:
     #: A "memory" check also sampled at each batch while no training step has run (an
     #: evaluation loop has batches and no steps).
     per_batch: bool = False
+    #: For "static": why no experiment can show the problem (the verdict's reason).
+    reason: str | None = None
 
 
 @dataclass(frozen=True)

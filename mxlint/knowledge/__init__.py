@@ -442,6 +442,12 @@ def mxnet_random_call(name: str | None) -> bool:
 
 #: `amp.init()` in MXNet 1.x (contrib) and 2.x.
 AMP_INIT = frozenset({"mxnet.contrib.amp.init", "mxnet.amp.init"})
+#: `amp.init_trainer(trainer)`: gives the trainer its loss scaler.
+AMP_INIT_TRAINER = frozenset({"mxnet.contrib.amp.init_trainer", "mxnet.amp.init_trainer"})
+#: `with amp.scale_loss(loss, trainer) as scaled:`.
+AMP_SCALE_LOSS = frozenset({"mxnet.contrib.amp.scale_loss", "mxnet.amp.scale_loss"})
+#: The Gluon trainer.
+TRAINER = "mxnet.gluon.Trainer"
 #: Namespaces whose calls build a network (constructors and model-zoo factories).
 NETWORK_NAMESPACES = (
     "mxnet.gluon.nn",

@@ -186,6 +186,9 @@ def build(
         item = Item(index, finding, str(path), finding.location.row)
         code = finding.code
         how = runtime(code)
+        if how is not None and how.check == "static":
+            skipped.append(Skipped(item, f"{code} has no runtime check: {how.reason}"))
+            continue
         if how is None:
             skipped.append(
                 Skipped(

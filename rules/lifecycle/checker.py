@@ -12,15 +12,24 @@ import libcst as cst
 
 from mxlint import knowledge
 from mxlint.checker import Checker
-from mxlint.flow import Flow
+from mxlint.flow import Flow, Site
 from mxlint.rules.lifecycle import amp_init_after_net, export_before_forward
 from mxlint.rules.lifecycle._analysis import _functions, _NetState
 from mxlint.rules.lifecycle._file_pairs import check_file, pair_across_files
 from mxlint.rules.lifecycle.amp_init_after_net import AmpInitAfterNet
+from mxlint.rules.lifecycle.amp_loss_not_scaled import AmpLossNotScaled, check_scaling
+from mxlint.rules.lifecycle.amp_trainer_not_initialized import (
+    AmpTrainerNotInitialized,
+    check_trainers,
+)
 from mxlint.rules.lifecycle.export_before_forward import (
     NEVER_HYBRIDIZED,
     NOT_RUN,
     ExportBeforeForward,
+)
+from mxlint.rules.lifecycle.hybridize_without_static_alloc import (
+    HybridizeWithoutStaticAlloc,
+    check_static_alloc,
 )
 from mxlint.rules.lifecycle.imports_input_names import ImportsInputNames
 from mxlint.rules.lifecycle.parameter_format_mismatch import ParameterFormatMismatch
@@ -37,7 +46,15 @@ class LifecycleChecker(Checker):
     """Export order per function or script; AMP initialisation order along the flow; model
     files paired with their writers."""
 
-    rules = (ExportBeforeForward, AmpInitAfterNet, ImportsInputNames, ParameterFormatMismatch)
+    rules = (
+        ExportBeforeForward,
+        AmpInitAfterNet,
+        HybridizeWithoutStaticAlloc,
+        ImportsInputNames,
+        ParameterFormatMismatch,
+        AmpTrainerNotInitialized,
+        AmpLossNotScaled,
+    )
     name = "lifecycle"
     cross_file = True
 
@@ -53,6 +70,17 @@ class LifecycleChecker(Checker):
             self._amp(list(flow.module_sites()))
             for fn in flow.functions.values():
                 self._amp(list(Flow(module).function_sites(fn)))
+        if "amp" in source and ("scale_loss" in source or "backward" in source):
+            roots = _roots(module)
+            if "scale_loss" in source:
+                for sites, depth in roots:
+                    check_trainers(self.ctx, sites, depth)
+            if ".init(" in source:
+                check_scaling(self.ctx, [sites for sites, _ in roots])
+        if ".hybridize(" in source and "record(" in source:
+            check_static_alloc(self.ctx, module)
+            for fn, _ in _functions(module):
+                check_static_alloc(self.ctx, fn)
         if self.ctx.mxnet_line != "2" and any(word in source for word in _FILE_WORDS):
             facts = check_file(self.ctx)
             if facts:
@@ -162,3 +190,16 @@ class LifecycleChecker(Checker):
 
         rng = node_ranges(self.ctx.module, [node], self.ctx.source).get(node)
         return rng[0][0] if rng else 0
+
+
+def _roots(module: cst.Module) -> list[tuple[list[Site], int]]:
+    """The calls of the module's statements and of each function and method taken as a root,
+    in execution order, with how many frames deep a root's own calls are."""
+    out: list[tuple[list[Site], int]] = [(list(Flow(module).module_sites()), 0)]
+    flow = Flow(module)
+    for fn in flow.functions.values():
+        out.append((list(Flow(module).function_sites(fn)), 1))
+    for cls, methods in flow.classes.items():
+        for method in methods.values():
+            out.append((list(Flow(module).function_sites(method, cls)), 1))
+    return out
