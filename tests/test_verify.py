@@ -27,7 +27,7 @@ from mxlint.verify.runner import VerifyOptions, verify
 ROOT = Path(__file__).resolve().parent.parent
 VERIFY = ROOT / "fixtures" / "verify"
 MARKER = re.compile(r"#\s*(expect|refute):\s*(.*)$")
-FAMILIES = ("hybrid", "contexts", "seeds", "memory")
+FAMILIES = ("hybrid", "contexts", "seeds", "memory", "lifecycle")
 
 pytestmark = pytest.mark.slow
 

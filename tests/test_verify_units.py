@@ -201,3 +201,50 @@ def test_doctor_explains_the_python_limit_of_verify() -> None:
     assert verify_python_check((3, 11), mxnet_imports=False) is None
     assert verify_python_check((3, 9), mxnet_imports=False) is None
     assert verify_python_check((3, 12), mxnet_imports=True) is None
+
+
+def _item(path: Path, line: int, code: str) -> plan.Item:
+    return plan.Item(0, _finding(path, line, code), str(path.resolve()), line)
+
+
+def _ran(path: Path, line: int, **lifecycle: object) -> dict[str, object]:
+    return {
+        "status": "finished",
+        "watch": [{"file": str(path.resolve()), "line": line, "runs": 1, "exception": None}],
+        "lifecycle": lifecycle,
+    }
+
+
+def test_an_import_is_judged_by_its_round_trip(tmp_path: Path) -> None:
+    script = tmp_path / "serve.py"
+    item = _item(script, 12, "MXL704")
+    where = [str(script.resolve()), 11, 13]  # a call written over three lines
+    differ = _ran(script, 12, roundtrips=[{"where": where, "equal": False, "detail": "off"}])
+    assert interpret.roundtrip_verdict(item, differ).verdict == "confirmed"
+    same = _ran(script, 12, roundtrips=[{"where": where, "equal": True, "detail": "1 equal"}])
+    assert interpret.roundtrip_verdict(item, same).verdict == "refuted"
+    # Imported without an error, but no export of this run to compare with.
+    verdict = interpret.roundtrip_verdict(item, _ran(script, 12, roundtrips=[]))
+    assert verdict.verdict == "inconclusive"
+    assert "not exported in this run" in verdict.reason
+
+
+def test_amp_init_is_judged_by_the_networks_cached_before_it(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    item = _item(script, 7, "MXL702")
+    at = [str(script.resolve()), 7, 7]
+    stale = _ran(script, 7, amp_inits=[{"where": at, "cached": 1}], stale_outputs={"float32": 2})
+    verdict = interpret.amp_verdict(item, stale)
+    assert verdict.verdict == "confirmed"
+    assert "2x float32" in verdict.evidence
+    fresh = _ran(script, 7, amp_inits=[{"where": at, "cached": 0}])
+    assert interpret.amp_verdict(item, fresh).verdict == "refuted"
+    assert interpret.amp_verdict(item, _ran(script, 7)).verdict == "inconclusive"
+
+
+def test_a_static_runtime_gives_its_reason(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import mxnet\n")
+    tasks, skipped = plan.build([_finding(script, 1, "MXL707")], [script], {})
+    assert tasks == []
+    assert "float16 kernels" in skipped[0].reason

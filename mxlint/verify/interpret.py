@@ -273,11 +273,12 @@ def loud_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
         return inconclusive(failure)
     w = _watch(payload, item)
     code = item.finding.code
+    mapped = _amp_mapped(payload)
     if w.get("exception") and _expected(code, w["exception"]):
-        return Verdict("confirmed", f"line {item.line} raised {_exc_text(w['exception'])}")
+        return Verdict("confirmed", f"line {item.line} raised {_exc_text(w['exception'])}{mapped}")
     exc = payload.get("exception")
     if exc and _frames_hit(exc, item) and _expected(code, exc):
-        return Verdict("confirmed", f"line {item.line} raised {_exc_text(exc)}")
+        return Verdict("confirmed", f"line {item.line} raised {_exc_text(exc)}{mapped}")
     for text in payload.get("unraisable", []):
         if _is_context(code) and CTX_ERROR.search(text):
             return Verdict(
@@ -298,6 +299,82 @@ def loud_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
     return Verdict(
         "refuted",
         f"line {item.line} ran {w['runs']}x in {_bounded(payload)} without the predicted error",
+    )
+
+
+def _amp_mapped(payload: dict[str, Any]) -> str:
+    """A note when AMP's float16 target ran as bfloat16 (no float16 kernels on a CPU host)."""
+    if payload.get("lifecycle", {}).get("amp_mapped"):
+        return " (AMP's float16 ran as bfloat16: MXNet 1.9.1 has no float16 kernels on CPU)"
+    return ""
+
+
+def _at(entry: dict[str, Any], item: Item) -> bool:
+    where = entry.get("where")
+    if not where:
+        return False
+    last = where[2] if len(where) > 2 else where[1]
+    return os.path.realpath(where[0]) == item.path and where[1] <= item.line <= last
+
+
+def roundtrip_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
+    """An `imports` whose names differ from the export's: it raises at the line, or the block
+    it imports computes something else than the network that was exported."""
+    loud = loud_verdict(item, payload)
+    if loud.verdict == "confirmed":
+        return loud
+    trips = [t for t in payload.get("lifecycle", {}).get("roundtrips", []) if _at(t, item)]
+    if any(t.get("equal") is False for t in trips):
+        detail = next(t["detail"] for t in trips if t.get("equal") is False)
+        return Verdict(
+            "confirmed",
+            f"export and re-import at line {item.line}: run on the arrays the exported network "
+            f"last saw, the imported block and the network disagree: {detail}",
+        )
+    if trips and all(t.get("equal") for t in trips):
+        return Verdict(
+            "refuted",
+            f"export and re-import at line {item.line}: the imported block and the exported "
+            f"network give equal outputs ({trips[0]['detail']})",
+        )
+    if loud.verdict == "refuted":
+        return inconclusive(
+            f"line {item.line} imported the graph without an error, but the network that wrote "
+            "it was not exported in this run: nothing to compare its outputs with"
+        )
+    return loud
+
+
+def amp_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
+    """`amp.init()` after the network was built: the networks that already had a cached
+    graph when it ran keep running it in float32."""
+    failure = _failure(payload)
+    if failure:
+        return inconclusive(failure)
+    inits = [i for i in payload.get("lifecycle", {}).get("amp_inits", []) if _at(i, item)]
+    if not inits:
+        exc = payload.get("exception")
+        why = f"; the script failed: {_exc_text(exc)}" if exc else ""
+        return inconclusive(f"`amp.init()` at line {item.line} did not run{why}")
+    cached = max(i.get("cached", 0) for i in inits)
+    if not cached:
+        return Verdict(
+            "refuted",
+            f"when `amp.init()` ran at line {item.line} no network had been hybridized and run "
+            "yet: networks built before it still cast their operators for AMP",
+        )
+    outputs = payload.get("lifecycle", {}).get("stale_outputs", {})
+    seen = (
+        f"; called {sum(outputs.values())}x after it, they returned "
+        + ", ".join(f"{n}x {dtype}" for dtype, n in sorted(outputs.items()))
+        if outputs
+        else ""
+    )
+    return Verdict(
+        "confirmed",
+        f"when `amp.init()` ran at line {item.line}, {cached} network(s) had already been "
+        f"hybridized and run: they keep their cached float32 graph, without AMP's casts{seen}"
+        f"{_amp_mapped(payload)}",
     )
 
 

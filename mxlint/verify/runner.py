@@ -20,6 +20,9 @@ from mxlint.verify.model import Verdict, inconclusive
 from mxlint.verify.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ChildResult, run_job
 
 THREADED = "ThreadedEnginePerDevice"
+#: Codes proven by exporting and importing back (`verify/lifecycle.py`) as well as by what
+#: the line raises.
+ROUNDTRIP_CODES = frozenset({"MXL704"})
 
 
 @dataclass
@@ -163,9 +166,14 @@ def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[F
     hows = {code: plan.runtime(code) for code in codes}
     verdicts: dict[FindingKey, Verdict] = {}
     naive: dict[str, Any] | None = None
-    if any(h is not None and (h.loud or h.check == "memory") for h in hows.values()):
+    if any(h is not None and (h.loud or h.check in ("memory", "amp")) for h in hows.values()):
         per_batch = any(h is not None and h.per_batch for h in hows.values())
-        naive = _payload(slots.run(dict(job, memory=True, per_batch=per_batch), options))
+        probes = {
+            # Exports re-imported and compared; networks watched across `amp.init()`.
+            "roundtrip": any(c in ROUNDTRIP_CODES for c in codes),
+            "amp_watch": any(_checks(h, "amp") for h in hows.values()),
+        }
+        naive = _payload(slots.run(dict(job, memory=True, per_batch=per_batch, **probes), options))
         threaded = None
         if "MXL401" in codes:
             threaded = _payload(slots.run(dict(job, memory="light"), options, engine=THREADED))
@@ -173,6 +181,10 @@ def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[F
             declared = hows[it.finding.code]
             if _checks(declared, "memory"):
                 verdicts[it.key] = interpret.memory_verdict(it, naive, threaded)
+            elif _checks(declared, "amp"):
+                verdicts[it.key] = interpret.amp_verdict(it, naive)
+            elif it.finding.code in ROUNDTRIP_CODES:
+                verdicts[it.key] = interpret.roundtrip_verdict(it, naive)
             elif declared is not None and declared.loud:
                 verdicts[it.key] = interpret.loud_verdict(it, naive)
     seeds = [it for it in task.items if _checks(hows[it.finding.code], "seed")]

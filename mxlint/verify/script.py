@@ -234,6 +234,15 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
             sys.path.insert(0, root)
     probe = Probe(int(job.get("steps", 5)), job.get("memory") or False, bool(job.get("per_batch")))
     install_hooks(probe)
+    from mxlint.verify.lifecycle import LifecycleProbe
+
+    lifecycle = LifecycleProbe(
+        {path} | set(job.get("trace_files", [])),
+        map_amp=not job.get("gpu"),
+        roundtrip=bool(job.get("roundtrip")),
+        amp_watch=bool(job.get("amp_watch")),
+    )
+    lifecycle.install()
     seed(job.get("seed", []))
     source = job.get("rewrite_source")
     if source is None:
@@ -288,6 +297,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
                 "losses": probe.losses,
                 "params": _safe(probe.params_digest),
             },
+            "lifecycle": lifecycle.to_json(),
             "memory": {
                 "storage_kib": probe.storage_kib,
                 "live_ndarrays": probe.live,

@@ -16,7 +16,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.flow import single_assignment
 from mxlint.names import dotted_name
-from mxlint.rule import Example, Rule
+from mxlint.rule import Example, Rule, Runtime
 
 if TYPE_CHECKING:
     from mxlint.rules.lifecycle.checker import LifecycleChecker
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 class AmpInitAfterNet(Rule):
     code = "MXL702"
     name = "amp-init-after-net"
+    runtime = Runtime("amp")
     message = (
         "`amp.init()` runs after the network was built (`{what}`, line {line}): call it "
         "before creating the model; a network hybridized and run before `amp.init()` "
