@@ -33,6 +33,10 @@ from mxlint.rules.lifecycle.hybridize_without_static_alloc import (
 )
 from mxlint.rules.lifecycle.imports_input_names import ImportsInputNames
 from mxlint.rules.lifecycle.parameter_format_mismatch import ParameterFormatMismatch
+from mxlint.rules.lifecycle.save_params_outside_name_scope import (
+    SaveParamsOutsideNameScope,
+    check_save_params,
+)
 
 if TYPE_CHECKING:
     from mxlint.project import ProjectIndex
@@ -54,6 +58,7 @@ class LifecycleChecker(Checker):
         ParameterFormatMismatch,
         AmpTrainerNotInitialized,
         AmpLossNotScaled,
+        SaveParamsOutsideNameScope,
     )
     name = "lifecycle"
     cross_file = True
@@ -77,6 +82,10 @@ class LifecycleChecker(Checker):
                     check_trainers(self.ctx, sites, depth)
             if ".init(" in source:
                 check_scaling(self.ctx, [sites for sites, _ in roots])
+        if ".save_params(" in source and self.ctx.mxnet_line != "2":
+            check_save_params(self.ctx, module)
+            for fn, _ in _functions(module):
+                check_save_params(self.ctx, fn)
         if ".hybridize(" in source and "record(" in source:
             check_static_alloc(self.ctx, module)
             for fn, _ in _functions(module):
