@@ -6,6 +6,7 @@ files on what it meets.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     from mxlint.project import ProjectIndex
     from mxlint.rule import Finding
 
+#: The AMP module named in a file.
+_AMP = re.compile(r"\bamp\b")
 #: Words a file that writes or reads model files has.
 _FILE_WORDS = ("save", "load", "export", "imports", "checkpoint")
 
@@ -75,7 +78,7 @@ class LifecycleChecker(Checker):
             self._amp(list(flow.module_sites()))
             for fn in flow.functions.values():
                 self._amp(list(Flow(module).function_sites(fn)))
-        if "amp" in source and ("scale_loss" in source or "backward" in source):
+        if _AMP.search(source) and ("scale_loss" in source or "backward" in source):
             roots = _roots(module)
             if "scale_loss" in source:
                 for sites, depth in roots:
