@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, Union
 
 import libcst as cst
 
@@ -35,7 +35,7 @@ _METRIC_READS = frozenset({"update_metric", "get_name_value"})
 Origin = tuple[str, str]
 UNKNOWN: Origin = ("unknown", "")
 #: A slot of a callee: its positional parameter index, or the keyword an argument is passed by.
-Slot = int | str
+Slot = Union[int, str]
 
 _BUILTINS = frozenset(dir(builtins))
 
