@@ -367,7 +367,7 @@ def _check_paths(
     progress: FileProgress | None,
 ) -> int:
     """Lint, fix or diff `paths` and report; `progress` is closed before anything is printed."""
-    from mxlint import fixes
+    from mxlint import fix_run
     from mxlint.runner import run
 
     def done() -> None:
@@ -375,19 +375,23 @@ def _check_paths(
             progress.close()
 
     if args.diff:
-        report = fixes.fix_paths(
+        cache = _cache_for(args, settings)
+        report = fix_run.fix_paths(
             paths,
             settings,
             unsafe=args.unsafe_fixes,
             write=False,
             jobs=args.jobs,
+            cache=cache,
             progress=progress,
         )
         done()
-        _emit("".join(fixes.unified_diff(f) for f in report.fixed), args)
-        n = report.count
-        if n and not args.quiet:
-            _note(f"Would fix {_plural(n, 'error')} in {_plural(len(report.fixed), 'file')}.")
+        if cache is not None:
+            cache.save()
+        _emit("".join(fix_run.unified_diff(f) for f in report.fixed), args)
+        line = diff_summary(report.count, report.remaining, args.unsafe_fixes)
+        if line is not None and not args.quiet:
+            _note(line)
         if report.error:
             return EXIT_ERROR
         if args.exit_zero:
@@ -397,7 +401,7 @@ def _check_paths(
     fixed = 0
     cache = _cache_for(args, settings)
     if args.fix:
-        report = fixes.fix_paths(
+        report = fix_run.fix_paths(
             paths,
             settings,
             unsafe=args.unsafe_fixes,
@@ -483,7 +487,7 @@ def _reads_stdin(paths: Sequence[Path] | None) -> bool:
 
 def _check_stdin(args: argparse.Namespace, settings: Settings, fmt: str) -> int:
     """`mxlint check -`: lint (or fix, or diff) the source piped in, under `--stdin-filename`."""
-    from mxlint import fixes, stdin
+    from mxlint import fix_run, stdin
     from mxlint.sources import is_force_excluded
 
     name = stdin.name_of(args.stdin_filename)
@@ -509,9 +513,10 @@ def _check_stdin(args: argparse.Namespace, settings: Settings, fmt: str) -> int:
         fixed = stdin.fix_stdin(result, name, settings, args.unsafe_fixes)
         if args.diff:
             change = stdin.diff(result, fixed, name)
-            _emit(fixes.unified_diff(change) if change is not None else "", args)
-            if change is not None and not args.quiet:
-                _note(f"Would fix {_plural(change.applied, 'error')} in 1 file.")
+            _emit(fix_run.unified_diff(change) if change is not None else "", args)
+            line = diff_summary(fixed.fixed, fixed.findings, args.unsafe_fixes)
+            if line is not None and not args.quiet:
+                _note(line)
             if result.error:
                 return EXIT_ERROR
             if args.exit_zero:
@@ -561,20 +566,57 @@ def cmd_clean(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _summary(findings: Sequence[Finding], fixed: int, args: argparse.Namespace) -> None:
+def _fix_counts(findings: Sequence[Finding], unsafe: bool) -> tuple[int, int]:
+    """(findings `--fix` fixes with these flags, findings only `--unsafe-fixes` would fix)."""
     from mxlint.fixes import applicable
 
+    fixable = sum(1 for f in findings if applicable(f, unsafe))
+    hidden = 0 if unsafe else sum(1 for f in findings if applicable(f, True)) - fixable
+    return fixable, hidden
+
+
+def _fixes(n: int) -> str:
+    return "1 hidden fix" if n == 1 else f"{n} hidden fixes"
+
+
+def fix_hint(findings: Sequence[Finding], unsafe: bool, marker: str = "[*]") -> str | None:
+    """Ruff's line on what `--fix` would do with `findings`, or None when nothing is fixable;
+    `marker`: the `[*]`, coloured or not."""
+    fixable, hidden = _fix_counts(findings, unsafe)
+    option = "the `--fix --unsafe-fixes` options" if unsafe else "the `--fix` option"
+    if fixable and hidden:
+        return (
+            f"{marker} {fixable} fixable with {option} ({_fixes(hidden)} can be enabled with the "
+            "`--unsafe-fixes` option)."
+        )
+    if fixable:
+        return f"{marker} {fixable} fixable with {option}."
+    if hidden:
+        return f"No fixes available ({_fixes(hidden)} can be enabled with the `--unsafe-fixes` option)."
+    return None
+
+
+def diff_summary(fixed: int, remaining: Sequence[Finding], unsafe: bool) -> str | None:
+    """Ruff's line after `--diff`: how many findings `--fix` would fix (the same count the
+    report's `[*] N fixable` line gives), and those only `--unsafe-fixes` would."""
+    _, hidden = _fix_counts(remaining, unsafe)
+    more = f"{hidden} additional fix{'' if hidden == 1 else 'es'} available with `--unsafe-fixes`"
+    if fixed:
+        return f"Would fix {_plural(fixed, 'error')}" + (f" ({more})." if hidden else ".")
+    if hidden:
+        return f"No errors would be fixed ({hidden} fix{'' if hidden == 1 else 'es'} available with `--unsafe-fixes`)."
+    return None
+
+
+def _summary(findings: Sequence[Finding], fixed: int, args: argparse.Namespace) -> None:
     n = len(findings)
-    if args.fix:
-        if n or fixed:
-            _note(f"Found {_plural(n + fixed, 'error')} ({fixed} fixed, {n} remaining).")
-        return
-    if not n:
-        return
-    fixable = sum(1 for f in findings if applicable(f, args.unsafe_fixes))
-    marker = _stderr_style(args).fix_marker
-    hint = f"\n{marker} {fixable} fixable with `mxlint check --fix`." if fixable else ""
-    _note(f"Found {_plural(n, 'error')}.{hint}")
+    if fixed:
+        _note(f"Found {_plural(n + fixed, 'error')} ({fixed} fixed, {n} remaining).")
+    elif n:
+        _note(f"Found {_plural(n, 'error')}.")
+    hint = fix_hint(findings, args.unsafe_fixes, _stderr_style(args).fix_marker)
+    if hint is not None:
+        _note(hint)
 
 
 def cmd_rule(args: argparse.Namespace) -> int:

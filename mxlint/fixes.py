@@ -1,11 +1,10 @@
-"""Applying fixes: edits to text, the fix loop, and safe writes.
+"""Applying fixes: edits to text, reading files as they are fixed, and safe writes.
 
 A fix is applied only if the result still parses; files are written atomically (a temporary file
 in the same directory, then `os.replace`) with their permissions, encoding, BOM and line endings
-kept; a file that changed on disk while mxlint ran is left alone. Fixing is iterated until
-nothing applicable is left, so running it twice changes nothing the second time. A notebook is
-fixed in its joined code cells and written back with only the changed cells' `source` replaced
-(`mxlint.notebooks`).
+kept; a file that changed on disk while mxlint ran is left alone. A notebook is fixed in its
+joined code cells and written back with only the changed cells' `source` replaced
+(`mxlint.notebooks`). The passes over a whole run are `mxlint.fix_run`'s.
 """
 
 from __future__ import annotations
@@ -17,22 +16,20 @@ import stat
 import tempfile
 import tokenize
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from mxlint.rule import Edit, Finding
+from mxlint.unused_imports import remove_unused_imports
 
 if TYPE_CHECKING:
-    from mxlint.cache import Cache
     from mxlint.notebooks import Notebook
-    from mxlint.runner import Progress
     from mxlint.settings import Settings
 
-#: Passes over one file in memory (each re-lints the fixed text).
+
+#: Passes of fixes over one text (and, in a fix run, over the run's files), at most.
 MAX_PASSES = 10
-#: Runs over the whole project (each re-reads the written files).
-MAX_ROUNDS = 3
 
 
 class OverlappingEdits(Exception):
@@ -45,6 +42,11 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 def _offsets(source: str) -> list[int]:
     """Where each line starts; lines end as Python's own (`\\r\\n`, `\\r`, `\\n`), as rows do."""
     return [0, *(m.end() for m in _LINE_BREAK.finditer(source))]
+
+
+def split_rows(text: str) -> list[str]:
+    """The rows of `text` as positions count them (without their line endings)."""
+    return _LINE_BREAK.split(text)
 
 
 def apply_edits(source: str, edits: Iterable[Edit]) -> str:
@@ -99,21 +101,24 @@ def _overlaps(a: Sequence[Edit], b: Sequence[Edit]) -> bool:
     return False
 
 
-def _choose(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
-    """Applicable fixes that do not overlap one another, in file order."""
-    chosen: list[Finding] = []
-    seen_fixes: set[tuple] = set()
+def _choose(findings: Sequence[Finding], unsafe: bool) -> list[tuple[Finding, int]]:
+    """Applicable fixes that do not overlap one another, in file order, each with how many
+    findings it fixes (two findings may offer the very same fix: applying it fixes both)."""
+    chosen: list[tuple[Finding, int]] = []
+    index: dict[tuple, int] = {}
     for f in sorted(findings, key=Finding.sort_key):
         if not applicable(f, unsafe):
             continue
         assert f.fix is not None
         key = tuple((_span(e), e.content) for e in f.fix.edits)
-        if key in seen_fixes:
+        if key in index:
+            first, count = chosen[index[key]]
+            chosen[index[key]] = (first, count + 1)
             continue
-        if any(_overlaps(f.fix.edits, c.fix.edits) for c in chosen if c.fix is not None):
+        if any(_overlaps(f.fix.edits, c.fix.edits) for c, _ in chosen if c.fix is not None):
             continue
-        seen_fixes.add(key)
-        chosen.append(f)
+        index[key] = len(chosen)
+        chosen.append((f, 1))
     return chosen
 
 
@@ -158,7 +163,7 @@ def parses(text: str, filename: str = "<fix>") -> bool:
 def apply_findings(
     text: str, findings: Sequence[Finding], unsafe: bool, python: bool
 ) -> tuple[str, int]:
-    """One pass: apply every non-overlapping applicable fix; (new text, fixes applied).
+    """One pass: apply every non-overlapping applicable fix; (new text, findings fixed).
 
     If the fixes together break the parse, they are tried one at a time and only those that
     keep the file parsing are kept.
@@ -167,23 +172,23 @@ def apply_findings(
     if not chosen:
         return text, 0
     newline = _newline_of(text)
-    edits = [e for f in chosen if f.fix for e in _normalize(f.fix.edits, newline)]
+    edits = [e for f, _ in chosen if f.fix for e in _normalize(f.fix.edits, newline)]
     try:
         new = apply_edits(text, edits)
     except OverlappingEdits:
         new = None
     if new is not None and (not python or parses(new)):
-        return new, len(chosen)
+        return new, sum(count for _, count in chosen)
     applied = 0
     # One at a time, from the end of the file, so earlier positions stay valid.
-    for f in sorted(chosen, key=Finding.sort_key, reverse=True):
+    for f, count in sorted(chosen, key=lambda c: c[0].sort_key(), reverse=True):
         assert f.fix is not None
         try:
             candidate = apply_edits(text, _normalize(f.fix.edits, newline))
         except OverlappingEdits:
             continue
         if not python or parses(candidate):
-            text, applied = candidate, applied + 1
+            text, applied = candidate, applied + count
     return text, applied
 
 
@@ -219,8 +224,11 @@ def fix_text(
     python: bool,
 ) -> tuple[str, int]:
     """One file's text with its applicable fixes applied, pass after pass (a fix can make room
-    for another): (new text, fixes applied). `findings` are the file's, positioned in `text`.
-    What `--fix` writes, `mxlint check - --fix` prints and the language server's fix-all edits."""
+    for another), and the imports they left unused removed: (new text, fixes applied).
+    `findings` are the file's, positioned in `text`; between passes the file is read on its
+    own (`relint_strict`). The language server's fix-all of one document; `--fix` and
+    `mxlint check - --fix` run `fix_run.fix_project`, which decides every pass over the run."""
+    original = text
     findings = [f for f in findings if applicable(f, unsafe)]
     applied = 0
     for _pass in range(MAX_PASSES):
@@ -231,6 +239,10 @@ def fix_text(
         if not n or not python:
             break
         findings = [f for f in relint_strict(name, text, settings) if applicable(f, unsafe)]
+    if python and applied:
+        pruned = remove_unused_imports(original, text, PurePath(name))
+        if pruned != text and parses(pruned):
+            text = pruned
     return text, applied
 
 
@@ -253,8 +265,16 @@ class SourceFile:
 
     @classmethod
     def read(cls, path: Path) -> SourceFile:
-        data = path.read_bytes()
-        python = path.suffix in (".py", ".pyi")
+        return cls.from_bytes(path, path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+
+    @classmethod
+    def from_bytes(
+        cls, path: Path, data: bytes, mode: int, python: bool | None = None
+    ) -> SourceFile:
+        """The file `path` as if it held `data` (raises as `read` does for bad content);
+        `python`: whether it is Python source, when its name does not say."""
+        if python is None:
+            python = path.suffix in (".py", ".pyi")
         if python:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         else:
@@ -269,7 +289,7 @@ class SourceFile:
 
             notebook = Notebook.parse(text)  # NotebookError is a SyntaxError
             text, python = notebook.source, True
-        return cls(path, data, text, encoding, stat.S_IMODE(path.stat().st_mode), python, notebook)
+        return cls(path, data, text, encoding, mode, python, notebook)
 
     def in_text(self, findings: Sequence[Finding]) -> list[Finding]:
         """Findings positioned in `text` (a notebook's are reported per cell)."""
@@ -292,10 +312,14 @@ class ChangedOnDisk(Exception):
 
 def atomic_write(src: SourceFile, text: str) -> None:
     """Write `text` over `src.path` atomically, unless the file changed since it was read."""
+    write_bytes(src, src.encode(text))
+
+
+def write_bytes(src: SourceFile, payload: bytes) -> None:
+    """Write `payload` over `src.path` atomically, unless the file changed since it was read."""
     target = src.path.resolve()
     if target.read_bytes() != src.data:
         raise ChangedOnDisk(str(src.path))
-    payload = src.encode(text)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".mxlint")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -312,32 +336,9 @@ def atomic_write(src: SourceFile, text: str) -> None:
         raise
 
 
-# -- the fix run ------------------------------------------------------------------------------
-
-
-@dataclass
-class FileFix:
-    path: Path
-    before: str
-    after: str
-    applied: int
-
-
-@dataclass
-class FixReport:
-    fixed: list[FileFix] = field(default_factory=list)
-    #: Files not written because they changed on disk (or could not be written).
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    #: Findings after fixing (a final full run).
-    remaining: list[Finding] = field(default_factory=list)
-    error: bool = False
-
-    @property
-    def count(self) -> int:
-        return sum(f.applied for f in self.fixed)
-
-
-def _stats(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int, int]]:
+def file_stats(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int, int]]:
+    """(mtime, size) of every file a run over `paths` reads: a file that differs when it is
+    about to be written changed while mxlint ran."""
     from mxlint.sources import discover, display
 
     python, text = discover(paths, settings)
@@ -351,105 +352,12 @@ def _stats(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int, in
     return out
 
 
-def fix_paths(
-    paths: Sequence[Path],
-    settings: Settings,
-    *,
-    unsafe: bool = False,
-    write: bool = True,
-    jobs: int = 1,
-    cache: Cache | None = None,
-    progress: Progress | None = None,
-) -> FixReport:
-    """Fix every applicable finding under `paths`; with write=False only compute the changes.
-    `progress` follows each pass over the files."""
-    from mxlint.runner import run
-
-    report = FixReport()
-    fixed: dict[str, FileFix] = {}
-    stale = False
-    for _round in range(MAX_ROUNDS if write else 1):
-        before = _stats(paths, settings)
-        result = run(paths, settings, jobs=jobs, cache=cache, progress=progress)
-        report.error = result.error
-        by_file: dict[str, list[Finding]] = {}
-        for f in result.findings:
-            if applicable(f, unsafe):
-                by_file.setdefault(f.filename, []).append(f)
-        wrote = False
-        for filename, findings in sorted(by_file.items()):
-            path = Path(filename)
-            try:
-                src = SourceFile.read(path)
-                st = path.stat()
-            except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
-                report.skipped.append((filename, f"cannot read: {exc}"))
-                continue
-            if before.get(filename) != (st.st_mtime_ns, st.st_size):
-                report.skipped.append((filename, "changed on disk during the run"))
-                continue
-            text, applied = fix_text(
-                filename, src.text, src.in_text(findings), settings, unsafe, src.python
-            )
-            if not applied or text == src.text:
-                continue
-            try:
-                after = src.on_disk(text)
-            except OSError as exc:  # a notebook fix that cannot be written back
-                report.skipped.append((filename, f"cannot write: {exc}"))
-                continue
-            if write:
-                try:
-                    atomic_write(src, text)
-                except ChangedOnDisk:
-                    report.skipped.append((filename, "changed on disk during the run"))
-                    continue
-                except (OSError, UnicodeError) as exc:  # UnicodeError: not in its encoding
-                    report.skipped.append((filename, f"cannot write: {exc}"))
-                    continue
-            wrote = True
-            entry = fixed.get(filename)
-            if entry is None:
-                fixed[filename] = FileFix(path, src.on_disk(src.text), after, applied)
-            else:
-                entry.after, entry.applied = after, entry.applied + applied
-        report.remaining = result.findings
-        if not write or not wrote:
-            stale = False
-            break
-        stale = True
-    report.fixed = [fixed[k] for k in sorted(fixed)]
-    if stale:
-        # The last round wrote files: the report reflects them as written.
-        final = run(paths, settings, jobs=jobs, cache=cache, progress=progress)
-        report.remaining, report.error = final.findings, final.error
-    return report
-
-
-def unified_diff(fix: FileFix) -> str:
-    import difflib
-
-    name = fix.path.as_posix()
-    if fix.path.suffix == ".ipynb":
-        from mxlint.notebooks import unified_diff as notebook_diff
-
-        return notebook_diff(name, fix.before, fix.after)
-    return "".join(
-        difflib.unified_diff(
-            fix.before.splitlines(keepends=True),
-            fix.after.splitlines(keepends=True),
-            fromfile=f"a/{name}",
-            tofile=f"b/{name}",
-        )
-    )
-
-
 def add_noqa_paths(paths: Sequence[Path], settings: Settings) -> tuple[int, list[tuple[str, str]]]:
     """Insert `# noqa: CODE` for every current finding in Python files; (count, skipped)."""
     from mxlint.runner import run
     from mxlint.suppressions import add_noqa
 
-    before = _stats(paths, settings)
+    before = file_stats(paths, settings)
     result = run(paths, settings)
     by_file: dict[str, list[Finding]] = {}
     for f in result.findings:

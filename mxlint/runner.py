@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from mxlint import registry, sources
-from mxlint.engine import FileResult, enabled_checkers, internal_error
+from mxlint.engine import FileResult, enabled_checkers, internal_error, lint_file
 from mxlint.funnel import admit
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding
 from mxlint.settings import Settings
+from mxlint.sources import NOTEBOOK_SUFFIX, decode_source
 from mxlint.suppressions import parse_lines
 from mxlint.workers import lint_all
 
@@ -114,11 +115,12 @@ def check_text_files(
                 path in named and checker_type.reads_named(name)
             ):
                 continue
+            shown = sources.display(path)
             if texts is not None and path in texts:
-                files.append((sources.display(path), texts[path]))
+                files.append((shown, texts[path]))
                 continue
             try:
-                files.append((sources.display(path), sources.read_text(path)))
+                files.append((shown, sources.read_text(path)))
             except OSError:
                 continue
         if not files:
@@ -162,6 +164,94 @@ def _check_text(
     return found + failures
 
 
+@dataclass
+class Project:
+    """One run's files and each Python file's own result.
+
+    A fix changes files in memory first (`replace`); `result` decides the run's findings again
+    over the files as they now are, so that what `--diff` shows, what `--fix` writes and the
+    counts both report come from the same passes."""
+
+    settings: Settings
+    python: list[Path]
+    text: list[Path]
+    #: Files named on the command line (a text checker reads them whatever their name).
+    named: set[Path]
+    results: list[FileResult]
+    #: MXL003 for directories that could not be listed.
+    unlisted: list[Finding]
+    #: Text of files changed in memory, by the path the run shows.
+    changed: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def lint(
+        cls,
+        paths: Sequence[Path],
+        settings: Settings,
+        *,
+        jobs: int = 1,
+        cache: Cache | None = None,
+        progress: Progress | None = None,
+    ) -> Project:
+        """Discover the files under `paths` and lint each (`jobs` processes; 0 = one per core;
+        results of unchanged files from `cache`); `progress` is told how many files there are
+        and as each Python file is done."""
+        unlisted: list[tuple[Path, OSError]] = []
+        python, text = sources.discover(paths, settings, unlisted=unlisted)
+        if progress is not None:
+            progress.start(len(python) + len(text))
+            results = lint_all(python, settings, jobs=jobs, cache=cache, on_done=progress.advance)
+        else:
+            results = lint_all(python, settings, jobs=jobs, cache=cache)
+        named = {p for p in paths if not p.is_dir()}
+        missing = admit(sources.unlisted_findings(unlisted), settings)
+        return cls(settings, python, text, named, results, missing)
+
+    def result(self) -> RunResult:
+        """Every finding of the run: the files' own, what needs every file, dependency files."""
+        out = RunResult(files_checked=len(self.python) + len(self.text))
+        out.findings.extend(self.unlisted)
+        for r in self.results:
+            out.findings.extend(r.findings)
+            out.error = out.error or r.error
+        python_text = {k: v for k, v in self.changed.items() if not k.endswith(NOTEBOOK_SUFFIX)}
+        out.findings.extend(resolve_project(self.results, self.settings, python_text))
+        texts: dict[Path, str] = {}
+        for path in self.text:
+            changed = self.changed.get(sources.display(path))
+            if changed is not None:  # universal newlines, as `sources.read_text` reads
+                texts[path] = changed.replace("\r\n", "\n").replace("\r", "\n")
+        out.findings.extend(check_text_files(self.text, self.settings, self.named, texts=texts))
+        # A checker that failed on the whole project or on a dependency file is an error too.
+        out.error = out.error or any(f.code == "MXL002" for f in out.findings)
+        out.findings.sort(key=Finding.sort_key)
+        return out
+
+    def replace(self, shown: str, data: bytes) -> FileResult | None:
+        """Take `data` as the content of the file the run shows as `shown`: a Python file is
+        linted again from it (its new result is returned), a dependency file is read from it."""
+        for index, result in enumerate(self.results):
+            if result.path == shown:
+                fresh = lint_file(self.python[index], self.settings, data)
+                self.results[index] = fresh
+                if not shown.endswith(NOTEBOOK_SUFFIX):
+                    self.changed[shown] = decode_source(data)
+                return fresh
+        self.changed[shown] = data.decode("utf-8", errors="replace")  # as `read_text` reads
+        return None
+
+    def remember(self, shown: str, data: bytes, cache: Cache) -> None:
+        """Keep the result of a Python file now written with `data` in `cache`, as a run that
+        read it from disk would have."""
+        from mxlint.cache import file_key
+
+        for path, result in zip(self.python, self.results):
+            if result.path == shown:
+                module, is_package = sources.module_name_for(path)
+                cache.put(shown, file_key(data, f"{module}:{is_package}"), result)
+                return
+
+
 def run(
     paths: Sequence[Path],
     settings: Settings,
@@ -173,24 +263,8 @@ def run(
     """Lint `paths`: each file on its own (`jobs` processes; 0 = one per core; results of
     unchanged files from `cache`), then what needs every file, then dependency files.
     `progress` is told how many files there are and as each is done."""
-    unlisted: list[tuple[Path, OSError]] = []
-    python, text = sources.discover(paths, settings, unlisted=unlisted)
-    out = RunResult(files_checked=len(python) + len(text))
-    out.findings.extend(admit(sources.unlisted_findings(unlisted), settings))
+    project = Project.lint(paths, settings, jobs=jobs, cache=cache, progress=progress)
+    out = project.result()
     if progress is not None:
-        progress.start(out.files_checked)
-        results = lint_all(python, settings, jobs=jobs, cache=cache, on_done=progress.advance)
-    else:
-        results = lint_all(python, settings, jobs=jobs, cache=cache)
-    for r in results:
-        out.findings.extend(r.findings)
-        out.error = out.error or r.error
-    out.findings.extend(resolve_project(results, settings))
-    named = {p for p in paths if not p.is_dir()}
-    out.findings.extend(check_text_files(text, settings, named))
-    if progress is not None:
-        progress.advance(len(text))
-    # A checker that failed on the whole project or on a dependency file is an error too.
-    out.error = out.error or any(f.code == "MXL002" for f in out.findings)
-    out.findings.sort(key=Finding.sort_key)
+        progress.advance(len(project.text))
     return out

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from mxlint.config import Settings
 from mxlint.engine import lint_file
-from mxlint.fixes import FileFix, fix_text
+from mxlint.fix_run import FileFix, fix_project
+from mxlint.fixes import SourceFile
 from mxlint.rule import Finding
-from mxlint.runner import resolve_project
+from mxlint.runner import Project, RunResult
 from mxlint.sources import NOTEBOOK_SUFFIX, decode_source
 
 
@@ -22,6 +23,8 @@ class StdinResult:
     findings: list[Finding]
     error: bool
     source: str | None  # the decoded source (None: undecodable)
+    #: The bytes read (or, after fixing, the fixed source in the same encoding).
+    data: bytes | None = None
     fixed_text: str | None = None
     fixed: int = 0
 
@@ -30,31 +33,52 @@ def name_of(stdin_filename: Path | None) -> str:
     return stdin_filename.as_posix() if stdin_filename is not None else "-"
 
 
-def lint_stdin(data: bytes, name: str, settings: Settings) -> StdinResult:
-    """Findings of the piped source under `name`, cross-file rules included (with this file
-    alone as the project)."""
+def _project(data: bytes, name: str, settings: Settings) -> tuple[Project, str | None]:
+    """The piped source as a run of its own (one file, from memory), and its decoded text
+    (None for a notebook or an undecodable source)."""
     result = lint_file(Path(name), settings, data)
+    project = Project(settings, [Path(name)], [], set(), [result], [])
     source: str | None = None
     if not name.endswith(NOTEBOOK_SUFFIX):
         try:
             source = decode_source(data)
         except (UnicodeDecodeError, SyntaxError, LookupError):
             source = None
-    findings = list(result.findings)
-    findings.extend(resolve_project([result], settings, {result.path: source or ""}))
-    findings.sort(key=Finding.sort_key)
-    error = any(f.code == "MXL002" for f in findings)
-    return StdinResult(findings, error, source)
+    project.changed[result.path] = source or ""
+    return project, source
+
+
+def lint_stdin(data: bytes, name: str, settings: Settings) -> StdinResult:
+    """Findings of the piped source under `name`, cross-file rules included (with this file
+    alone as the project)."""
+    project, source = _project(data, name, settings)
+    run = project.result()
+    return StdinResult(run.findings, run.error, source, data=data)
 
 
 def fix_stdin(result: StdinResult, name: str, settings: Settings, unsafe: bool) -> StdinResult:
-    """Apply the applicable fixes to the piped Python source, pass after pass, as for files."""
-    if result.source is None:
+    """Apply the applicable fixes to the piped Python source, pass after pass, as `--fix`
+    does for files (`fix_run.fix_project`)."""
+    if result.source is None or result.data is None:
         return result
-    text, applied = fix_text(name, result.source, result.findings, settings, unsafe, python=True)
-    remaining = lint_stdin(text.encode("utf-8"), name, settings) if applied else result
-    remaining.fixed_text, remaining.fixed = text, applied
-    return remaining
+    project, _ = _project(result.data, name, settings)
+    run = RunResult(result.findings, error=result.error)
+    original = SourceFile.from_bytes(Path(name), result.data, 0o644, python=True)
+    skipped: list[tuple[str, str]] = []
+    outcome = fix_project(project, run, unsafe, lambda _name: original, skipped)
+    state = outcome.files.get(project.results[0].path)
+    if state is None:
+        result.fixed_text, result.fixed = result.source, 0
+        return result
+    after = outcome.result
+    return StdinResult(
+        after.findings,
+        after.error,
+        state.current.text,
+        data=state.current.data,
+        fixed_text=state.current.text,
+        fixed=outcome.count,
+    )
 
 
 def diff(result: StdinResult, fixed: StdinResult, name: str) -> FileFix | None:

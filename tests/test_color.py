@@ -78,7 +78,7 @@ def test_always_colours_concise_as_ruff_does(project: Path):
         f"{B}net.py{X}{SEP}7{SEP}12{SEP} {B}{R}MXL101{X} {MXL101}\n"
         f"{B}net.py{X}{SEP}9{SEP}16{SEP} {B}{R}MXL105{X} {STAR} {MXL105}\n"
     )
-    assert proc.stderr == f"Found 2 errors.\n{STAR} 1 fixable with `mxlint check --fix`.\n"
+    assert proc.stderr == f"Found 2 errors.\n{STAR} 1 fixable with the `--fix` option.\n"
     clean = _mxlint(project, "--color", "always", "clean.py")
     assert (clean.returncode, clean.stdout) == (0, "\x1b[1;32mAll checks passed!\x1b[0m\n")
 

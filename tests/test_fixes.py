@@ -12,7 +12,7 @@ import libcst as cst
 import pytest
 from rule_cases import invalid_examples
 
-from mxlint import fixes, registry
+from mxlint import fix_run, fixes, registry
 from mxlint.api import check_source
 from mxlint.cli import main
 from mxlint.config import Settings
@@ -173,7 +173,7 @@ def test_fix_on_fixture_projects(name, fixtures_dir, tmp_path, monkeypatch, caps
     monkeypatch.chdir(root)
     before = {p.resolve(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     settings = Settings(root=root)
-    report = fixes.fix_paths([Path(".")], settings, unsafe=True, write=True)
+    report = fix_run.fix_paths([Path(".")], settings, unsafe=True, write=True)
     after = {p.resolve(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     assert set(after) == set(before)  # no stray temporary files
     for p, data in after.items():
@@ -184,7 +184,7 @@ def test_fix_on_fixture_projects(name, fixtures_dir, tmp_path, monkeypatch, caps
         assert after[(root / f.path).resolve()] == f.after.encode("utf-8")
     # Re-lint: no applicable fix is left, and fixing again changes nothing.
     assert [f for f in report.remaining if fixes.applicable(f, True)] == []
-    again = fixes.fix_paths([Path(".")], settings, unsafe=True, write=True)
+    again = fix_run.fix_paths([Path(".")], settings, unsafe=True, write=True)
     assert again.fixed == []
     assert {p.resolve(): p.read_bytes() for p in root.rglob("*") if p.is_file()} == after
     if name == "clean_project":

@@ -40,7 +40,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mxlint import engine, fixes, registry
+from mxlint import engine, fix_run, fixes, registry
 from mxlint.api import check_source
 from mxlint.config import Settings
 from mxlint.parsing import ParseFailure, parse_module, split_lines
@@ -143,7 +143,7 @@ def check_program(source: str, filename: str = "example.py", mxnet: str | None =
         again = [g for g in lint(alone, filename, mxnet) if (g.code, g.location) == (f.code, where)]
         assert not again, f"the fixed finding is still there: {f}\n{alone}"
     text = source
-    for _ in range(fixes.MAX_PASSES):
+    for _ in range(fix_run.MAX_PASSES):
         todo = fixable(lint(text, filename, mxnet))
         if not todo:
             break

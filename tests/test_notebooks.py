@@ -159,12 +159,20 @@ def test_fix_writes_the_right_cell_and_keeps_everything_else(notebook, capsys):
     assert sorted(p.name for p in notebook.parent.iterdir() if p.name != ".mxlint_cache") == [
         NAME
     ]  # no temporary file left
-    # Only the edited line changed: the rest of the file is byte-identical.
+    # Only the edited lines changed: the fixed call, and the import of `nd` it left unused
+    # (in another cell); the rest of the file is byte-identical.
     old = b'"        x = self.pool(nd.relu(self.conv(x)))\\n",'
     new = b'"        x = self.pool(F.relu(self.conv(x)))\\n",'
-    assert before_bytes.count(old) == 1
-    assert after_bytes == before_bytes.replace(old, new)
-    # Outside the fixed cell the parsed notebook is equal; the fixed cell is the exact rewrite.
+    old_import = b'"from mxnet import autograd, gluon, nd\\n",'
+    new_import = b'"from mxnet import autograd, gluon\\n",'
+    assert before_bytes.count(old) == 1 and before_bytes.count(old_import) == 1
+    assert after_bytes == before_bytes.replace(old, new).replace(old_import, new_import)
+    # Outside the fixed cells the parsed notebook is equal; the fixed cells are the exact rewrite.
+    imports = _code_cells(after)[1]
+    assert imports["source"][-2:] == [
+        "from mxnet import autograd, gluon\n",
+        "from mxnet.gluon import nn",
+    ]
     fixed = _code_cells(after)[3]
     assert fixed["source"] == [
         "class Net(nn.HybridBlock):\n",
@@ -180,14 +188,14 @@ def test_fix_writes_the_right_cell_and_keeps_everything_else(notebook, capsys):
         "            x = x * 2\n",
         "        return self.dense(x)",
     ]
-    index = after["cells"].index(fixed)
-    assert {k: v for k, v in fixed.items() if k != "source"} == {
-        k: v for k, v in before["cells"][index].items() if k != "source"
-    }
-    assert (
-        after["cells"][:index] + after["cells"][index + 1 :]
-        == before["cells"][:index] + before["cells"][index + 1 :]
-    )
+    changed = {after["cells"].index(fixed), after["cells"].index(imports)}
+    for index in changed:
+        assert {k: v for k, v in after["cells"][index].items() if k != "source"} == {
+            k: v for k, v in before["cells"][index].items() if k != "source"
+        }
+    assert [c for i, c in enumerate(after["cells"]) if i not in changed] == [
+        c for i, c in enumerate(before["cells"]) if i not in changed
+    ]
     assert {k: v for k, v in after.items() if k != "cells"} == {
         k: v for k, v in before.items() if k != "cells"
     }
@@ -208,7 +216,7 @@ def test_unsafe_fix_inserts_the_seed_in_the_imports_cell(notebook, capsys):
         "import matplotlib.pyplot as plt\n",
         "import mxnet as mx\n",
         "import numpy as np\n",
-        "from mxnet import autograd, gluon, nd\n",
+        "from mxnet import autograd, gluon\n",  # `nd`: its only use was fixed (cell 4)
         "from mxnet.gluon import nn\n",
         "np.random.seed(0)",
     ]
@@ -253,7 +261,8 @@ def test_write_back_keeps_string_sources_indent_and_ascii_escapes(tmp_path, monk
     path = tmp_path / "string.ipynb"
     path.write_text(text, encoding="utf-8")
     assert main(["check", "--fix", path.name]) == 0
-    fixed = cell.replace("nd.relu(x)", "F.relu(x)")
+    # `nd` goes with its only use; `mx`, unused before the fix, stays.
+    fixed = cell.replace("nd.relu(x)", "F.relu(x)").replace("from mxnet import nd\n", "")
     expected = text.replace(
         json.dumps(cell, ensure_ascii=True), json.dumps(fixed, ensure_ascii=True)
     )

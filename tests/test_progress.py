@@ -81,7 +81,7 @@ def test_a_terminal_sees_files_counted_then_erased(project: Path):
     assert f" {FILES}/{FILES} files " in text
     # Erased (transient) before the summary, which follows on the terminal as usual.
     summary = (
-        f"Found {FILES} errors.\r\n[\x1b[36m*\x1b[0m] {FILES} fixable with `mxlint check --fix`."
+        f"Found {FILES} errors.\r\n[\x1b[36m*\x1b[0m] {FILES} fixable with the `--fix` option."
     )
     assert terminal.endswith(f"\x1b[2K{summary}\r\n")
     assert "\x1b[2K" in terminal and "\x1b[?25h" in terminal  # line cleared, cursor shown
