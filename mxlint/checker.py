@@ -251,11 +251,24 @@ class Checker:
         return []
 
 
+#: How a noqa directive is written in a kind of dependency file (`mxlint.suppressions`
+#: reads it, `--add-noqa` writes it): "line", a comment ending the reported line (pyproject,
+#: setup.cfg, environment.yml, setup.py); "requirements", one ending the entry's last line (an
+#: entry continues over lines ending in a backslash); "dockerfile", a comment line directly
+#: above the instruction.
+CommentStyle = Literal["line", "requirements", "dockerfile"]
+
+
 class TextChecker:
     """An analysis of a non-Python file (requirements, pyproject, Dockerfile...)."""
 
     rules: ClassVar[tuple[type[Rule], ...]] = ()
     name: ClassVar[str] = ""
+
+    @classmethod
+    def comment_style(cls, filename: str) -> CommentStyle:
+        """How a `# noqa` directive is written in a file this checker reads."""
+        return "line"
 
     @classmethod
     def matches(cls, filename: str) -> bool:

@@ -55,6 +55,8 @@ class FileResult:
     #: An internal error happened (exit code 2).
     error: bool = False
     parsed: bool = False
+    #: Checkers that failed on this file (MXL002): MXL004 does not judge their codes.
+    failed: tuple[str, ...] = ()
 
 
 def lint_file(path: Path, settings: Settings, data: bytes | None = None) -> FileResult:
@@ -210,12 +212,13 @@ def _check(
     noqa = suppressions.parse(source)
     result.findings = admit(result.findings, settings, noqa)
     if result.conditional:
-        kept = {id(f) for f in admit([f for f, _ in result.conditional], settings, noqa)}
+        # Only selected here: suppressions apply (and count as used, for MXL004) once the
+        # run knows whether they stand (`runner.resolve_project`).
+        kept = {id(f) for f in admit([f for f, _ in result.conditional], settings)}
         result.conditional = [(f, req) for f, req in result.conditional if id(f) in kept]
     if noqa:
         result.suppressions = noqa
-        unused = suppressions.unused_directives(path, source, noqa, settings)
-        result.findings.extend(admit(unused, settings))
+    result.failed = tuple(sorted({name for name, _ in errors}))
     return result
 
 

@@ -68,6 +68,28 @@ class ProjectIndex:
     def _import_key(self) -> list[tuple[str, str, tuple[str, ...]]]:
         return [(f.module, f.path, tuple(f.imports)) for f in self.files]
 
+    def sees_dependencies(self, facts: FileFacts) -> bool:
+        """Whether every module of the project that the file of `facts` imports, itself or
+        through other files of the run, is a file of this run: only then is a finding that
+        needs another file known to be absent. A module of the project is one whose file
+        exists beside the importing file's package (or script); others (mxnet, numpy) are
+        not the project's."""
+        modules = {f.module: f for f in self.files}
+        seen = {facts.module}
+        todo = [facts]
+        while todo:
+            current = todo.pop()
+            root = _import_root(current)
+            for name in current.imports:
+                found = _run_module(name, modules)
+                if found is not None:
+                    if found.module not in seen:
+                        seen.add(found.module)
+                        todo.append(found)
+                elif root is not None and _module_file_exists(root, name):
+                    return False
+        return True
+
     def checker_facts(self, checker: str) -> list[tuple[str, object]]:
         """(module, facts) of one checker, for every file that has some."""
         return [
@@ -269,3 +291,34 @@ class ProjectIndex:
         if kind == "block":
             return self.is_block(name) is True
         raise ValueError(f"unknown requirement {kind!r}")
+
+
+def _run_module(name: str, modules: Mapping[str, FileFacts]) -> FileFacts | None:
+    """The file of the run that the imported `name` (a module or a name in one) comes from."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        found = modules.get(".".join(parts[:end]))
+        if found is not None:
+            return found
+    return None
+
+
+def _import_root(facts: FileFacts) -> Path | None:
+    """The directory absolute imports of the file start from: above its top package, or its
+    own directory for a script."""
+    if not facts.path or not facts.module:
+        return None
+    depth = facts.module.count(".") + (1 if facts.is_package else 0)
+    root = Path(facts.path).parent
+    for _ in range(depth):
+        root = root.parent
+    return root
+
+
+def _module_file_exists(root: Path, name: str) -> bool:
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        base = root.joinpath(*parts[:end])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return True
+    return False

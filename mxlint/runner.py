@@ -16,15 +16,15 @@ from mxlint import registry, sources
 from mxlint.engine import FileResult, enabled_checkers, internal_error, lint_file
 from mxlint.funnel import admit
 from mxlint.project import ProjectIndex
-from mxlint.rule import Finding
+from mxlint.rule import Finding, Rule
 from mxlint.settings import Settings
 from mxlint.sources import NOTEBOOK_SUFFIX, decode_source
-from mxlint.suppressions import parse_lines
+from mxlint.suppressions import Suppressions, parse_lines, unused_directives
 from mxlint.workers import lint_all
 
 if TYPE_CHECKING:
     from mxlint.cache import Cache
-    from mxlint.checker import TextChecker
+    from mxlint.checker import Checker, TextChecker
 
 
 class Progress(Protocol):
@@ -49,7 +49,8 @@ def resolve_project(
     *,
     index: ProjectIndex | None = None,
 ) -> list[Finding]:
-    """Findings that need the whole run: conditional ones and checkers' cross-file reports.
+    """Findings that need the whole run: conditional ones, checkers' cross-file reports, and
+    the `# noqa` directives that suppressed nothing (MXL004), now that every use is known.
     `sources` gives the text of files checked from memory rather than read from disk; `index`,
     the run's facts already gathered (the language server keeps one between changes)."""
     results = list(results)
@@ -61,20 +62,29 @@ def resolve_project(
             if index.satisfies(requirement):
                 found.append(finding)
     failures: list[Finding] = []
+    failed: set[str] = set()
     for checker in enabled_checkers(settings):
         if not checker.cross_file:
             continue
         try:
             found.extend(checker.finalize(index))
         except Exception as exc:  # a rule bug must not stop the run
+            failed.add(checker.__name__)
             if results:
                 failure = internal_error(results[0].path, f"{checker.__name__} (cross-file)", exc)
                 failures.append(failure)
-    return _admit_per_file(found, results, settings) + admit(failures, settings)
+    # What this run marks as used goes on copies: a file's result may come from the cache.
+    directives = {r.path: r.suppressions.copy() for r in results if r.suppressions}
+    admitted = _admit_per_file(found, results, settings, directives)
+    unused = _unused_noqa(results, settings, directives, index, failed)
+    return admitted + unused + admit(failures, settings)
 
 
 def _admit_per_file(
-    findings: list[Finding], results: Sequence[FileResult], settings: Settings
+    findings: list[Finding],
+    results: Sequence[FileResult],
+    settings: Settings,
+    directives: Mapping[str, Suppressions],
 ) -> list[Finding]:
     """Findings decided after every file was read, through the funnel with their file's
     directives; a notebook's are positioned in its joined source until then, and reported in
@@ -86,11 +96,71 @@ def _admit_per_file(
         if f.cell is not None:  # already in its cell, and through its notebook's directives
             out.extend(admit([f], settings))
             continue
-        kept = admit([f], settings, result.suppressions if result is not None else None)
+        kept = admit([f], settings, directives.get(f.filename))
         if result is not None and result.cells is not None:
             kept = [result.cells.localize(k) for k in kept]
         out.extend(kept)
     return out
+
+
+def _unused_noqa(
+    results: Sequence[FileResult],
+    settings: Settings,
+    directives: Mapping[str, Suppressions],
+    index: ProjectIndex,
+    failed: Collection[str],
+) -> list[Finding]:
+    """MXL004 for every Python file's directives, once every finding of the run is known."""
+    owners = {r.code: c for c in enabled_checkers(settings) for r in c.rules}
+    out: list[Finding] = []
+    for result in results:
+        sup = directives.get(result.path)
+        if sup is None or not result.parsed:
+            continue
+        judge = _Judge(result, owners, failed, index)
+        found = admit(unused_directives(result.path, sup, settings, judge), settings)
+        if result.cells is not None:
+            found = [result.cells.localize(f) for f in found]
+        out.extend(found)
+    return out
+
+
+class _Judge:
+    """Which codes of one file's `# noqa` MXL004 judges: each code that ran on the file, but
+    not those of a checker that failed, and a code whose findings may need another file
+    (reported by a cross-file checker, or pending on a fact of the project) only when every
+    project module the file reaches is in the run (`ProjectIndex.sees_dependencies`): checking
+    some files of a project (pre-commit passes the changed ones) must not call a directive
+    unused that the whole project uses."""
+
+    def __init__(
+        self,
+        result: FileResult,
+        owners: Mapping[str, type[Checker]],
+        failed: Collection[str],
+        index: ProjectIndex,
+    ) -> None:
+        self.result = result
+        self.owners = owners
+        self.failed = {*failed, *result.failed}
+        self.index = index
+        self.pending = {f.code for f, _ in result.conditional}
+        self._complete: bool | None = None
+
+    def __call__(self, rule: type[Rule]) -> bool:
+        checker = self.owners.get(rule.code)
+        if rule.kind != "python" or checker is None or checker.__name__ in self.failed:
+            return False
+        if checker.cross_file or rule.code in self.pending:
+            return self.complete
+        return True
+
+    @property
+    def complete(self) -> bool:
+        if self._complete is None:
+            facts = self.result.facts
+            self._complete = facts is not None and self.index.sees_dependencies(facts)
+        return self._complete
 
 
 def check_text_files(
@@ -103,8 +173,14 @@ def check_text_files(
     """Dependency files (requirements, pyproject.toml, Dockerfiles...), each text checker over
     every file it reads, so that it sees a project's files together. A file in `named` (given on
     the command line) goes to a checker that reads it even when its name is not one it knows.
-    `texts` holds the text of files read from memory (an editor's unsaved buffers)."""
+    `texts` holds the text of files read from memory (an editor's unsaved buffers, files a fix
+    changed). Then the directives of each file that suppressed nothing of what read it
+    (MXL004)."""
     findings: list[Finding] = []
+    #: Per file: its directives (read once, in the style of the first checker reading it),
+    #: and the checkers that read it and did not fail on it.
+    directives: dict[str, Suppressions] = {}
+    readers: dict[str, list[type[TextChecker]]] = {}
     for checker_type in registry.text_checkers():
         if not any(settings.code_enabled(r) for r in checker_type.rules):
             continue  # work skipped: none of its rules can be reported
@@ -118,25 +194,42 @@ def check_text_files(
             shown = sources.display(path)
             if texts is not None and path in texts:
                 files.append((shown, texts[path]))
-                continue
-            try:
-                files.append((shown, sources.read_text(path)))
-            except OSError:
-                continue
+            else:
+                try:
+                    files.append((shown, sources.read_text(path)))
+                except OSError:
+                    continue
+            if shown not in directives:
+                directives[shown] = parse_lines(files[-1][1], checker_type.comment_style(name))
         if not files:
             continue
-        by_name = dict(files)
         found = _check_text(checker_type, files, settings)
-        by_file: dict[str, list[Finding]] = {}
-        for finding in found:
-            by_file.setdefault(finding.filename, []).append(finding)
-        kept: set[int] = set()
-        for name, group in by_file.items():
-            text = by_name.get(name)
-            noqa = parse_lines(text) if text is not None else None
-            kept.update(id(f) for f in admit(group, settings, noqa, inline=True))
-        findings.extend(f for f in found if id(f) in kept)
+        broken = {f.filename for f in found if f.code == "MXL002"}
+        for shown, _ in files:
+            if shown not in broken:
+                readers.setdefault(shown, []).append(checker_type)
+        findings.extend(
+            f for f in found if admit([f], settings, directives.get(f.filename), inline=True)
+        )
+    for shown, sup in directives.items():
+        if not sup:
+            continue
+        codes = {r.code for c in readers.get(shown, ()) for r in c.rules}
+        # A Python file (setup.py) has its unknown codes judged as Python.
+        unknown = not shown.endswith((".py", ".pyi"))
+        judge = _ReadBy(frozenset(codes))
+        findings.extend(admit(unused_directives(shown, sup, settings, judge, unknown), settings))
     return findings
+
+
+@dataclass(frozen=True)
+class _ReadBy:
+    """MXL004 in a dependency file judges the codes of the checkers that read it."""
+
+    codes: frozenset[str]
+
+    def __call__(self, rule: type[Rule]) -> bool:
+        return rule.code in self.codes
 
 
 def _check_text(

@@ -18,10 +18,11 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mxlint.checker import CommentStyle
 from mxlint.parsing import split_lines
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 
@@ -48,6 +49,8 @@ class Directive:
     comment_end: int
     codes: tuple[str, ...] | None
     used: set[str] = field(default_factory=set)
+    #: The text of its row (without the line ending): what a fix of the directive edits.
+    line: str = ""
 
     def covers(self, code: str) -> str | None:
         """The entry of this directive that covers `code` ("" for bare), or None."""
@@ -64,22 +67,43 @@ class Suppressions:
     """Every directive of one file; picklable so that cached results carry it."""
 
     lines: dict[int, Directive] = field(default_factory=dict)
-    #: row -> first row of the logical line (statement) it belongs to, for multi-line ones.
-    statement_start: dict[int, int] = field(default_factory=dict)
+    #: row -> the row whose directive also covers it: the first line of a multi-line Python
+    #: statement, the last line of a requirement continued with backslashes, the comment line
+    #: directly above a Dockerfile instruction.
+    covered_by: dict[int, int] = field(default_factory=dict)
     file_all: bool = False
     file_codes: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.lines or self.file_all or self.file_codes)
 
+    def copy(self) -> Suppressions:
+        """The same directives with their own record of use: what a run decides after the
+        file's own findings (cross-file findings) is marked on a copy, never on the cached
+        result a later run starts from."""
+        lines = {
+            row: Directive(
+                d.row,
+                d.column,
+                d.end_column,
+                d.comment_start,
+                d.comment_end,
+                d.codes,
+                set(d.used),
+                d.line,
+            )
+            for row, d in self.lines.items()
+        }
+        return Suppressions(lines, self.covered_by, self.file_all, self.file_codes)
+
     def match(self, code: str, row: int, inline: bool = True) -> bool:
         """Whether a finding of `code` on `row` is suppressed (and mark the directive used)."""
         if self.file_all or any(code.startswith(p) for p in self.file_codes):
             return True
         rows = [row] if inline else []
-        start = self.statement_start.get(row)
-        if start is not None and start != row:
-            rows.append(start)
+        anchor = self.covered_by.get(row)
+        if anchor is not None and anchor != row:
+            rows.append(anchor)
         hit = False
         for r in rows:
             directive = self.lines.get(r)
@@ -125,19 +149,32 @@ def parse(source: str) -> Suppressions:
         if kind == tokenize.NEWLINE:
             if logical_start is not None and tok.start[0] > logical_start:
                 for r in range(logical_start, tok.start[0] + 1):
-                    out.statement_start[r] = logical_start
+                    out.covered_by[r] = logical_start
             logical_start = None
             continue
         if logical_start is None:
             logical_start = tok.start[0]
+    _fill_lines(out, source)
     return out
 
 
-def parse_lines(text: str) -> Suppressions:
-    """Line-based reading for sources that do not tokenize and for non-Python files
-    (requirements, Dockerfiles, pyproject.toml: `#` comments)."""
+def _fill_lines(out: Suppressions, source: str) -> None:
+    if not out.lines:
+        return
+    lines = split_lines(source)
+    for row, directive in out.lines.items():
+        directive.line = lines[row - 1] if row - 1 < len(lines) else ""
+
+
+def parse_lines(text: str, style: CommentStyle = "line") -> Suppressions:
+    """Line-based reading for sources that do not tokenize and for dependency files (`#`
+    comments). A directive covers its own row, and by the file's `style` (`checker.
+    CommentStyle`): a requirement's last line covers the lines the entry continues over
+    (pip reads a comment only there), and a Dockerfile comment line directly above an
+    instruction covers the instruction (a `#` after an instruction is no comment to Docker)."""
     out = Suppressions()
-    for row, line in enumerate(split_lines(text), start=1):
+    lines = split_lines(text)
+    for row, line in enumerate(lines, start=1):
         index = line.find("#")
         while index >= 0:
             comment = line[index:]
@@ -145,6 +182,63 @@ def parse_lines(text: str) -> Suppressions:
                 _add_comment(out, comment.rstrip("\r\n"), row, index)
                 break
             index = line.find("#", index + 1)
+    if style == "requirements":
+        for first, last in requirement_entries(lines):
+            if last in out.lines:
+                out.covered_by.update((r, last) for r in range(first, last))
+    elif style == "dockerfile":
+        for first, last in dockerfile_instructions(lines):
+            above = first - 1
+            if above >= 1 and above in out.lines and lines[above - 1].lstrip().startswith("#"):
+                out.covered_by.update((r, above) for r in range(first, last + 1))
+    _fill_lines(out, text)
+    return out
+
+
+def requirement_entries(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """(first, last) rows of each requirements-file entry that continues over lines ending
+    in a backslash, as pip joins them."""
+    entries: list[tuple[int, int]] = []
+    first: int | None = None
+    for row, line in enumerate(lines, start=1):
+        continued = line.rstrip().endswith("\\") and not line.lstrip().startswith("#")
+        if first is None and continued:
+            first = row
+        if first is not None and not continued:
+            entries.append((first, row))
+            first = None
+    return entries
+
+
+_PARSER_DIRECTIVE = re.compile(r"^#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
+
+
+def dockerfile_instructions(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """(first, last) rows of each Dockerfile instruction: lines continued with the escape
+    character (`\\`, or the one an `# escape=` parser directive sets), comment lines inside a
+    continuation skipped as Docker skips them."""
+    escape = "\\"
+    for line in lines:  # parser directives: `# key=value` lines at the very top
+        m = _PARSER_DIRECTIVE.match(line.strip())
+        if m is None:
+            break
+        if m.group(1).lower() == "escape":
+            escape = m.group(2)
+    out: list[tuple[int, int]] = []
+    first: int | None = None
+    for row, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if first is None:
+            if not stripped or stripped.startswith("#"):
+                continue
+            first = row
+        elif not stripped or stripped.startswith("#"):
+            continue
+        if not stripped.endswith(escape):
+            out.append((first, row))
+            first = None
+    if first is not None:
+        out.append((first, len(lines)))
     return out
 
 
@@ -164,26 +258,19 @@ def _add_comment(out: Suppressions, text: str, row: int, col: int) -> None:
     out.lines[row] = Directive(row, col + m.start(), col + m.end(), col, col + len(text), parsed)
 
 
-def _cross_file_codes() -> frozenset[str]:
-    """Codes a checker may also report from `finalize`: their use is only known per run."""
-    from mxlint import registry
-
-    return frozenset(
-        r.code
-        for checker in registry.python_checkers()
-        if checker.cross_file
-        for r in checker.rules
-    )
-
-
 def unused_directives(
-    path: str, source: str, sup: Suppressions, settings: Settings
+    path: str,
+    sup: Suppressions,
+    settings: Settings,
+    judged: Callable[[type[Rule]], bool],
+    unknown: bool = True,
 ) -> list[Finding]:
     """MXL004 for MXL codes in `# noqa: ...` that suppressed nothing.
 
-    Only full MXL codes of rules that are enabled for this file and report per file are judged:
-    a bare `# noqa`, other tools' codes, prefixes, disabled rules and cross-file rules are left
-    alone, since mxlint cannot know whether they are needed.
+    Judged are codes of rules `judged` accepts (rules that ran on the file, and whose findings
+    there are all known) and, with `unknown`, full MXL codes that name no rule. A bare
+    `# noqa`, other tools' codes, prefixes, engine codes (MXL0) and rules that are off for
+    the file are left alone: mxlint cannot know whether they are needed.
     """
     from mxlint import registry
 
@@ -193,8 +280,6 @@ def unused_directives(
         return []
     if sup.file_all or any("MXL004".startswith(p) for p in sup.file_codes):
         return []
-    cross = _cross_file_codes()
-    lines = split_lines(source, keepends=True)
     out: list[Finding] = []
     for directive in sup.lines.values():
         if not directive.codes or directive.covers("MXL004") is not None:
@@ -205,30 +290,22 @@ def unused_directives(
                 continue
             rule = rules.get(code)
             if rule is None:
-                if len(code) == 6:
+                if unknown and len(code) == 6:
                     unused.append(code)  # not a rule at all
                 continue
-            if (
-                rule.kind != "python"
-                or code[3] == "0"
-                or code in cross
-                or not settings.enabled(rule, path)
-            ):
+            if code[3] == "0" or not settings.enabled(rule, path) or not judged(rule):
                 continue
             unused.append(code)
         if unused:
-            out.append(_unused_finding(path, directive, unused, lines, unused_rule))
+            out.append(_unused_finding(path, directive, unused, unused_rule))
     return out
 
 
-def _unused_finding(
-    path: str, d: Directive, unused: list[str], lines: list[str], rule: type[Rule]
-) -> Finding:
+def _unused_finding(path: str, d: Directive, unused: list[str], rule: type[Rule]) -> Finding:
     names = ", ".join(unused)
     start = Location(d.row, d.column + 1)
     end = Location(d.row, d.end_column + 1)
-    line = lines[d.row - 1] if d.row - 1 < len(lines) else ""
-    fix = _removal_fix(d, unused, line)
+    fix = _removal_fix(d, unused, d.line)
     message = rule.format(codes=names)
     return Finding(rule.code, message, path, start, end, fix=fix)
 
@@ -277,7 +354,7 @@ def add_noqa(source: str, findings: Sequence[Finding]) -> tuple[str, int]:
             continue
         row = f.location.row
         if row in blocked:
-            start = sup.statement_start.get(row, row)
+            start = sup.covered_by.get(row, row)
             if start in blocked:
                 continue
             row = start

@@ -7,13 +7,12 @@ from pathlib import Path
 import flake8.defaults
 import libcst as cst
 import pytest
-from rule_cases import cross_file_codes, invalid_examples, settings, valid_examples
+from rule_cases import invalid_examples, settings, valid_examples
 
 from mxlint import suppressions
 from mxlint.api import check_paths, check_source
 from mxlint.cli import main
 from mxlint.config import Settings
-from mxlint.engine import lint_source
 from mxlint.fixes import apply_edits
 
 # MXL004's own examples already carry a directive on the reported line.
@@ -131,9 +130,8 @@ def test_unparsable_source_still_has_line_directives():
 
 
 def _unused_cases():
-    cross = cross_file_codes()
     for rule, ex, case_id in valid_examples():
-        if rule.code.startswith("MXL0") or rule.code in cross:
+        if rule.code.startswith("MXL0"):
             continue
         yield pytest.param(rule, ex, id=case_id)
 
@@ -150,10 +148,6 @@ def test_unused_directive_is_reported_and_fixed(rule, ex):
     if source is None:
         pytest.skip("the last line cannot end with a comment")
     s = Settings(select=(rule.code, "MXL004"), mxnet_version=ex.mxnet)
-    pending = lint_source(ex.filename, ex.code, s, force=True).conditional
-    if any(f.code == rule.code for f, _ in pending):
-        # A finding that only the project could confirm counts as a use: never reported.
-        pytest.skip("the example has a conditional finding of this rule")
     findings = check_source(source, ex.filename, s)
     unused = [f for f in findings if f.code == "MXL004"]
     assert [(f.location.row, rule.code in f.message) for f in unused] == [(row, True)]
@@ -209,3 +203,36 @@ def test_cli_add_noqa_then_clean(tmp_path: Path, monkeypatch, capsys):
     assert main(["check", ex.filename]) == 0
     assert main(["check", "--add-noqa", ex.filename]) == 0
     assert "Added 0 noqa directives." in capsys.readouterr().err
+
+
+def test_requirements_entry_is_covered_from_its_last_line():
+    text = "mxnet==1.9.1 \\\n    --hash=sha256:00 \\\n    --hash=sha256:11  # noqa: MXL501\nnumpy\n"
+    sup = suppressions.parse_lines(text, "requirements")
+    assert [sup.match("MXL501", row) for row in (1, 2, 3, 4)] == [True, True, True, False]
+    # Read as plain lines, only the directive's own row is covered.
+    assert not suppressions.parse_lines(text).match("MXL501", 1)
+
+
+def test_dockerfile_comment_line_above_covers_the_instruction():
+    text = (
+        "# escape=`\n"
+        "FROM python:3.9\n"
+        "# noqa: MXL502\n"
+        "RUN pip install a `\n"
+        "    # a comment line inside the instruction\n"
+        "    mxnet-cu110 mxnet-cu112\n"
+        "RUN pip install onnx\n"
+        "# noqa: MXL505\n"
+        "\n"
+        "RUN pip install onnx==1.19.0\n"
+    )
+    sup = suppressions.parse_lines(text, "dockerfile")
+    assert [r for r in range(1, 11) if sup.match("MXL502", r)] == [3, 4, 5, 6]
+    # Not across a blank line: the directive must be directly above.
+    assert [r for r in range(1, 11) if sup.match("MXL505", r)] == [8]
+    assert suppressions.dockerfile_instructions(text.splitlines()) == [
+        (2, 2),
+        (4, 6),
+        (7, 7),
+        (10, 10),
+    ]

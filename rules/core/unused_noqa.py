@@ -1,9 +1,10 @@
 """MXL004 unused-noqa: reports an MXL code in a `# noqa: ...` comment that suppresses nothing on
 its line (or statement), and MXL codes that name no rule.
 
-Its findings are decided by the engine (`mxlint/engine.py`, `mxlint/sources.py`,
+Its findings are decided once the whole run is known (`mxlint/runner.py`, with
 `mxlint/suppressions.py`); its tests are the examples below (run by
-`tests/test_rule_examples.py`), `tests/test_suppressions.py, tests/test_robustness.py` and
+`tests/test_rule_examples.py`), `tests/test_suppressions.py`, `tests/test_unused_noqa.py`,
+`tests/test_robustness.py` and
 `tests/snapshots/MXL004.txt`.
 """
 
@@ -22,9 +23,13 @@ class UnusedNoqaRule(Rule):
         never reported: mxlint cannot know what they silence.
     """
     why = """
-        A stale suppression hides the next real finding on that line. Only rules that are
-        enabled for the file and are decided per file are judged, so a directive for a disabled
-        rule, or for a rule that needs the whole project, is left alone.
+        A stale suppression hides the next real finding on that line. Every rule that ran on
+        the file is judged, once the whole run is known (the hybridization and reproducibility
+        rules decide some findings from other files). A directive is left alone for a rule that
+        is off for the file, that failed (MXL002), or whose findings may need a file of the
+        project the run does not include: checking a few files of a project, as pre-commit
+        does, never calls a directive unused that the whole project uses. In a requirements
+        file, Dockerfile or other dependency file, the versions rules' codes are judged.
     """
     example = """
         loss = loss_fn(net(x), y)  # noqa: MXL101

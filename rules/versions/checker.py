@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mxlint.checker import TextChecker
+from mxlint.checker import CommentStyle, TextChecker
 from mxlint.rule import Finding, Rule
 
 if TYPE_CHECKING:
@@ -48,6 +48,15 @@ class DependencyFilesChecker(TextChecker):
     @classmethod
     def reads_named(cls, filename: str) -> bool:
         return named_kind(filename) is not None
+
+    @classmethod
+    def comment_style(cls, filename: str) -> CommentStyle:
+        kind = named_kind(filename)
+        if kind == "requirements":
+            return "requirements"
+        if kind == "dockerfile":
+            return "dockerfile"
+        return "line"
 
     def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
         from mxlint.rules.versions._dependency_sets import (
