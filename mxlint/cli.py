@@ -310,7 +310,6 @@ def _plural(n: int, word: str) -> str:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from mxlint import fixes
 
     try:
         settings = load_cli_settings(args)
@@ -342,12 +341,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
 
     if args.add_noqa:
-        count, skipped = fixes.add_noqa_paths(paths, settings)
-        for name, why in skipped:
+        from mxlint.add_noqa import add_noqa_paths
+
+        noqa = add_noqa_paths(paths, settings, jobs=args.jobs)
+        for name, why in noqa.skipped:
             _note(f"mxlint: warning: {name}: not modified ({why})")
+        for finding, why in noqa.refused:
+            _note(f"mxlint: warning: {_where(finding)}: {finding.code} not suppressed: {why}")
         if not args.quiet:
-            _note(f"Added {_plural(count, 'noqa directive')}.")
-        return EXIT_CLEAN
+            _note(f"Added {_plural(noqa.added, 'noqa directive')}.")
+        return EXIT_FINDINGS if noqa.refused and not args.exit_zero else EXIT_CLEAN
 
     from mxlint.progress import progress_for
 
@@ -458,6 +461,11 @@ def _report(
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _where(f: Finding) -> str:
+    cell = f"cell {f.cell}:" if f.cell is not None else ""
+    return f"{f.filename}:{cell}{f.location.row}:{f.location.column}"
 
 
 def _settings_text(settings: Settings) -> str:

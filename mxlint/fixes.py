@@ -122,7 +122,7 @@ def _choose(findings: Sequence[Finding], unsafe: bool) -> list[tuple[Finding, in
     return chosen
 
 
-def _newline_of(text: str) -> str:
+def newline_of(text: str) -> str:
     """The file's most common line ending."""
     crlf = text.count("\r\n")
     cr = text.count("\r") - crlf
@@ -171,7 +171,7 @@ def apply_findings(
     chosen = _choose(findings, unsafe)
     if not chosen:
         return text, 0
-    newline = _newline_of(text)
+    newline = newline_of(text)
     edits = [e for f, _ in chosen if f.fix for e in _normalize(f.fix.edits, newline)]
     try:
         new = apply_edits(text, edits)
@@ -350,45 +350,3 @@ def file_stats(paths: Sequence[Path], settings: Settings) -> dict[str, tuple[int
             continue
         out[display(p)] = (st.st_mtime_ns, st.st_size)
     return out
-
-
-def add_noqa_paths(paths: Sequence[Path], settings: Settings) -> tuple[int, list[tuple[str, str]]]:
-    """Insert `# noqa: CODE` for every current finding in Python files; (count, skipped)."""
-    from mxlint.runner import run
-    from mxlint.suppressions import add_noqa
-
-    before = file_stats(paths, settings)
-    result = run(paths, settings)
-    by_file: dict[str, list[Finding]] = {}
-    for f in result.findings:
-        if f.code in ("MXL001", "MXL002", "MXL003", "MXL004"):
-            continue
-        by_file.setdefault(f.filename, []).append(f)
-    total = 0
-    skipped: list[tuple[str, str]] = []
-    for filename, findings in sorted(by_file.items()):
-        path = Path(filename)
-        if path.suffix not in (".py", ".pyi", ".ipynb"):
-            continue
-        try:
-            src = SourceFile.read(path)
-            st = path.stat()
-        except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
-            skipped.append((filename, f"cannot read: {exc}"))
-            continue
-        if before.get(filename) != (st.st_mtime_ns, st.st_size):
-            skipped.append((filename, "changed on disk during the run"))
-            continue
-        text, count = add_noqa(src.text, src.in_text(findings))
-        if not count or (src.python and not parses(text)):
-            continue
-        try:
-            atomic_write(src, text)
-        except ChangedOnDisk:
-            skipped.append((filename, "changed on disk during the run"))
-            continue
-        except (OSError, UnicodeError) as exc:  # UnicodeError: not in its encoding
-            skipped.append((filename, f"cannot write: {exc}"))
-            continue
-        total += count
-    return total, skipped

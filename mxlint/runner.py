@@ -24,7 +24,7 @@ from mxlint.workers import lint_all
 
 if TYPE_CHECKING:
     from mxlint.cache import Cache
-    from mxlint.checker import Checker, TextChecker
+    from mxlint.checker import Checker, CommentStyle, TextChecker
 
 
 class Progress(Protocol):
@@ -332,6 +332,16 @@ class Project:
                 return fresh
         self.changed[shown] = data.decode("utf-8", errors="replace")  # as `read_text` reads
         return None
+
+    def comment_style(self, path: Path) -> CommentStyle:
+        """How a `# noqa` directive is written in the dependency file `path` of the run."""
+        name = path.as_posix()
+        for checker_type in registry.text_checkers():
+            if checker_type.matches(name) or (
+                path in self.named and checker_type.reads_named(name)
+            ):
+                return checker_type.comment_style(name)
+        return "line"
 
     def remember(self, shown: str, data: bytes, cache: Cache) -> None:
         """Keep the result of a Python file now written with `data` in `cache`, as a run that

@@ -26,10 +26,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from mxlint import __version__
+from mxlint.add_noqa import add_to_python
 from mxlint.notebooks import Notebook
 from mxlint.rule import Edit, Finding, Location
 from mxlint.sources import NOTEBOOK_SUFFIX
-from mxlint.suppressions import add_noqa
 from mxlint.workspace import CONFIG_NAMES, NotebookCell, Workspace, standalone
 
 log = logging.getLogger(__name__)
@@ -412,7 +412,7 @@ class MxlintServer(LanguageServer):
         if doc is None or not _takes_python_comments(uri, self.workspace):
             return None
         local = finding if finding.cell is None else _in_cell(finding)
-        new, count = add_noqa(doc.source, [local])
+        new, count = add_to_python(doc.source, [local])
         if not count:
             return None
         edit = _line_edit(doc.source, new)

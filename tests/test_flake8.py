@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rule_cases import invalid_examples
 
-from mxlint import registry, suppressions
+from mxlint import add_noqa, registry, suppressions
 from mxlint.flake8_plugin import MxlintChecker
 from mxlint.rule import Example
 
@@ -59,7 +59,7 @@ def mxlint(root: Path, *args: str) -> set[tuple[str, int, int, str]]:
 
 
 def _commented(code: str, row: int, comment: str) -> str | None:
-    if row in suppressions._rows_without_comment_end(code):
+    if row in add_noqa.rows_without_comment_end(code):
         return None
     lines = code.splitlines(keepends=True)
     body = lines[row - 1].rstrip("\r\n")

@@ -126,7 +126,7 @@ def check_program(source: str, filename: str = "example.py", mxnet: str | None =
     if not parses:
         assert not any(f.code == "MXL001" for f in found), found
         return source
-    newline = fixes._newline_of(source)
+    newline = fixes.newline_of(source)
     seen: set[tuple] = set()
     for f in fixable(found):
         assert f.fix is not None

@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from rule_cases import invalid_examples, settings, valid_examples
 
-from mxlint import suppressions
+from mxlint import add_noqa, suppressions
 from mxlint.api import check_paths, check_source
 from mxlint.cli import main
 from mxlint.config import Settings
@@ -21,7 +21,7 @@ IDS = [case[2] for case in CASES]
 
 
 def _with_comment(code: str, row: int, comment: str) -> str | None:
-    if row in suppressions._rows_without_comment_end(code):
+    if row in add_noqa.rows_without_comment_end(code):
         return None
     lines = code.splitlines(keepends=True)
     body = lines[row - 1].rstrip("\r\n")
@@ -98,11 +98,15 @@ def test_file_level_directive_for_another_family_keeps_findings(rule, ex, case_i
 def test_add_noqa_silences_each_finding_and_is_idempotent(rule, ex, case_id):
     s = settings(rule, ex.mxnet)
     findings = [f for f in check_source(ex.code, ex.filename, s) if f.code == rule.code]
-    fixed, count = suppressions.add_noqa(ex.code, findings)
+    fixed, count = _add(ex.code, findings)
     assert count >= 1
     cst.parse_module(fixed)
     assert [f for f in check_source(fixed, ex.filename, s) if f.code == rule.code] == []
-    assert suppressions.add_noqa(fixed, [])[1] == 0
+    assert _add(fixed, [])[1] == 0
+
+
+def _add(source: str, findings) -> tuple[str, int]:
+    return add_noqa.add_to_python(source, findings)
 
 
 def test_multi_line_statement_first_line_and_own_line():
