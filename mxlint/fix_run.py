@@ -155,10 +155,10 @@ def resolved(
     """Per file, how many findings of `before` with an applicable fix are not in `after`.
 
     In a file the fixes changed, a finding is followed from the text before to the text after
-    by a diff of their lines: on a line that did not change it must be found again with its
-    code at the same column; on lines that changed, as many findings of its code as there were
-    must be on the lines that replaced them. Findings the fixes made (never reported) do not
-    count."""
+    by a diff of their lines: on a line kept or changed in place it must be found again with
+    its code where its column went; in lines replaced by a different number of lines, as many
+    findings of its code as there were must be on the lines that replaced them. Findings the
+    fixes made (never reported) do not count."""
     olds: dict[str, list[Finding]] = {}
     for f in before:
         if applicable(f, unsafe):
@@ -190,19 +190,22 @@ def _key(f: Finding) -> tuple[str, int | None, int, int]:
 
 
 def _gone(state: Fixing, before: list[Finding], after: list[Finding]) -> int:
+    """How many of `before` (the file's findings with an applicable fix, as first reported)
+    are not among `after` (its findings once fixed)."""
     old_rows = split_rows(state.original.text)
     new_rows = split_rows(state.current.text)
-    #: old row -> new row (unchanged lines), or the index of the changed block it is in.
-    same: dict[int, int] = {}
+    #: old row -> new row, for lines kept as they were or changed in place (one for one).
+    moved: dict[int, int] = {}
+    #: old row -> the index of the block of lines it was replaced by, with other line counts.
     block_of: dict[int, int] = {}
-    blocks: list[tuple[int, int]] = []  # new rows [start, end) of each changed block
+    blocks: list[tuple[int, int]] = []  # new rows [start, end) of each such block
     matcher = difflib.SequenceMatcher(None, old_rows, new_rows, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            same.update((i1 + k + 1, j1 + k + 1) for k in range(i2 - i1))
-            continue
-        block_of.update((row + 1, len(blocks)) for row in range(i1, i2))
-        blocks.append((j1 + 1, j2 + 1))
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            moved.update((i1 + k + 1, j1 + k + 1) for k in range(i2 - i1))
+        else:
+            block_of.update((row + 1, len(blocks)) for row in range(i1, i2))
+            blocks.append((j1 + 1, j2 + 1))
     now = state.current.in_text(after)
     exact = Counter((f.code, f.location.row, f.location.column) for f in now)
     in_block: Counter[tuple[int, str]] = Counter()
@@ -213,8 +216,10 @@ def _gone(state: Fixing, before: list[Finding], after: list[Finding]) -> int:
     gone = 0
     for f in state.original.in_text(before):
         row = f.location.row
-        if row in same:
-            key = (f.code, same[row], f.location.column)
+        if row in moved:
+            new_row = moved[row]
+            column = _column(old_rows[row - 1], new_rows[new_row - 1], f.location.column)
+            key = (f.code, new_row, column)
             if exact[key]:
                 exact[key] -= 1
                 continue
@@ -223,6 +228,20 @@ def _gone(state: Fixing, before: list[Finding], after: list[Finding]) -> int:
             continue
         gone += 1
     return gone
+
+
+def _column(old: str, new: str, column: int) -> int:
+    """Where the 1-based `column` of line `old` is in line `new` (the start of what replaced
+    it, if it was changed)."""
+    if old == new:
+        return column
+    index = column - 1
+    for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(
+        None, old, new, autojunk=False
+    ).get_opcodes():
+        if i1 <= index < i2 or (tag == "insert" and index == i1):
+            return (j1 + index - i1 if tag == "equal" else j1) + 1
+    return len(new) + 1
 
 
 def fix_paths(

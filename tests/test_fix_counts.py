@@ -130,3 +130,32 @@ def test_no_fix_available_hint(project, capsys):
     assert _run(capsys, "--diff", "--select", "MXL202,MXL301", ".")[2] == (
         "No errors would be fixed (2 fixes available with `--unsafe-fixes`).\n"
     )
+
+
+HELPER = """\
+from mxnet import nd
+from mxnet.gluon import nn
+
+
+def log_prob(x):
+    return nd.log(x)
+
+
+class Net(nn.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return nd.sum(log_prob(x))
+"""
+
+
+def test_a_finding_left_on_a_fixed_line_is_not_counted(tmp_path, monkeypatch, capsys):
+    """`nd.sum` is fixed on a line where another finding (the helper's `nd.log`, no fix)
+    stays, one column to the left: one fixed, one remaining, in all three modes."""
+    (tmp_path / "net.py").write_text(HELPER)
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys, ".")[2] == "Found 2 errors.\n[*] 1 fixable with the `--fix` option.\n"
+    assert _run(capsys, "--diff", ".")[2] == "Would fix 1 error.\n"
+    rc, out, err = _run(capsys, "--fix", ".")
+    assert (rc, err) == (1, "Found 2 errors (1 fixed, 1 remaining).\n")
+    assert out.startswith("net.py:11:22: MXL105 `log_prob()` calls `nd.log()`")
+    # `nd` keeps a use in the helper: its import stays.
+    assert (tmp_path / "net.py").read_text() == HELPER.replace("nd.sum(", "F.sum(")
