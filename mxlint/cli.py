@@ -136,7 +136,9 @@ def add_fix_arguments(parser: argparse.ArgumentParser) -> None:
         "--diff", action="store_true", help="print the diff the fixes would make and write nothing"
     )
     group.add_argument(
-        "--add-noqa", action="store_true", help="add `# noqa: CODE` to every line with a finding"
+        "--add-noqa",
+        action="store_true",
+        help="add a `# noqa: CODE` directive for every finding, as each kind of file reads it",
     )
     group.add_argument("--pre-commit", action="store_true", help=argparse.SUPPRESS)
 
