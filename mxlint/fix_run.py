@@ -28,6 +28,7 @@ from mxlint.fixes import (
     applicable,
     apply_findings,
     file_stats,
+    parses,
     split_rows,
     write_bytes,
 )
@@ -128,10 +129,13 @@ def fix_project(
             if not applied or text == current.text:
                 continue
             if current.python:
-                text = remove_unused_imports(state.original.text, text, current.path)
+                pruned = remove_unused_imports(state.original.text, text, current.path)
+                if pruned != text and parses(pruned):
+                    text = pruned
             try:
                 data = current.encode(text)
-            except OSError as exc:  # a notebook fix that cannot be written back
+            except (OSError, UnicodeError) as exc:  # a notebook fix that cannot be written
+                # back, a character the file's encoding cannot hold
                 skipped.append((filename, f"cannot write: {exc}"))
                 refused.add(filename)
                 continue
