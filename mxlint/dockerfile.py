@@ -1,4 +1,5 @@
-"""A Dockerfile reader for the versions rules: stages, their CUDA, and what pip installs in them.
+"""A Dockerfile reader for the versions and distributed rules: stages, their CUDA, what pip
+installs in them, and the environment they set.
 
 Only what the rules need: `ARG`/`ENV` defaults (to resolve `FROM nvidia/cuda:${CUDA}-...` and
 `mxnet-cu112==${MXNET_VERSION}`), `FROM ... AS name` stages (a stage built FROM another stage
@@ -69,6 +70,16 @@ _CONDA_VALUE_OPTS = {"-c", "--channel", "-n", "--name", "-p", "--prefix", "--fil
 _OPERATORS = ("&&", "||", ";", "|", "&", "(", ")", "\n")
 
 
+@dataclass(frozen=True)
+class EnvVar:
+    """An `ENV` setting of a stage, where its name is written (1-based)."""
+
+    name: str
+    value: str | None  # None when it holds an unresolved variable
+    line: int
+    column: int
+
+
 @dataclass
 class Stage:
     image: str | None  # resolved image reference, None when it has unresolved variables
@@ -81,6 +92,9 @@ class Stage:
     #: destination path in the image -> source path in the build context
     copies: dict[str, str] = field(default_factory=dict)
     workdir: str = "/"
+    #: `ENV` settings in effect at the end of the stage (a stage built FROM another inherits
+    #: them).
+    env: dict[str, EnvVar] = field(default_factory=dict)
 
 
 def cuda_of_image(image: str) -> str | None:
@@ -207,7 +221,9 @@ def parse_dockerfile(text: str) -> list[Stage]:
         elif not stages:
             continue
         elif ins.keyword == "ENV":
-            env.update(_assignments(ins.args, env, arg=False))
+            assigned = _assignments(ins.args, env, arg=False)
+            env.update(assigned)
+            _record_env(ins, assigned, stages[-1])
         elif ins.keyword in ("COPY", "ADD"):
             _copy(ins.args, stages[-1])
         elif ins.keyword == "WORKDIR":
@@ -245,6 +261,14 @@ def _assignments(args: str, env: dict[str, str | None], arg: bool) -> list[tuple
     return out
 
 
+def _record_env(ins: _Instruction, assigned: list[tuple[str, str | None]], stage: Stage) -> None:
+    """Keep each `ENV` name's value with the position of the name."""
+    offsets = [offset for _, offset in _tokens(ins.args)]
+    for (name, value), offset in zip(assigned, offsets):
+        line, col = ins.positions[offset] if offset < len(ins.positions) else (ins.line, 1)
+        stage.env[name] = EnvVar(name, value, line, col)
+
+
 def _from(ins: _Instruction, global_args: dict[str, str | None], stages: list[Stage]) -> Stage:
     words = [w for w, _ in _tokens(ins.args) if not w.startswith("--")]
     image = _substitute(words[0], global_args) if words else None
@@ -261,6 +285,7 @@ def _from(ins: _Instruction, global_args: dict[str, str | None], stages: list[St
         stage.copies = dict(parent.copies)
         stage.workdir = parent.workdir
         stage.custom_index = parent.custom_index
+        stage.env = dict(parent.env)
     else:
         stage.cuda = cuda_of_image(image)
     return stage

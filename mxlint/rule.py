@@ -131,10 +131,15 @@ class Runtime:
     watching memory and the recorded graph; "raise" runs it expecting an exception; "onnx"
     builds the block, exports it and converts the files with `mx.onnx.export_model`; "amp"
     runs it watching which networks had a cached graph when `amp.init()` ran; "static" runs
-    nothing (`reason` says why the runtime cannot show the problem).
+    nothing (`reason` says why the runtime cannot show the problem); "dist" runs it as the two
+    workers of a local parameter-server job (a scheduler and a server on 127.0.0.1), or, for a
+    launch file's finding, starts the job's processes as the files would, with a probe program
+    in place of their own.
     """
 
-    check: Literal["hybrid", "context", "seed", "memory", "raise", "onnx", "amp", "static"]
+    check: Literal[
+        "hybrid", "context", "seed", "memory", "raise", "onnx", "amp", "static", "dist"
+    ]
     #: The predicted failure is an exception raised at (or after) the flagged line, whose
     #: `Type: message` text matches `error` (any exception when None).
     loud: bool = False

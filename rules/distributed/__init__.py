@@ -1,0 +1,2 @@
+"""MXL8xx: distributed training (parameter-server launches, kvstore and Trainer options, data
+split across workers, Horovod)."""

@@ -1,0 +1,489 @@
+"""What a project launches for a parameter-server job, read from its launch scripts, Dockerfiles
+and Python files: each *process* with its role and `DMLC_*` settings, and each *launcher*
+(MXNet's `tools/launch.py`) with the counts it starts.
+
+A shell script is read with `mxlint.shell` (every command with the variables it runs with); a
+command is a process of a job when it runs a program (`python train.py`, `./train`, `$COMMAND`,
+`bash worker.sh`, `docker run ... image`) with `DMLC_ROLE` in its environment. A Dockerfile
+stage that sets `ENV DMLC_ROLE` is a process (the image's command); a Python file that writes
+`os.environ["DMLC_ROLE"]` is one too. A script's processes form *phases*: what runs together,
+until a `wait` or a process run in the foreground.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from mxlint.dockerfile import parse_dockerfile
+from mxlint.shell import Assignment, Command, Word, parse_shell
+
+ROLE = "DMLC_ROLE"
+URI = "DMLC_PS_ROOT_URI"
+PORT = "DMLC_PS_ROOT_PORT"
+NUM_WORKER = "DMLC_NUM_WORKER"
+NUM_SERVER = "DMLC_NUM_SERVER"
+#: What every process of one job must agree on (ps-lite reads each of them at start).
+SETTINGS = (URI, PORT, NUM_WORKER, NUM_SERVER)
+ROLES = ("scheduler", "server", "worker")
+
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+#: MXNet's launcher (`tools/launch.py`) and dmlc-core's (`dmlc-submit`).
+_LAUNCHERS = frozenset({"launch.py", "dmlc-submit"})
+#: Programs that start processes elsewhere: what they start cannot be counted here.
+_REMOTE = frozenset(
+    {"ssh", "pdsh", "srun", "mpirun", "mpiexec", "horovodrun", "kubectl", "parallel", "xargs"}
+)
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Where a process gets one `DMLC_*` value (None: a value only known at run time)."""
+
+    name: str
+    value: str | None
+    path: str
+    line: int
+    column: int
+    #: Given to this command only (`DMLC_ROLE=worker python ...`, `docker run -e`), not
+    #: exported for the commands after it.
+    inline: bool = False
+
+    def normalized(self) -> str | None:
+        """The value as MXNet compares it: one spelling for the loopback host, numbers as
+        numbers."""
+        if self.value is None:
+            return None
+        value = self.value.strip()
+        if self.name == URI:
+            return "loopback" if value.lower() in _LOOPBACK else value.lower()
+        if value.isdigit():
+            return str(int(value))
+        return value
+
+
+@dataclass
+class Process:
+    """One process (or a command starting `count` identical ones) of a job."""
+
+    path: str
+    line: int
+    column: int
+    #: "scheduler", "server", "worker"; None when DMLC_ROLE is not set by what launches it.
+    role: str | None
+    #: The DMLC_* settings the launch gives it, by name (an absent name is not set by the
+    #: launch: the process inherits the caller's environment, if any).
+    settings: dict[str, Setting] = field(default_factory=dict)
+    #: The program it runs, as far as it identifies the job ("python train.py").
+    program: str | None = None
+    source: str = "shell"  # "shell" | "docker" | "dockerfile" | "python"
+    count: int | None = 1
+    #: It may not run (a branch), or runs as often as a function is called.
+    certain: bool = True
+    background: bool = True
+    #: Variables the launch does not set may come from anywhere (after `source`, `env -i`).
+    opaque: bool = False
+    phase: int = 0
+    #: The process the launching script starts with DMLC_ROLE unset (`role` None) is
+    #: recorded only when the same program is also launched with a role.
+    role_setting: Setting | None = None
+
+    def value(self, name: str) -> str | None:
+        setting = self.settings.get(name)
+        return setting.normalized() if setting is not None else None
+
+
+@dataclass
+class Launcher:
+    """`launch.py -n 2 -s 1 ...`: the launcher sets DMLC_* itself for every process."""
+
+    path: str
+    line: int
+    workers: int | None
+    servers: int | None
+    #: DMLC_* settings exported by the script where the launcher runs.
+    exported: dict[str, Setting] = field(default_factory=dict)
+
+
+@dataclass
+class LaunchFile:
+    """What one file launches."""
+
+    path: str
+    processes: list[Process] = field(default_factory=list)
+    launchers: list[Launcher] = field(default_factory=list)
+    #: Phases of a script in which something is started that cannot be counted (a remote
+    #: command, a program the script cannot name that gets DMLC settings).
+    uncounted_phases: set[int] = field(default_factory=set)
+
+
+# --- shell scripts --------------------------------------------------------------------------
+
+
+def _basename(word: Word) -> str | None:
+    return posixpath.basename(word.value) if word.value is not None else None
+
+
+def _program(words: list[Word]) -> tuple[str, str | None] | None:
+    """(kind, identity) of what a command runs: "job" for a program that may be a process of
+    the job, "launcher", "docker", "remote"; None for a utility (`echo`, `sleep`, `cd`...)."""
+    if not words:
+        return None
+    head = words[0]
+    name = _basename(head)
+    if head.value is None:
+        return "job", None  # `$COMMAND`: some program, which the script does not name
+    if name in _LAUNCHERS:
+        return "launcher", name
+    if name in _REMOTE:
+        return "remote", name
+    if name == "docker" and len(words) > 1 and words[1].value == "run":
+        return "docker", None
+    if name is not None and _PYTHON.match(name):
+        rest = [w.value for w in words[1:]]
+        for i, arg in enumerate(rest):
+            if arg is None:
+                return "job", None
+            if arg == "-m" and i + 1 < len(rest):
+                module = rest[i + 1]
+                return "job", f"python -m {module}" if module else None
+            if arg == "-c":
+                return "job", "python -c"
+            if arg.startswith("-"):
+                continue
+            if posixpath.basename(arg) in _LAUNCHERS:
+                return "launcher", posixpath.basename(arg)
+            return "job", f"python {posixpath.normpath(arg)}"
+        return None  # an interactive interpreter
+    if name in _SHELLS:
+        rest = [w.value for w in words[1:]]
+        if "-c" in rest:
+            return "job", None
+        script = next((a for a in rest if a is None or not a.startswith("-")), None)
+        return ("job", f"{name} {script}") if script else None
+    if head.value.endswith(".py") or "/" in head.value:
+        return "job", posixpath.normpath(head.value)
+    return None
+
+
+def _setting(a: Assignment | None, name: str, path: str, inline: bool) -> Setting:
+    if a is None:  # exported with a value only known at run time
+        return Setting(name, None, path, 0, 0, inline)
+    return Setting(name, a.value, path, a.line, a.column, inline)
+
+
+def _dmlc(command: Command, path: str) -> dict[str, Setting]:
+    inline = {a.name for a in command.inline}
+    out: dict[str, Setting] = {}
+    for name, a in command.env.items():
+        if name.startswith("DMLC_"):
+            out[name] = _setting(a, name, path, name in inline)
+    return out
+
+
+def _launcher(command: Command, path: str) -> Launcher:
+    values = [w.value for w in command.words]
+
+    def option(*names: str) -> int | None:
+        for i, v in enumerate(values):
+            if v is None:
+                continue
+            for n in names:
+                if v == n and i + 1 < len(values):
+                    nxt = values[i + 1]
+                    return int(nxt) if nxt is not None and nxt.isdigit() else None
+                if n.startswith("--") and v.startswith(n + "="):
+                    rest = v[len(n) + 1 :]
+                    return int(rest) if rest.isdigit() else None
+        return None
+
+    launched = next(
+        (i for i, w in enumerate(command.words) if _basename(w) in _LAUNCHERS), len(values)
+    )
+    values = values[launched:]
+    workers = option("-n", "--num-workers")
+    servers = option("-s", "--num-servers")
+    if servers is None and _basename(command.words[launched]) == "launch.py":
+        has_servers = any(
+            v in ("-s", "--num-servers") or (v or "").startswith("--num-servers=") for v in values
+        )
+        servers = None if has_servers else workers  # launch.py: servers default to workers
+    exported = {
+        name: _setting(a, name, path, False)
+        for name, a in command.env.items()
+        if name.startswith("DMLC_") and name not in {x.name for x in command.inline}
+    }
+    return Launcher(path, command.line, workers, servers, exported)
+
+
+def _docker_env(command: Command, path: str) -> tuple[dict[str, Setting], bool]:
+    """The DMLC_* settings a `docker run` passes with `-e NAME=value`/`--env`; whether it passes
+    an env file (then any setting may come from it)."""
+    out: dict[str, Setting] = {}
+    opaque = False
+    words = command.words
+    i = 2
+    while i < len(words):
+        value = words[i].value
+        if value in ("-e", "--env") and i + 1 < len(words):
+            target = words[i + 1]
+            i += 2
+        elif value is not None and value.startswith("--env="):
+            target = Word(words[i].raw, value[len("--env=") :], words[i].line, words[i].column)
+            i += 1
+        elif value is not None and value.startswith("--env-file"):
+            opaque = True
+            i += 1 if "=" in value else 2
+            continue
+        elif value is not None and value.startswith("-"):
+            i += 1
+            continue
+        else:
+            break  # the image: what follows is its command
+        text = target.value
+        if text is None:
+            opaque = True
+            continue
+        name, sep, val = text.partition("=")
+        if not name.startswith("DMLC_"):
+            continue
+        if not sep:  # `-e NAME`: the value of the script's own variable
+            exported = command.env.get(name)
+            out[name] = (
+                _setting(exported, name, path, True)
+                if name in command.env
+                else Setting(name, None, path, target.line, target.column, True)
+            )
+        else:
+            out[name] = Setting(name, val, path, target.line, target.column, True)
+    return out, opaque
+
+
+def read_shell(path: str, text: str) -> LaunchFile:
+    """The processes and launchers of a shell script, in phases."""
+    script = parse_shell(text)
+    found = LaunchFile(path)
+    phase = 0
+    roleless: list[tuple[Command, str | None]] = []
+    for command in script.commands:
+        if command.program == "wait" and not command.conditional:
+            phase += 1
+            continue
+        kind = _program(command.words)
+        if kind is None:
+            continue
+        what, identity = kind
+        if what == "launcher":
+            found.launchers.append(_launcher(command, path))
+            if not command.background:
+                phase += 1
+            continue
+        if what == "remote":
+            found.uncounted_phases.add(phase)
+            continue
+        opaque = command.opaque
+        if what == "docker":
+            settings, env_file = _docker_env(command, path)
+            opaque = True  # the image's own ENV may set what `-e` does not
+            del env_file
+        else:
+            settings = _dmlc(command, path)
+        role_setting = settings.pop(ROLE, None)
+        if role_setting is None and what != "docker":
+            if settings:
+                roleless.append((command, identity))
+            continue
+        if role_setting is None:
+            continue
+        role = role_setting.value if role_setting.value in ROLES else None
+        if role is None:
+            found.uncounted_phases.add(phase)
+            if role_setting.value is not None:
+                continue  # a value MXNet does not know: not a process of the job
+        first = command.words[0]
+        found.processes.append(
+            Process(
+                path=path,
+                line=first.line,
+                column=first.column,
+                role=role,
+                settings=settings,
+                program=identity,
+                source="docker" if what == "docker" else "shell",
+                count=command.repeat if not command.in_function else None,
+                certain=not command.conditional and not command.in_function,
+                background=command.background,
+                opaque=opaque,
+                phase=phase,
+                role_setting=role_setting,
+            )
+        )
+        if identity is None:
+            found.uncounted_phases.add(phase)
+        if not command.background and not command.in_function:
+            phase += 1
+    # A command that gets DMLC settings but no role: a process of the job that forgot its
+    # role when the script launches the same program with one.
+    with_role = {p.program for p in found.processes if p.program is not None}
+    for command, identity in roleless:
+        if identity is None or identity not in with_role or command.opaque:
+            continue
+        first = command.words[0]
+        found.processes.append(
+            Process(
+                path=path,
+                line=first.line,
+                column=first.column,
+                role=None,
+                settings=_dmlc(command, path),
+                program=identity,
+                count=command.repeat if not command.in_function else None,
+                certain=not command.conditional and not command.in_function,
+                background=command.background,
+                phase=_phase_of(found, command.line),
+            )
+        )
+    return found
+
+
+def _phase_of(found: LaunchFile, line: int) -> int:
+    """The phase of the last process launched before `line` (0 before any)."""
+    before = [p.phase for p in found.processes if p.line <= line and p.role is not None]
+    return before[-1] if before else 0
+
+
+# --- Dockerfiles ----------------------------------------------------------------------------
+
+
+def read_dockerfile(path: str, text: str) -> LaunchFile:
+    """A stage that sets `ENV DMLC_ROLE` is a process of the job: the image's command."""
+    found = LaunchFile(path)
+    stages = parse_dockerfile(text)
+    for stage in stages[-1:]:  # the stage the image is built from
+        role = stage.env.get(ROLE)
+        if role is None:
+            continue
+        settings = {
+            name: Setting(name, var.value, path, var.line, var.column)
+            for name, var in stage.env.items()
+            if name in SETTINGS
+        }
+        found.processes.append(
+            Process(
+                path=path,
+                line=role.line,
+                column=role.column,
+                role=role.value if role.value in ROLES else None,
+                settings=settings,
+                source="dockerfile",
+                count=None,
+                opaque=True,  # `docker run -e` may set what the image does not
+                role_setting=Setting(ROLE, role.value, path, role.line, role.column),
+            )
+        )
+    return found
+
+
+# --- Python files ---------------------------------------------------------------------------
+
+
+def _environ(node: ast.expr) -> bool:
+    """`os.environ` (or `environ` imported from os)."""
+    if isinstance(node, ast.Attribute) and node.attr == "environ":
+        return isinstance(node.value, ast.Name) and node.value.id == "os"
+    return isinstance(node, ast.Name) and node.id == "environ"
+
+
+def _literal(node: ast.expr | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)):
+        return str(node.value)
+    return None
+
+
+def _sets_default(func: ast.Attribute) -> bool:
+    """`os.environ.setdefault` or `os.putenv`."""
+    if func.attr == "setdefault":
+        return _environ(func.value)
+    return func.attr == "putenv" and isinstance(func.value, ast.Name) and func.value.id == "os"
+
+
+def _writes(tree: ast.Module) -> list[tuple[str, str | None, int, int]]:
+    """(name, value, line, column) of each literal-named `os.environ` write: `os.environ[N] =
+    v`, `os.environ.update({N: v})`/`update(N=v)`, `os.environ.setdefault(N, v)`,
+    `os.putenv(N, v)`. The position is the name's."""
+    out: list[tuple[str, str | None, int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and _environ(target.value):
+                    key = target.slice
+                    name = _literal(key)
+                    if name is not None:
+                        out.append((name, _literal(node.value), key.lineno, key.col_offset + 1))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            func = node.func
+            if _environ(func.value) and func.attr == "update":
+                for arg in node.args:
+                    if isinstance(arg, ast.Dict):
+                        for k, v in zip(arg.keys, arg.values):
+                            name = _literal(k) if k is not None else None
+                            if name is not None and k is not None:
+                                out.append((name, _literal(v), k.lineno, k.col_offset + 1))
+                for kw in node.keywords:
+                    if kw.arg is not None:
+                        out.append((kw.arg, _literal(kw.value), kw.lineno, kw.col_offset + 1))
+            elif _sets_default(func) and len(node.args) == 2:
+                name = _literal(node.args[0])
+                if name is not None:
+                    key = node.args[0]
+                    out.append((name, _literal(node.args[1]), key.lineno, key.col_offset + 1))
+    return out
+
+
+def read_python(path: str, text: str) -> LaunchFile:
+    """A Python file that sets `DMLC_ROLE` to a literal role in `os.environ` is a process of
+    the job (one per role it may take), with the DMLC_* values it writes."""
+    found = LaunchFile(path)
+    if "DMLC_ROLE" not in text:
+        return found
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return found
+    writes = [w for w in _writes(tree) if w[0].startswith("DMLC_")]
+    roles = [w for w in writes if w[0] == ROLE]
+    if not roles:
+        return found
+    settings: dict[str, Setting] = {}
+    for name, value, line, col in writes:
+        if name not in SETTINGS:
+            continue
+        previous = settings.get(name)
+        if previous is not None and previous.value != value:
+            value = None  # written twice, differently: which one holds depends on the run
+        settings[name] = Setting(name, value, path, line, col)
+    seen: set[str | None] = set()
+    for _, value, line, col in sorted(roles, key=lambda w: (w[2], w[3])):
+        role = value if value in ROLES else None
+        if role in seen:
+            continue
+        seen.add(role)
+        found.processes.append(
+            Process(
+                path=path,
+                line=line,
+                column=col,
+                role=role,
+                settings=dict(settings),
+                program=None,
+                source="python",
+                count=None,
+                opaque=True,
+                role_setting=Setting(ROLE, value, path, line, col),
+            )
+        )
+    return found
