@@ -1,5 +1,7 @@
 """Expected findings written in fixtures as `# expect: MXL101` (or `# expect: MXL101, MXL205`)
-on the reported line; for text files (requirements, Dockerfile) the marker is the same comment."""
+on the reported line; for text files (requirements, Dockerfile) the marker is the same comment.
+Where a comment cannot end the line (a Dockerfile `ENV` instruction), `# expect-next-line:
+MXL801` on the line before marks the line after it."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 from mxlint.api import check_paths
 from mxlint.config import Settings
 
-MARK = re.compile(r"#\s*expect:\s*((?:MXL\d{3}\s*,?\s*)+)")
+MARK = re.compile(r"#\s*expect(-next-line)?:\s*((?:MXL\d{3}\s*,?\s*)+)")
 
 
 def expected(root: Path) -> set[tuple[str, int, str]]:
@@ -25,8 +27,9 @@ def expected(root: Path) -> set[tuple[str, int, str]]:
         for lineno, line in enumerate(text.splitlines(), start=1):
             m = MARK.search(line)
             if m:
-                for code in re.findall(r"MXL\d{3}", m.group(1)):
-                    out.add((rel, lineno, code))
+                row = lineno + 1 if m.group(1) else lineno
+                for code in re.findall(r"MXL\d{3}", m.group(2)):
+                    out.add((rel, row, code))
     return out
 
 

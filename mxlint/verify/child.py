@@ -6,6 +6,7 @@ the harness the job names and writes a JSON result. Only this process imports mx
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -51,10 +52,26 @@ def limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def _ps_node(out_path: str) -> None:
+    """A scheduler or server of a local parameter-server job: importing mxnet with DMLC_ROLE
+    set runs its loop (`mxnet.kvstore.kvstore_server`), which exits when the job ends."""
+    Path(out_path).write_text(json.dumps({"status": "started"}), encoding="utf-8")
+    import numpy as np
+
+    if not hasattr(np, "bool"):
+        np.bool = bool  # type: ignore[attr-defined]
+    with contextlib.suppress(SystemExit):
+        import mxnet  # noqa: F401 - runs the node, then exits
+    Path(out_path).write_text(json.dumps({"status": "finished"}), encoding="utf-8")
+    os._exit(0)
+
+
 def main(argv: list[str]) -> int:
     limit_memory()
     job_path, out_path = argv[1], argv[2]
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    if job["kind"] == "ps-node":
+        _ps_node(out_path)
     sys.unraisablehook = lambda u: UNRAISABLE.append(f"{type(u.exc_value).__name__}: {u.exc_value}")
     result: dict[str, Any]
     try:
@@ -71,6 +88,10 @@ def main(argv: list[str]) -> int:
             from mxlint.verify import script
 
             result = script.run(job)
+        elif job["kind"] == "probe":
+            from mxlint.verify import probe
+
+            result = probe.run(job, out_path)
         elif job["kind"] == "bench":
             from mxlint.verify import bench
 

@@ -41,7 +41,7 @@ class Item:
 
 @dataclass
 class Task:
-    kind: str  # "block" | "script"
+    kind: str  # "block" | "script" | "launch"
     key: str
     items: list[Item]
     job: dict[str, Any]
@@ -204,6 +204,12 @@ def build(
             continue
         if finding.cell is not None:
             skipped.append(Skipped(item, "notebook cells are not run by --verify"))
+            continue
+        rule = registry.get_rule(code)
+        if how.check == "dist" and rule is not None and rule.kind == "launch":
+            # A launch file's finding: the job it describes is started, not a program.
+            key = f"launch:{path}:{item.line}:{finding.location.column}"
+            tasks[key] = Task("launch", key, [item], {"kind": "launch"})
             continue
         tree = _parse(path, cache)
         if tree is None:

@@ -6,15 +6,16 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mxlint.fixes import apply_edits
 from mxlint.rule import Finding, FindingKey, Runtime
-from mxlint.verify import bench, interpret, onnx_verdicts, plan
+from mxlint.verify import bench, dist, interpret, onnx_verdicts, plan
 from mxlint.verify.gpu import nvidia_smi_gpus
 from mxlint.verify.model import Verdict, inconclusive
 from mxlint.verify.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ChildResult, run_job
@@ -54,6 +55,15 @@ class _Slots:
         self.free: queue.Queue[int] = queue.Queue()
         for i in range(jobs):
             self.free.put(i)
+
+    @contextmanager
+    def reserved(self) -> Iterator[None]:
+        """Hold one slot while a multi-process job (a local parameter-server job) runs."""
+        slot = self.free.get()
+        try:
+            yield
+        finally:
+            self.free.put(slot)
 
     def run(
         self, job: dict[str, Any], options: VerifyOptions, engine: str = "NaiveEngine"
@@ -162,9 +172,22 @@ def _checks(how: Runtime | None, check: str) -> bool:
 
 def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[FindingKey, Verdict]:
     job = dict(task.job, steps=options.steps)
-    codes = {it.finding.code for it in task.items}
-    hows = {code: plan.runtime(code) for code in codes}
     verdicts: dict[FindingKey, Verdict] = {}
+    distributed = [it for it in task.items if _checks(plan.runtime(it.finding.code), "dist")]
+    if distributed:
+        with slots.reserved():
+            verdicts.update(
+                dist.script_verdicts(
+                    task,
+                    distributed,
+                    timeout=options.timeout,
+                    memory_mb=options.memory_mb,
+                    steps=options.steps,
+                )
+            )
+    items = [it for it in task.items if it not in distributed]
+    codes = {it.finding.code for it in items}
+    hows = {code: plan.runtime(code) for code in codes}
     naive: dict[str, Any] | None = None
     if any(h is not None and (h.loud or h.check in ("memory", "amp")) for h in hows.values()):
         per_batch = any(h is not None and h.per_batch for h in hows.values())
@@ -177,7 +200,7 @@ def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[F
         threaded = None
         if "MXL401" in codes:
             threaded = _payload(slots.run(dict(job, memory="light"), options, engine=THREADED))
-        for it in task.items:
+        for it in items:
             declared = hows[it.finding.code]
             if _checks(declared, "memory"):
                 verdicts[it.key] = interpret.memory_verdict(it, naive, threaded)
@@ -187,7 +210,7 @@ def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[F
                 verdicts[it.key] = interpret.roundtrip_verdict(it, naive)
             elif declared is not None and declared.loud:
                 verdicts[it.key] = interpret.loud_verdict(it, naive)
-    seeds = [it for it in task.items if _checks(hows[it.finding.code], "seed")]
+    seeds = [it for it in items if _checks(hows[it.finding.code], "seed")]
     by_rng: dict[str, list[plan.Item]] = {}
     lines = Path(task.job["file"]).read_text(encoding="utf-8").splitlines()
     for it in seeds:
@@ -245,6 +268,14 @@ def verify(
         try:
             if task.kind == "block":
                 return run_block(task, slots, options)
+            if task.kind == "launch":
+                with slots.reserved():
+                    return {
+                        it.key: dist.launch_verdict(
+                            it, memory_mb=options.memory_mb, timeout=options.timeout
+                        )
+                        for it in task.items
+                    }
             return run_script(task, slots, options)
         except Exception as exc:  # noqa: BLE001 - a verify bug must not lose the lint result
             return {

@@ -142,7 +142,7 @@ class Probe:
         return _digest(arrays) if arrays else None
 
 
-def install_hooks(probe: Probe) -> None:
+def install_hooks(probe: Probe, facts: DistFacts | None = None) -> None:
     from mxnet import autograd, gluon
 
     trainer_init = gluon.Trainer.__init__
@@ -190,6 +190,8 @@ def install_hooks(probe: Probe) -> None:
             return
         for batch in loader_iter(self):
             probe.on_batch(batch)
+            if facts is not None:
+                facts.batch(self, batch)
             yield batch
             if probe.exhausted():
                 return
@@ -202,6 +204,8 @@ def install_hooks(probe: Probe) -> None:
             raise StopIteration
         batch = iter_next(self)
         probe.on_batch(batch.data if hasattr(batch, "data") else batch)
+        if facts is not None:
+            facts.batch(self, batch.data if hasattr(batch, "data") else batch)
         return batch
 
     mx.io.DataIter.__next__ = next_  # type: ignore[method-assign]
@@ -216,6 +220,155 @@ def install_hooks(probe: Probe) -> None:
         mx.mod.Module.update = mod_update  # type: ignore[method-assign]
     except AttributeError:  # pragma: no cover - builds without the Module API
         pass
+
+
+def _site(files: set[str]) -> list[Any] | None:
+    """The innermost frame of the user's files on the stack: where a loader or a Trainer is
+    made."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = os.path.realpath(frame.f_code.co_filename)
+        if name in files:
+            return [name, frame.f_lineno]
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _indices(loader: Any) -> dict[str, Any] | None:
+    """The sample indices one epoch of a DataLoader visits (its batch sampler, enumerated
+    with numpy's random state put back so that the run itself is unchanged)."""
+    sampler = getattr(loader, "_batch_sampler", None)
+    if sampler is None:
+        return None
+    state = np.random.get_state()
+    try:
+        seen: list[int] = []
+        for batch in sampler:
+            seen.extend(int(i) for i in batch)
+            if len(seen) > 1_000_000:
+                return None
+    except Exception:  # noqa: BLE001 - a sampler we cannot enumerate is no fact
+        return None
+    finally:
+        np.random.set_state(state)
+    ordered = hashlib.sha1(repr(seen).encode()).hexdigest()[:16]
+    distinct = sorted(set(seen))
+    return {
+        "count": len(seen),
+        "distinct": len(distinct),
+        "set": hashlib.sha1(repr(distinct).encode()).hexdigest()[:16],
+        "order": ordered,
+    }
+
+
+def _samples(dataset: Any) -> list[str | None]:
+    """Digests of the dataset's first and last sample (None when it cannot be read)."""
+    out: list[str | None] = []
+    try:
+        n = len(dataset)
+    except Exception:  # noqa: BLE001
+        return out
+    for i in (0, n - 1) if n else ():
+        try:
+            out.append(_digest(dataset[i]))
+        except Exception:  # noqa: BLE001
+            out.append(None)
+    return out
+
+
+class DistFacts:
+    """What a worker of a local parameter-server job records for the distributed rules:
+    each loader's site, size, epoch indices and first batch; each Trainer's kvstore."""
+
+    def __init__(self, files: set[str]) -> None:
+        self.files = files
+        self.loaders: list[dict[str, Any]] = []
+        self.trainers: list[tuple[list[Any] | None, Any]] = []
+        self.kvstores: list[str] = []
+        self._by_id: dict[int, dict[str, Any]] = {}
+
+    def loader(self, obj: Any, kind: str, site: list[Any] | None) -> None:
+        fact: dict[str, Any] = {"site": site, "kind": kind, "first_batch": None}
+        self.loaders.append(fact)
+        self._by_id[id(obj)] = fact
+
+    def batch(self, obj: Any, batch: Any) -> None:
+        fact = self._by_id.get(id(obj))
+        if fact is None or fact["first_batch"] is not None:
+            return
+        with contextlib.suppress(Exception):
+            fact["first_batch"] = _digest(batch)
+        if isinstance(obj, mx.io.NDArrayIter):  # its arrays and its epoch's order are known
+            with contextlib.suppress(Exception):
+                fact["length"] = int(obj.num_data)
+                idx = [int(i) for i in obj.idx]
+                distinct = sorted(set(idx))
+                fact["indices"] = {
+                    "count": len(idx),
+                    "distinct": len(distinct),
+                    "set": hashlib.sha1(repr(distinct).encode()).hexdigest()[:16],
+                    "order": hashlib.sha1(repr(idx).encode()).hexdigest()[:16],
+                }
+                arrays = [array for _, array in obj.data]
+                fact["samples"] = [
+                    _digest([a[0] for a in arrays]),
+                    _digest([a[obj.num_data - 1] for a in arrays]),
+                ]
+
+    def to_json(self) -> dict[str, Any]:
+        trainers = []
+        for site, trainer in self.trainers:
+            kv = getattr(trainer, "_kvstore", None)
+            trainers.append(
+                {
+                    "site": site,
+                    "initialized": bool(getattr(trainer, "_kv_initialized", False)),
+                    "kvstore": getattr(kv, "type", None) if kv is not None else None,
+                    "update_on_kvstore": getattr(trainer, "_update_on_kvstore", None),
+                    "compression": getattr(trainer, "_compression_params", None),
+                }
+            )
+        return {"loaders": self.loaders, "trainers": trainers, "kvstores": self.kvstores}
+
+
+def install_dist_hooks(facts: DistFacts) -> None:
+    from mxnet import gluon
+
+    loader_init = gluon.data.DataLoader.__init__
+
+    def init(self: Any, dataset: Any, *a: Any, **k: Any) -> None:
+        loader_init(self, dataset, *a, **k)
+        facts.loader(self, "DataLoader", _site(facts.files))
+        fact = facts.loaders[-1]
+        with contextlib.suppress(Exception):
+            fact["length"] = len(dataset)
+        fact["indices"] = _indices(self)
+        fact["samples"] = _samples(dataset)
+
+    gluon.data.DataLoader.__init__ = init  # type: ignore[method-assign]
+    iter_init = mx.io.DataIter.__init__
+
+    def data_iter_init(self: Any, *a: Any, **k: Any) -> None:
+        iter_init(self, *a, **k)
+        facts.loader(self, type(self).__name__, _site(facts.files))
+
+    mx.io.DataIter.__init__ = data_iter_init  # type: ignore[method-assign]
+    trainer_init = gluon.Trainer.__init__
+
+    def trainer(self: Any, *a: Any, **k: Any) -> None:
+        trainer_init(self, *a, **k)
+        facts.trainers.append((_site(facts.files), self))
+
+    gluon.Trainer.__init__ = trainer  # type: ignore[method-assign]
+    create = mx.kvstore.create
+
+    def create_kv(name: str = "local") -> Any:
+        kv = create(name)
+        facts.kvstores.append(str(getattr(kv, "type", name)))
+        return kv
+
+    mx.kvstore.create = create_kv
+    mx.kv.create = create_kv
 
 
 def seed(which: list[str], value: int = 0) -> None:
@@ -233,7 +386,11 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         if root not in sys.path:
             sys.path.insert(0, root)
     probe = Probe(int(job.get("steps", 5)), job.get("memory") or False, bool(job.get("per_batch")))
-    install_hooks(probe)
+    facts = None
+    if job.get("dist"):
+        facts = DistFacts({os.path.realpath(f) for f in [path, *job.get("trace_files", [])]})
+        install_dist_hooks(facts)
+    install_hooks(probe, facts)
     from mxlint.verify.lifecycle import LifecycleProbe
 
     lifecycle = LifecycleProbe(
@@ -298,6 +455,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
                 "params": _safe(probe.params_digest),
             },
             "lifecycle": lifecycle.to_json(),
+            "dist": facts.to_json() if facts is not None else None,
             "memory": {
                 "storage_kib": probe.storage_kib,
                 "live_ndarrays": probe.live,

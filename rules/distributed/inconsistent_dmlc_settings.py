@@ -247,14 +247,16 @@ class _Reports:
         )
 
 
-def _job(processes: Iterable[Process]) -> list[dict[str, object]]:
-    """The processes as `--verify` starts them again: role, count, DMLC_* values."""
+def _job(processes: Iterable[Process], counted: bool = True) -> list[dict[str, object]]:
+    """The processes as `--verify` starts them again: role, count (None when the script may
+    run on several hosts), DMLC_* values."""
     out: list[dict[str, object]] = []
     for p in processes:
         env: dict[str, str | None] = {
             name: s.value for name, s in p.settings.items() if name in SETTINGS
         }
-        out.append({"role": p.role, "count": p.count, "env": env, "line": p.line})
+        count = p.count if counted else None
+        out.append({"role": p.role, "count": count, "env": env, "line": p.line})
     return out
 
 
@@ -278,7 +280,9 @@ def _reference(entries: list[tuple[Process, Setting]]) -> tuple[Process, str] | 
 
 
 def _compare(processes: list[Process], reports: _Reports, check_missing: bool) -> None:
-    job = _job(processes)
+    """Within one script's phase (`check_missing`), and across the scripts of a directory
+    (whose processes may each run on several hosts)."""
+    job = _job(processes, counted=check_missing)
     for name in SETTINGS:
         entries = [
             (p, p.settings[name])
