@@ -43,6 +43,7 @@ class Member:
 class MemberResult:
     role: str
     env: dict[str, str]
+    pid: int
     #: Exited on its own before the deadline (else it was killed).
     finished: bool
     returncode: int | None
@@ -138,6 +139,7 @@ def run_cluster(
                 MemberResult(
                     member.role,
                     dict(member.env),
+                    proc.pid,
                     done,
                     proc.returncode if done else None,
                     payload,

@@ -220,6 +220,17 @@ def _launcher(command: Command, path: str) -> Launcher:
     return Launcher(path, command.line, workers, servers, exported)
 
 
+def _detached(command: Command) -> bool:
+    """`docker run -d`/`--detach`: the container runs on while the script goes on."""
+    for w in command.words[2:]:
+        value = w.value or ""
+        if value in ("-d", "--detach") or re.fullmatch(r"-[a-zA-Z]*d[a-zA-Z]*", value):
+            return True
+        if value and not value.startswith("-") and "=" not in value:
+            return False  # the image: what follows is its command
+    return False
+
+
 def _docker_env(command: Command, path: str) -> tuple[dict[str, Setting], bool]:
     """The DMLC_* settings a `docker run` passes with `-e NAME=value`/`--env`; whether it passes
     an env file (then any setting may come from it)."""
@@ -305,6 +316,7 @@ def read_shell(path: str, text: str) -> LaunchFile:
             if role_setting.value is not None:
                 continue  # a value MXNet does not know: not a process of the job
         first = command.words[0]
+        background = command.background or (what == "docker" and _detached(command))
         found.processes.append(
             Process(
                 path=path,
@@ -316,15 +328,15 @@ def read_shell(path: str, text: str) -> LaunchFile:
                 source="docker" if what == "docker" else "shell",
                 count=command.repeat if not command.in_function else None,
                 certain=not command.conditional and not command.in_function,
-                background=command.background,
+                background=background,
                 opaque=opaque,
                 phase=phase,
                 role_setting=role_setting,
             )
         )
-        if identity is None:
+        if identity is None and what != "docker":
             found.uncounted_phases.add(phase)
-        if not command.background and not command.in_function:
+        if not background and not command.in_function:
             phase += 1
     # A command that gets DMLC settings but no role: a process of the job that forgot its
     # role when the script launches the same program with one.

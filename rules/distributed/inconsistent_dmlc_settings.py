@@ -50,7 +50,8 @@ class InconsistentDmlcSettings(Rule):
         of them gets differently from the scheduler (or from the others), a setting given to
         some processes of a script and not to another, a process of the job started without
         `DMLC_ROLE`, a script whose scheduler waits for more (or fewer) workers or servers
-        than the script starts with it, and a `DMLC_NUM_WORKER`/`DMLC_NUM_SERVER` exported
+        than the script starts with it, servers and workers on this machine whose scheduler
+        no file of the project starts, and a `DMLC_NUM_WORKER`/`DMLC_NUM_SERVER` exported
         before MXNet's `launch.py -n N -s S`, which sets its own.
     """
         + _NOT_FLAKE8
@@ -407,6 +408,34 @@ def _counts(
         )
 
 
+def _no_scheduler(processes: list[Process], reports: _Reports, everything: list[Process]) -> None:
+    """Servers and workers of a job on this machine whose scheduler nothing starts (a
+    scheduler on another port, or `launch.py`'s own, is another job's)."""
+    ports = {p.value(PORT) for p in processes}
+    if any(p.role == "scheduler" and p.value(PORT) in ports | {None} for p in everything):
+        return
+    roles = {p.role for p in processes}
+    if not {"server", "worker"} <= roles or None in roles:
+        return
+    if not all(p.value(URI) == "loopback" for p in processes):
+        return
+    first = processes[0]
+    uri = first.settings[URI]
+    detail = (
+        f"the script starts the servers and workers of a job on this machine "
+        f"(`{URI}={uri.value}`), but nothing in the project starts its scheduler (no "
+        "`DMLC_ROLE=scheduler`): they wait for it, and the job never starts"
+    )
+    reports.add(
+        first.path,
+        first.line,
+        first.column,
+        len((first.program or "x").split()[0]),
+        detail,
+        {"check": "scheduler", "job": _job(processes)},
+    )
+
+
 def _launchers(found: LaunchFile, reports: _Reports) -> None:
     for launcher in found.launchers:
         for name, started in ((NUM_WORKER, launcher.workers), (NUM_SERVER, launcher.servers)):
@@ -446,11 +475,12 @@ def check(files: list[LaunchFile]) -> list[Finding]:
             schedulers = [p for p in processes if p.role == "scheduler"]
             if len(schedulers) > 1:
                 continue  # two jobs at once: which process belongs to which is not known
-            if processes[0].source == "shell":
+            if processes[0].source in ("shell", "docker"):
                 _compare(processes, reports, check_missing=True)
                 _roles(processes, reports)
                 outside = [p for p in everything if p.path != found.path]
                 _counts(processes, reports, outside, phase in found.uncounted_phases)
+                _no_scheduler(processes, reports, everything)
             roles = {p.role for p in processes if p.role is not None}
             if len(roles) < 3:
                 directory = os.path.dirname(os.path.normpath(found.path))

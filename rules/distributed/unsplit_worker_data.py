@@ -222,20 +222,79 @@ def _flatten(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [target]
 
 
-def _dataset_text(ctx: FileContext, call: cst.Call) -> str:
+def _dataset_arg(call: cst.Call) -> cst.Arg | None:
     for arg in call.args:
         if arg.keyword is None or arg.keyword.value in ("dataset", "data", "path_imgrec"):
-            return ctx.code(arg.value)
-    return ""
+            return arg
+    return None
 
 
-def _is_training(ctx: FileContext, call: cst.Call, assigned: str | None) -> bool:
-    """Named for training data (its variable or its dataset), and not for evaluation."""
-    dataset = _dataset_text(ctx, call)
-    texts = [t for t in (assigned or "", dataset) if t]
+def _names(ctx: FileContext, model: FileModel, call: cst.Call) -> list[str]:
+    """What the loader and its data are called: the name it is assigned to and its dataset
+    argument, or — returned by a function of the file — the names the function's callers give
+    the result and pass as that dataset."""
+    texts: list[str] = []
+    assigned = _assigned_name(ctx, call)
+    dataset = _dataset_arg(call)
+    if assigned:
+        texts.append(assigned)
+    if dataset is not None:
+        texts.append(ctx.code(dataset.value))
+    function = ctx.bindings.scope_at(call).node
+    if assigned or type(function) is not cst.FunctionDef:
+        return texts
+    params = [p.name.value for p in function.params.params]
+    position = None
+    if dataset is not None and type(dataset.value) is cst.Name and dataset.value.value in params:
+        position = params.index(dataset.value.value)
+    for site in model.calls:
+        func = site.func
+        name = (
+            func.value
+            if type(func) is cst.Name
+            else (func.attr.value if type(func) is cst.Attribute else None)
+        )
+        if name != function.name.value:
+            continue
+        texts.append(_assigned_name(ctx, site) or "")
+        if position is not None:
+            offset = 1 if type(func) is cst.Attribute and params[:1] == ["self"] else 0
+            passed = argument(site, (params[position],), position - offset)
+            if passed is not None:
+                texts.append(ctx.code(passed.value))
+    return [t for t in texts if t]
+
+
+def _trains_on(ctx: FileContext, call: cst.Call, assigned: str | None) -> bool:
+    """A loop over the loader's name runs `backward()` or `step()`."""
+    if not assigned or " " in assigned or "." in assigned:
+        return False
+    scope = ctx.bindings.scope_at(call).node
+    for node in iter_nodes(scope):
+        if type(node) is not cst.For:
+            continue
+        source = node.iter
+        if type(source) is cst.Call and source.args:
+            source = source.args[0].value  # enumerate(loader), tqdm(loader)
+        if not (type(source) is cst.Name and source.value == assigned):
+            continue
+        for inner in iter_nodes(node.body):
+            if (
+                type(inner) is cst.Call
+                and type(inner.func) is cst.Attribute
+                and inner.func.attr.value in ("backward", "step")
+            ):
+                return True
+    return False
+
+
+def _is_training(texts: list[str]) -> bool | None:
+    """Named for training data (True), for evaluation (False), or neither (None)."""
     if any(_EVALUATION.search(t) for t in texts):
         return False
-    return any(_TRAINING.search(t) for t in texts)
+    if any(_TRAINING.search(t) for t in texts):
+        return True
+    return None
 
 
 def _samplers_take_all(ctx: FileContext, model: FileModel, call: cst.Call) -> bool:
@@ -300,8 +359,10 @@ def check(ctx: FileContext, model: FileModel) -> None:
             continue
         if name == "mxnet.gluon.data.DataLoader" and not _samplers_take_all(ctx, model, call):
             continue
-        assigned = _assigned_name(ctx, call)
-        if not _is_training(ctx, call, assigned):
+        training = _is_training(_names(ctx, model, call))
+        if training is None:
+            training = _trains_on(ctx, call, _assigned_name(ctx, call))
+        if not training:
             continue
         walk = Slice(ctx, model)
         walk.run([a.value for a in call.args])
