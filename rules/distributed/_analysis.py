@@ -58,12 +58,21 @@ def is_dist(kind: str) -> bool:
     return kind.startswith("dist")
 
 
+@dataclass(frozen=True)
+class Given:
+    """An argument as written: the node a finding points at (the `Arg`, or the entry of a
+    `**kwargs` dict) and its value."""
+
+    node: cst.CSTNode
+    value: cst.BaseExpression
+
+
 @dataclass
 class TrainerCall:
     """One `gluon.Trainer(...)`: what its arguments can be (None: unknown)."""
 
     call: cst.Call
-    args: dict[str, cst.Arg]
+    args: dict[str, Given]
     #: Possible kvstore types ("device" by default, "none" for None); None when unknown.
     kvstore: frozenset[str] | None
     #: Possible `update_on_kvstore` values (None: the default).
@@ -131,6 +140,10 @@ class FileModel:
             assert isinstance(node, cst.Name)
             if node.value in ("True", "False", "None"):
                 return frozenset({{"True": True, "False": False, "None": None}[node.value]})
+        if kind is cst.Subscript:
+            assert isinstance(node, cst.Subscript)
+            entry = self._entry(node, depth)
+            return self.literals(entry, depth + 1) if entry is not None else None
         if kind is cst.IfExp:
             assert isinstance(node, cst.IfExp)
             body = self.literals(node.body, depth + 1)
@@ -147,6 +160,17 @@ class FileModel:
                 return None
             out |= one
         return out
+
+    def _entry(self, node: cst.Subscript, depth: int) -> cst.BaseExpression | None:
+        """`CONFIG["kvstore"]` where the file binds CONFIG once to a dict literal."""
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+            return None
+        key = node.slice[0].slice.value
+        if type(key) is not cst.SimpleString or depth > _DEPTH:
+            return None
+        entries = _dict_entries(self, node.value)
+        given = entries.get(str(key.evaluated_value)) if entries else None
+        return given.value if given is not None else None
 
     def kv_types(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[str] | None:
         """The kvstore types `node` can be: a type string, `mx.kv.create(...)`, None, or a name
@@ -239,22 +263,55 @@ def argument(call: cst.Call, names: tuple[str, ...], position: int = 0) -> cst.A
     return None
 
 
-def trainer_arguments(call: cst.Call) -> tuple[dict[str, cst.Arg], bool]:
-    """Trainer arguments by parameter name, and whether `*args`/`**kwargs` hide others."""
-    out: dict[str, cst.Arg] = {}
+def trainer_arguments(model: FileModel, call: cst.Call) -> tuple[dict[str, Given], bool]:
+    """Trainer arguments by parameter name (a `**kwargs` dict the file writes included), and
+    whether `*args`/other `**kwargs` may hide others."""
+    out: dict[str, Given] = {}
     hidden = False
     positional = 0
     for arg in call.args:
+        if arg.star == "**":
+            entries = _dict_entries(model, arg.value)
+            if entries is None:
+                hidden = True
+            else:
+                out.update(entries)
+            continue
         if arg.star:
             hidden = True
             continue
         if arg.keyword is None:
             if positional < len(TRAINER_PARAMS):
-                out[TRAINER_PARAMS[positional]] = arg
+                out[TRAINER_PARAMS[positional]] = Given(arg, arg.value)
             positional += 1
         else:
-            out[arg.keyword.value] = arg
+            out[arg.keyword.value] = Given(arg, arg.value)
     return out, hidden
+
+
+def _dict_entries(model: FileModel, node: cst.BaseExpression) -> dict[str, Given] | None:
+    """The entries of a dict literal, `dict(k=v)`, or a name bound once to one of those."""
+    if type(node) is cst.Dict:
+        out: dict[str, Given] = {}
+        for el in node.elements:
+            if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:
+                return None
+            key = el.key.evaluated_value
+            if not isinstance(key, str):
+                return None
+            out[key] = Given(el, el.value)
+        return out
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "dict":
+        out = {}
+        for arg in node.args:
+            if arg.keyword is None or arg.star:
+                return None
+            out[arg.keyword.value] = Given(arg, arg.value)
+        return out
+    found = model.bindings_of(node)
+    if found is None or len(found) != 1 or found[0].value is None:
+        return None
+    return _dict_entries(model, found[0].value)
 
 
 def build(ctx: FileContext) -> FileModel:
@@ -268,7 +325,7 @@ def build(ctx: FileContext) -> FileModel:
         if name is None:
             continue
         if name == TRAINER:
-            args, hidden = trainer_arguments(call)
+            args, hidden = trainer_arguments(model, call)
             kv_arg = args.get("kvstore")
             if kv_arg is not None:
                 kvstore = model.kv_types(kv_arg.value)

@@ -159,7 +159,7 @@ def check(ctx: FileContext, model: FileModel) -> None:
                 (NodeEdit(arg.value, "True"),),
             )
         ctx.report(
-            arg,
+            arg.node,
             AsyncWithoutUpdateOnKvstore,
             AsyncWithoutUpdateOnKvstore.format(where=where),
             fix=fix,

@@ -485,6 +485,14 @@ def check(files: list[LaunchFile]) -> list[Finding]:
             if len(roles) < 3:
                 directory = os.path.dirname(os.path.normpath(found.path))
                 partial_units.setdefault(directory, []).append(processes)
+        # One script for every host (`case $ROLE in scheduler) ...`): its branches start the
+        # parts of one job, each where the script runs.
+        alternatives = [p for p in found.processes if not p.certain and p.role is not None]
+        if (
+            len({p.role for p in alternatives}) > 1
+            and sum(1 for p in alternatives if p.role == "scheduler") <= 1
+        ):
+            _compare(alternatives, reports, check_missing=False)
     for units in partial_units.values():
         paths = {u[0].path for u in units}
         if len(paths) < 2:

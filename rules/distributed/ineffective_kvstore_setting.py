@@ -158,7 +158,9 @@ def check(ctx: FileContext, model: FileModel) -> None:
             'is not supported for this type of kvstore"; use `kvstore="device"` (several '
             "GPUs) or a `dist_*` kvstore, or remove the setting"
         )
-        ctx.report(arg, IneffectiveKvstoreSetting, IneffectiveKvstoreSetting.format(detail=detail))
+        ctx.report(
+            arg.node, IneffectiveKvstoreSetting, IneffectiveKvstoreSetting.format(detail=detail)
+        )
     for call in model.calls:
         func = call.func
         if type(func) is not cst.Attribute or func.attr.value != "set_gradient_compression":

@@ -227,7 +227,9 @@ def check(ctx: FileContext, model: FileModel) -> None:
                 "out"
             )
             ctx.report(
-                update_arg, TrainerKvstoreConflict, TrainerKvstoreConflict.format(detail=detail)
+                update_arg.node,
+                TrainerKvstoreConflict,
+                TrainerKvstoreConflict.format(detail=detail),
             )
         _optimizer_with_params(ctx, model, trainer)
 
@@ -245,7 +247,7 @@ def _optimizer_with_params(ctx: FileContext, model: FileModel, trainer: TrainerC
         'Optimizer instead of str" when the Trainer is created; pass the options to the '
         "optimizer's constructor, or the optimizer's name with `optimizer_params`"
     )
-    ctx.report(params, TrainerKvstoreConflict, TrainerKvstoreConflict.format(detail=detail))
+    ctx.report(params.node, TrainerKvstoreConflict, TrainerKvstoreConflict.format(detail=detail))
 
 
 def _is_optimizer(ctx: FileContext, model: FileModel, node: cst.BaseExpression) -> bool:
