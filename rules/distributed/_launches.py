@@ -402,6 +402,10 @@ def read_dockerfile(path: str, text: str) -> LaunchFile:
 
 # --- Python files ---------------------------------------------------------------------------
 
+#: `subprocess` functions that start a program; the first three return at once.
+_STARTS = {"Popen": True, "run": False, "call": False, "check_call": False, "check_output": False}
+_MXNET_CREATE = ("kv.create", "kvstore.create")
+
 
 def _environ(node: ast.expr) -> bool:
     """`os.environ` (or `environ` imported from os)."""
@@ -416,86 +420,276 @@ def _literal(node: ast.expr | None) -> str | None:
     return None
 
 
-def _sets_default(func: ast.Attribute) -> bool:
-    """`os.environ.setdefault` or `os.putenv`."""
-    if func.attr == "setdefault":
-        return _environ(func.value)
-    return func.attr == "putenv" and isinstance(func.value, ast.Name) and func.value.id == "os"
+def _literals(node: ast.expr) -> list[str] | None:
+    """The values of a list or tuple of string or number literals."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    values = [_literal(el) for el in node.elts]
+    return None if any(v is None for v in values) else [str(v) for v in values]
 
 
-def _writes(tree: ast.Module) -> list[tuple[str, str | None, int, int]]:
-    """(name, value, line, column) of each literal-named `os.environ` write: `os.environ[N] =
-    v`, `os.environ.update({N: v})`/`update(N=v)`, `os.environ.setdefault(N, v)`,
-    `os.putenv(N, v)`. The position is the name's."""
-    out: list[tuple[str, str | None, int, int]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Subscript) and _environ(target.value):
-                    key = target.slice
-                    name = _literal(key)
-                    if name is not None:
-                        out.append((name, _literal(node.value), key.lineno, key.col_offset + 1))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            func = node.func
-            if _environ(func.value) and func.attr == "update":
-                for arg in node.args:
-                    if isinstance(arg, ast.Dict):
-                        for k, v in zip(arg.keys, arg.values):
-                            name = _literal(k) if k is not None else None
-                            if name is not None and k is not None:
-                                out.append((name, _literal(v), k.lineno, k.col_offset + 1))
-                for kw in node.keywords:
-                    if kw.arg is not None:
-                        out.append((kw.arg, _literal(kw.value), kw.lineno, kw.col_offset + 1))
-            elif _sets_default(func) and len(node.args) == 2:
-                name = _literal(node.args[0])
-                if name is not None:
-                    key = node.args[0]
-                    out.append((name, _literal(node.args[1]), key.lineno, key.col_offset + 1))
-    return out
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+Env = dict[str, Setting]
+
+
+class _PythonLaunches:
+    """Follows a Python file in order — module statements, the `__main__` block, and the
+    bodies of its functions where the module calls them — keeping what `os.environ` and the
+    environment dicts it builds hold, and starting a process at each `subprocess.Popen(...)`
+    (with `env=` or the current `os.environ`) and for the file itself when it creates a
+    kvstore (or ends) with `DMLC_ROLE` set."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.environ: Env = {}
+        self.dicts: dict[str, Env] = {}
+        self.functions: dict[str, ast.FunctionDef] = {}
+        self.found = LaunchFile(path)
+        self.phase = 0
+        self.own: Process | None = None
+        self._entered: set[str] = set()
+        #: Loop variables of a loop over literals, while its body is followed for one of them.
+        self.consts: dict[str, str] = {}
+
+    def setting(self, name: str, value: ast.expr | None, at: ast.AST) -> Setting:
+        literal = _literal(value)
+        if literal is None and isinstance(value, ast.Name):
+            literal = self.consts.get(value.id)
+        line, column = getattr(at, "lineno", 0), getattr(at, "col_offset", -1) + 1
+        return Setting(name, literal, self.path, line, column)
+
+    # -- environment dicts ---------------------------------------------------------------
+
+    def env_of(self, node: ast.expr | None) -> Env | None:
+        """The DMLC_* entries of an environment expression: `os.environ`, `os.environ.copy()`,
+        `dict(os.environ, K=v)`, `{**os.environ, "K": v}`, a name bound to one of those."""
+        if node is None:
+            return None
+        if _environ(node):
+            return dict(self.environ)
+        if isinstance(node, ast.Name):
+            found = self.dicts.get(node.id)
+            return dict(found) if found is not None else None
+        if not isinstance(node, ast.Call):
+            return self._dict_literal(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "copy" and not node.args:
+            return self.env_of(func.value)
+        if isinstance(func, ast.Name) and func.id == "dict":
+            base: Env | None = self.env_of(node.args[0]) if node.args else {}
+            if base is None:
+                return None
+            for kw in node.keywords:
+                if kw.arg is None:
+                    return None
+                if kw.arg.startswith("DMLC_"):
+                    base[kw.arg] = self.setting(kw.arg, kw.value, kw)
+            return base
+        return None
+
+    def _dict_literal(self, node: ast.expr) -> Env | None:
+        if isinstance(node, ast.Dict):
+            out: Env = {}
+            for key, value in zip(node.keys, node.values):
+                if key is None:  # **mapping
+                    inner = self.env_of(value)
+                    if inner is None:
+                        return None
+                    out.update(inner)
+                    continue
+                name = _literal(key)
+                if name is None:
+                    return None
+                if name.startswith("DMLC_"):
+                    out[name] = self.setting(name, value, key)
+            return out
+        return None
+
+    def write(self, target: Env, name: str | None, value: ast.expr | None, at: ast.AST) -> None:
+        if name is not None and name.startswith("DMLC_"):
+            target[name] = self.setting(name, value, at)
+
+    # -- statements ----------------------------------------------------------------------
+
+    def run(self, body: list[ast.stmt], repeat: int | None, certain: bool) -> None:
+        for stmt in body:
+            self.statement(stmt, repeat, certain)
+
+    def statement(self, stmt: ast.stmt, repeat: int | None, certain: bool) -> None:
+        if isinstance(stmt, ast.FunctionDef):
+            self.functions[stmt.name] = stmt
+            return
+        if isinstance(stmt, (ast.AsyncFunctionDef, ast.ClassDef)):
+            return
+        if isinstance(stmt, ast.If):
+            main = "__main__" in ast.unparse(stmt.test)
+            self.run(stmt.body, repeat, certain and main)
+            self.run(stmt.orelse, repeat, False)
+            return
+        if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
+            values = _literals(stmt.iter)
+            if values is not None:  # `for role in ("scheduler", "server"):` once per value
+                for value in values:
+                    self.consts[stmt.target.id] = value
+                    self.run(stmt.body, repeat, certain)
+                self.consts.pop(stmt.target.id, None)
+                self.run(stmt.orelse, repeat, certain)
+                return
+        if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor)):
+            self.run(stmt.body, None, certain)
+            self.run(stmt.orelse, repeat, certain)
+            return
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self.run(stmt.body, repeat, certain)
+            return
+        if isinstance(stmt, ast.Try):
+            self.run(stmt.body, repeat, certain)
+            for handler in stmt.handlers:
+                self.run(handler.body, repeat, False)
+            self.run(stmt.orelse, repeat, certain)
+            self.run(stmt.finalbody, repeat, certain)
+            return
+        if isinstance(stmt, ast.Assign):
+            self.assign(stmt)
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                self.call(node, repeat, certain)
+
+    def assign(self, stmt: ast.Assign) -> None:
+        for target in stmt.targets:
+            if isinstance(target, ast.Subscript):
+                name = _literal(target.slice)
+                if _environ(target.value):
+                    self.write(self.environ, name, stmt.value, target.slice)
+                elif isinstance(target.value, ast.Name) and target.value.id in self.dicts:
+                    self.write(self.dicts[target.value.id], name, stmt.value, target.slice)
+            elif isinstance(target, ast.Name):
+                env = self.env_of(stmt.value)
+                if env is not None and not _environ(stmt.value):
+                    self.dicts[target.id] = env
+                else:
+                    self.dicts.pop(target.id, None)
+
+    def call(self, node: ast.Call, repeat: int | None, certain: bool) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            owner = func.value
+            target = self.environ if _environ(owner) else None
+            if target is None and isinstance(owner, ast.Name) and owner.id in self.dicts:
+                target = self.dicts[owner.id]
+            if func.attr == "putenv" and isinstance(owner, ast.Name) and owner.id == "os":
+                target = self.environ
+            if target is not None and func.attr in ("update", "setdefault", "putenv"):
+                if func.attr == "update":
+                    for arg in node.args:
+                        entries = self.env_of(arg)
+                        if entries is not None:
+                            target.update(entries)
+                    for kw in node.keywords:
+                        self.write(target, kw.arg, kw.value, kw)
+                elif len(node.args) == 2:
+                    self.write(target, _literal(node.args[0]), node.args[1], node.args[0])
+                return
+            name = _dotted(func)
+            if name.startswith("subprocess.") and func.attr in _STARTS:
+                self.start(node, func.attr, repeat, certain)
+            elif name.endswith(_MXNET_CREATE):
+                self.own_process(node)
+        elif isinstance(func, ast.Name):
+            if func.id in _STARTS and func.id == "Popen":
+                self.start(node, func.id, repeat, certain)
+            elif func.id in self.functions and func.id not in self._entered:
+                self._entered.add(func.id)
+                self.run(self.functions[func.id].body, repeat, certain)
+
+    def start(self, node: ast.Call, how: str, repeat: int | None, certain: bool) -> None:
+        env_kw = next((kw.value for kw in node.keywords if kw.arg == "env"), None)
+        env = self.env_of(env_kw) if env_kw is not None else dict(self.environ)
+        if env is None:
+            self.found.uncounted_phases.add(self.phase)
+            return
+        role_setting = env.pop(ROLE, None)
+        if role_setting is None:
+            return
+        role = role_setting.value if role_setting.value in ROLES else None
+        self.found.processes.append(
+            Process(
+                path=self.path,
+                line=node.lineno,
+                column=node.col_offset + 1,
+                role=role,
+                settings={k: v for k, v in env.items() if k in SETTINGS},
+                program=_command(node),
+                source="python",
+                count=repeat,
+                certain=certain,
+                background=_STARTS[how],
+                phase=self.phase,
+                role_setting=role_setting,
+            )
+        )
+        if role is None:
+            self.found.uncounted_phases.add(self.phase)
+        if not _STARTS[how]:
+            self.phase += 1
+
+    def own_process(self, at: ast.AST | None) -> None:
+        """The file itself, as a process of the job, once it has a DMLC_ROLE."""
+        role_setting = self.environ.get(ROLE)
+        if role_setting is None or self.own is not None:
+            return
+        role = role_setting.value if role_setting.value in ROLES else None
+        self.own = Process(
+            path=self.path,
+            line=role_setting.line,
+            column=role_setting.column,
+            role=role,
+            settings={k: v for k, v in self.environ.items() if k in SETTINGS},
+            source="python",
+            count=None,  # the file may run once per host
+            opaque=True,
+            phase=self.phase,
+            role_setting=role_setting,
+        )
+        self.found.processes.append(self.own)
+
+
+def _command(node: ast.Call) -> str | None:
+    """`python train.py` for `Popen([sys.executable, "train.py"])`, `python -c`..."""
+    if not node.args:
+        return None
+    first = node.args[0]
+    words: list[str] = []
+    if isinstance(first, (ast.List, ast.Tuple)):
+        for el in first.elts:
+            literal = _literal(el)
+            words.append(
+                literal
+                if literal is not None
+                else ("python" if "executable" in ast.unparse(el) else "?")
+            )
+    elif isinstance(first, ast.Constant) and isinstance(first.value, str):
+        words = first.value.split()
+    if len(words) >= 2 and _PYTHON.match(posixpath.basename(words[0])):
+        return "python -c" if words[1] == "-c" else f"python {posixpath.normpath(words[1])}"
+    return " ".join(words[:2]) or None
 
 
 def read_python(path: str, text: str) -> LaunchFile:
-    """A Python file that sets `DMLC_ROLE` to a literal role in `os.environ` is a process of
-    the job (one per role it may take), with the DMLC_* values it writes."""
-    found = LaunchFile(path)
+    """The processes a Python file starts (with `subprocess`) and the one it is itself when it
+    sets `DMLC_ROLE` in `os.environ`, with the DMLC_* values they get."""
     if "DMLC_ROLE" not in text:
-        return found
+        return LaunchFile(path)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return found
-    writes = [w for w in _writes(tree) if w[0].startswith("DMLC_")]
-    roles = [w for w in writes if w[0] == ROLE]
-    if not roles:
-        return found
-    settings: dict[str, Setting] = {}
-    for name, value, line, col in writes:
-        if name not in SETTINGS:
-            continue
-        previous = settings.get(name)
-        if previous is not None and previous.value != value:
-            value = None  # written twice, differently: which one holds depends on the run
-        settings[name] = Setting(name, value, path, line, col)
-    seen: set[str | None] = set()
-    for _, value, line, col in sorted(roles, key=lambda w: (w[2], w[3])):
-        role = value if value in ROLES else None
-        if role in seen:
-            continue
-        seen.add(role)
-        found.processes.append(
-            Process(
-                path=path,
-                line=line,
-                column=col,
-                role=role,
-                settings=dict(settings),
-                program=None,
-                source="python",
-                count=None,
-                opaque=True,
-                role_setting=Setting(ROLE, value, path, line, col),
-            )
-        )
-    return found
+        return LaunchFile(path)
+    reader = _PythonLaunches(path)
+    reader.run(tree.body, 1, True)
+    reader.own_process(None)
+    return reader.found

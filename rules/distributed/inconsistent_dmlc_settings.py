@@ -284,6 +284,9 @@ def _compare(processes: list[Process], reports: _Reports, check_missing: bool) -
     """Within one script's phase (`check_missing`), and across the scripts of a directory
     (whose processes may each run on several hosts)."""
     job = _job(processes, counted=check_missing)
+    unknown_roles = any(p.role is None and p.role_setting is not None for p in processes)
+    if unknown_roles and not any(p.role == "scheduler" for p in processes):
+        return  # the process whose role is not known may be the scheduler
     for name in SETTINGS:
         entries = [
             (p, p.settings[name])
@@ -475,7 +478,7 @@ def check(files: list[LaunchFile]) -> list[Finding]:
             schedulers = [p for p in processes if p.role == "scheduler"]
             if len(schedulers) > 1:
                 continue  # two jobs at once: which process belongs to which is not known
-            if processes[0].source in ("shell", "docker"):
+            if processes[0].source != "dockerfile":
                 _compare(processes, reports, check_missing=True)
                 _roles(processes, reports)
                 outside = [p for p in everything if p.path != found.path]
