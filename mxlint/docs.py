@@ -23,9 +23,11 @@ PAGES = Path("mxlint/data/rules")
 LEGACY_PAGES = "rules"
 
 KIND_NOTE = (
-    "Rules whose kind is not `python` read requirements files, `pyproject.toml`, `setup.cfg`, "
-    "`setup.py`, `environment.yml` or Dockerfiles. They run under `mxlint check` and the "
-    "`mxlint-requirements` pre-commit hook, never under flake8, which only sees Python files. "
+    "Rules whose kind is `requirements` read requirements files, `pyproject.toml`, "
+    "`setup.cfg`, `setup.py`, `environment.yml` or Dockerfiles; the `launch` rule reads shell "
+    "launch scripts, Dockerfiles and the `os.environ` writes of Python files together. They run "
+    "under `mxlint check` and the `mxlint-requirements`/`mxlint-launch` pre-commit hooks, never "
+    "under flake8, which only sees Python files one at a time. "
     "Cross-file findings (for example a HybridBlock whose base class is defined in another "
     "module) need `mxlint check` on the project: flake8 reads one file at a time."
 )

@@ -172,7 +172,7 @@ def check_text_files(
 ) -> list[Finding]:
     """Dependency files (requirements, pyproject.toml, Dockerfiles...), each text checker over
     every file it reads, so that it sees a project's files together. A file in `named` (given on
-    the command line) goes to a checker that reads it even when its name is not one it knows.
+    the command line) that no checker knows by its name goes to a checker that reads such files.
     `texts` holds the text of files read from memory (an editor's unsaved buffers, files a fix
     changed). Then the directives of each file that suppressed nothing of what read it
     (MXL004)."""
@@ -181,14 +181,17 @@ def check_text_files(
     #: and the checkers that read it and did not fail on it.
     directives: dict[str, Suppressions] = {}
     readers: dict[str, list[type[TextChecker]]] = {}
-    for checker_type in registry.text_checkers():
+    checkers = registry.text_checkers()
+    # A file some checker reads by its name goes to that checker only.
+    claimed = {p for p in paths if any(t.matches(p.as_posix()) for t in checkers)}
+    for checker_type in checkers:
         if not any(settings.code_enabled(r) for r in checker_type.rules):
             continue  # work skipped: none of its rules can be reported
         files: list[tuple[str, str]] = []
         for path in paths:
             name = path.as_posix()
             if not checker_type.matches(name) and not (
-                path in named and checker_type.reads_named(name)
+                path in named and path not in claimed and checker_type.reads_named(name)
             ):
                 continue
             shown = sources.display(path)

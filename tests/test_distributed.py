@@ -511,3 +511,10 @@ def test_a_job_that_never_joins_is_stopped_with_all_its_processes() -> None:
     for r in results:
         with pytest.raises(ProcessLookupError):
             os.kill(r.pid, 0)
+
+
+def test_a_named_launch_script_is_not_read_as_a_requirements_file(tmp_path: Path) -> None:
+    script = tmp_path / "run_local.sh"
+    script.write_text(JOB + "DMLC_ROLE=worker python train.py\n", encoding="utf-8")
+    result = check_paths([script], Settings(select=("ALL",), root=tmp_path))
+    assert [(f.code, f.location.row) for f in result.findings] == [("MXL801", 2)]

@@ -4,8 +4,8 @@ try-repo` against this repository's hook manifest.
 
 try-repo installs mxlint from a snapshot of this checkout into its own virtualenv (with pip,
 from the package index), stages a bad file, and must fail with the MXL finding; once the file is
-fixed the hook passes. `mxlint-fix` rewrites the file (pre-commit then reports the change) and
-`mxlint-requirements` reads requirements files.
+fixed the hook passes. `mxlint-fix` rewrites the file (pre-commit then reports the change),
+`mxlint-requirements` reads requirements files and `mxlint-launch` shell launch scripts.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import yaml
 from rule_cases import invalid_examples
 
 from mxlint import registry
+from mxlint.rules.distributed.launch_checker import LaunchFilesChecker
 from mxlint.rules.versions._files import file_kind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,9 +104,14 @@ def setup(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     return repo, project, env
 
 
-def test_hook_manifest_declares_the_three_hooks():
+def test_hook_manifest_declares_the_four_hooks():
     hooks = {h["id"]: h for h in yaml.safe_load(HOOKS.read_text())}
-    assert set(hooks) == {"mxlint", "mxlint-fix", "mxlint-requirements"}
+    assert set(hooks) == {"mxlint", "mxlint-fix", "mxlint-requirements", "mxlint-launch"}
+    launch = re.compile(hooks["mxlint-launch"]["files"])
+    for name in ("run_dist.sh", "scripts/launch.BASH"):
+        assert launch.search(name) and LaunchFilesChecker.matches(name), name
+    for name in ("train.py", "Dockerfile", "run.sh.txt", "README.md"):
+        assert not launch.search(name), name
     assert "--fix" in hooks["mxlint-fix"]["entry"]
     pattern = re.compile(hooks["mxlint-requirements"]["files"])
     read = (
@@ -289,3 +295,20 @@ def test_requirements_hook_reads_a_requirements_directory(setup):
     proc = _try_repo(repo, "mxlint-requirements", project, env, "requirements/base.in")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _git("rm", "-q", "-f", "requirements/base.in", cwd=project, env=env)
+
+
+def test_launch_hook_reads_shell_launch_scripts(setup):
+    repo, project, env = setup
+    rule = registry.all_rules()["MXL801"]
+    ex = next(e for e in rule.invalid if not e.project and e.filename.endswith(".sh"))
+    script = project / ex.filename
+    script.write_text(ex.code)
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint-launch", project, env, ex.filename)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{ex.filename}:{ex.line}:" in proc.stdout and "MXL801" in proc.stdout
+    script.write_text(ex.code.replace("DMLC_PS_ROOT_PORT=9092 ", ""))
+    _git("add", "-A", cwd=project, env=env)
+    proc = _try_repo(repo, "mxlint-launch", project, env, ex.filename)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _git("rm", "-q", "-f", ex.filename, cwd=project, env=env)

@@ -343,6 +343,8 @@ def build(ctx: FileContext) -> FileModel:
             model.creates.append((call, model.kv_types(call)))
         elif name.startswith(COLLECTIVES) and name.rsplit(".", 1)[-1] in _COLLECTIVE_CALLS:
             model.collectives.append(call)
+    # The trainer or optimizer names the framework better than a broadcast does.
+    model.collectives.sort(key=lambda c: "broadcast" in (ctx.resolve(c.func) or ""))
     if model.trainers:
         for call in calls:
             assert isinstance(call, cst.Call)

@@ -52,6 +52,11 @@ class Setting:
     #: Given to this command only (`DMLC_ROLE=worker python ...`, `docker run -e`), not
     #: exported for the commands after it.
     inline: bool = False
+    #: Characters a finding underlines (None: the `NAME=value` text).
+    length: int | None = None
+
+    def span(self) -> int:
+        return self.length or len(self.name) + 1 + len(self.value or "")
 
     def normalized(self) -> str | None:
         """The value as MXNet compares it: one spelling for the loopback host, numbers as
@@ -461,7 +466,13 @@ class _PythonLaunches:
         if literal is None and isinstance(value, ast.Name):
             literal = self.consts.get(value.id)
         line, column = getattr(at, "lineno", 0), getattr(at, "col_offset", -1) + 1
-        return Setting(name, literal, self.path, line, column)
+        end = getattr(value if isinstance(at, ast.keyword) else at, "end_col_offset", None)
+        length = (
+            end - column + 1
+            if end is not None and getattr(at, "end_lineno", line) == line
+            else None
+        )
+        return Setting(name, literal, self.path, line, column, length=length)
 
     # -- environment dicts ---------------------------------------------------------------
 

@@ -42,8 +42,9 @@ class InconsistentDmlcSettings(Rule):
     runtime = Runtime("dist")
     what = (
         """
-        Checks the processes a project starts for one parameter-server job — commands of a
-        shell script run with `DMLC_ROLE` (`export DMLC_ROLE=worker`, `DMLC_ROLE=server python
+        Checks that the processes of one parameter-server job agree on their `DMLC_*`
+        settings. It reads the processes a project starts — commands of a shell script run
+        with `DMLC_ROLE` (`export DMLC_ROLE=worker`, `DMLC_ROLE=server python
         train.py &`, `env ...`, `docker run -e ...`), Dockerfile stages that set `ENV
         DMLC_ROLE`, Python files that write `os.environ["DMLC_ROLE"]` — and reports a
         `DMLC_PS_ROOT_URI`, `DMLC_PS_ROOT_PORT`, `DMLC_NUM_WORKER` or `DMLC_NUM_SERVER` that one
@@ -311,7 +312,7 @@ def _compare(processes: list[Process], reports: _Reports, check_missing: bool) -
                     s.path,
                     s.line,
                     s.column,
-                    len(name) + 1 + len(s.value or ""),
+                    s.span(),
                     detail,
                     {"check": "value", "setting": name, "job": job, "fix": {name: ref_value}},
                 )
@@ -405,7 +406,7 @@ def _counts(
             setting.path,
             setting.line,
             setting.column,
-            len(name) + 1 + len(setting.value or ""),
+            setting.span(),
             detail,
             {"check": "count", "setting": name, "job": job},
         )
@@ -458,7 +459,7 @@ def _launchers(found: LaunchFile, reports: _Reports) -> None:
                 setting.path,
                 setting.line,
                 setting.column,
-                len(name) + 1 + len(setting.value or ""),
+                setting.span(),
                 detail,
                 {"check": "launcher", "setting": name},
             )

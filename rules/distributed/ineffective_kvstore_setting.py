@@ -36,8 +36,8 @@ class IneffectiveKvstoreSetting(Rule):
     message = "{detail}"
     runtime = Runtime("dist", loud=True, error=r"Gradient compression is not supported")
     what = """
-        Checks for kvstore settings that cannot take effect with the kvstore the file uses:
-        `compression_params` given to a `gluon.Trainer` whose kvstore is `local`, `nccl` or
+        Checks for kvstore settings that cannot take effect with the kvstore the file uses.
+        They are `compression_params` given to a `gluon.Trainer` whose kvstore is `local`, `nccl` or
         None, `kv.set_gradient_compression(...)` on a `local` or `nccl` kvstore, and
         `MXNET_KVSTORE_BIGARRAY_BOUND` set in `os.environ` by a program whose kvstores are all
         `device` or `nccl` (or that trains with Horovod's or BytePS's trainer and creates no

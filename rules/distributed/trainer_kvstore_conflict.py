@@ -33,8 +33,8 @@ class TrainerKvstoreConflict(Rule):
         r"|has no attribute 'is_capable'|optimizer_params must be None",
     )
     what = """
-        Checks for `gluon.Trainer` options and calls that MXNet 1.9.1 rejects together:
-        `trainer.allreduce_grads()` or `trainer.update()`, and `trainer.save_states()` or
+        Checks for `gluon.Trainer` options and calls that MXNet 1.9.1 rejects together. They
+        are `trainer.allreduce_grads()` or `trainer.update()`, and `trainer.save_states()` or
         `load_states()`, on a Trainer whose kvstore is distributed (`dist_sync`,
         `dist_device_sync`, `dist_async`) while `update_on_kvstore` is left to its default or
         `True`; `update_on_kvstore=True` with `kvstore=None`; and an `Optimizer` instance

@@ -33,12 +33,13 @@ class UnscaledWorkerHyperparameters(Rule):
     message = "{detail}"
     default_enabled = False
     what = """
-        Advice, off by default. Reports the trainer of a file that trains across workers —
-        Horovod's or BytePS's `DistributedTrainer`/`DistributedOptimizer`, or a
-        `gluon.Trainer` on a synchronous distributed kvstore (`dist_sync`,
-        `dist_device_sync`) written in the file — when nothing in the file reads the number of
-        workers (`hvd.size()`, `kv.num_workers`, a `world_size`): neither the learning rate
-        nor the batch size can then be adjusted to it.
+        Reports the trainer of a file that trains across workers while nothing in the file
+        reads the number of workers (advice, off by default). The trainer is Horovod's or
+        BytePS's `DistributedTrainer`/`DistributedOptimizer`, or a `gluon.Trainer` on a
+        synchronous distributed kvstore (`dist_sync`, `dist_device_sync`) written in the file
+        and stepped in it; the number of workers is `hvd.size()`, `kv.num_workers`, a
+        `world_size`. Without it, neither the learning rate nor the batch size can be adjusted
+        to the number of workers.
     """
     why = """
         With N workers the global batch is N times the per-worker batch, and how the update

@@ -61,8 +61,9 @@ class UnsplitWorkerData(Rule):
     )
     runtime = Runtime("dist")
     what = """
-        Checks for a training data loader (`gluon.data.DataLoader`, `mx.io.NDArrayIter`,
-        `mx.io.ImageRecordIter` and the other record iterators, `mx.image.ImageIter`) in a
+        Checks for a training data loader that every worker of a distributed job reads in
+        full. The loader (`gluon.data.DataLoader`, `mx.io.NDArrayIter`,
+        `mx.io.ImageRecordIter` and the other record iterators, `mx.image.ImageIter`) is in a
         file that trains with a distributed kvstore (`dist_sync`, `dist_device_sync`,
         `dist_async`, written in the file) or with Horovod's or BytePS's trainer, when nothing
         that flows into the loader — its dataset, sampler, arguments, the functions of the file
