@@ -17,7 +17,6 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from mxlint.dockerfile import parse_dockerfile
 from mxlint.shell import Assignment, Command, Word, parse_shell
 
 ROLE = "DMLC_ROLE"
@@ -378,6 +377,8 @@ def _phase_of(found: LaunchFile, line: int) -> int:
 
 def read_dockerfile(path: str, text: str) -> LaunchFile:
     """A stage that sets `ENV DMLC_ROLE` is a process of the job: the image's command."""
+    from mxlint.dockerfile import parse_dockerfile  # only runs that have a Dockerfile
+
     found = LaunchFile(path)
     stages = parse_dockerfile(text)
     for stage in stages[-1:]:  # the stage the image is built from

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: Names that say which share of the data a worker takes. A count alone (`hvd.size()`,
 #: `kv.num_workers`, `num_parts`) does not: every worker computes the same count, and it
 #: often only scales the batch size; nor does `local_rank`, which picks the worker's GPU.
-_SIGNAL = re.compile(
+SIGNAL = re.compile(
     r"(?<!local_)rank|part_?index|part_?idx|shard|worker_?id|task_?id|task_?index"
     r"|Split\w*Sampler|split_?sampler|DMLC_",
     re.I,
@@ -152,14 +152,14 @@ class Slice:
         kind = type(node)
         if kind is cst.Name:
             assert isinstance(node, cst.Name)
-            if _SIGNAL.search(node.value):
+            if SIGNAL.search(node.value):
                 self.split = True
             else:
                 self._follow_name(node)
         elif kind is cst.Attribute:
             assert isinstance(node, cst.Attribute)
             chain = _chain(node)
-            if any(_SIGNAL.search(part) for _, part in chain):
+            if any(SIGNAL.search(part) for _, part in chain):
                 self.split = True
                 return False
             if any(_CONFIG.match(part) for _, part in chain):
@@ -169,7 +169,7 @@ class Slice:
                 return False
         elif kind is cst.Arg:
             assert isinstance(node, cst.Arg)
-            if node.keyword is not None and _SIGNAL.search(node.keyword.value):
+            if node.keyword is not None and SIGNAL.search(node.keyword.value):
                 self.split = True
         elif kind is cst.SimpleString:
             assert isinstance(node, cst.SimpleString)

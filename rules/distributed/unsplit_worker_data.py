@@ -18,7 +18,7 @@ import libcst as cst
 from mxlint.names import dotted_name
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.distributed._analysis import argument, is_dist
-from mxlint.rules.distributed._split import Slice
+from mxlint.rules.distributed._split import SIGNAL, Slice
 from mxlint.walker import iter_nodes
 
 if TYPE_CHECKING:
@@ -266,24 +266,46 @@ def _names(ctx: FileContext, model: FileModel, call: cst.Call) -> list[str]:
     return [t for t in texts if t]
 
 
-def _trains_on(ctx: FileContext, call: cst.Call, assigned: str | None) -> bool:
-    """A loop over the loader's name runs `backward()` or `step()`."""
+def _loops_over(ctx: FileContext, call: cst.Call, assigned: str | None) -> list[cst.For]:
+    """The `for` loops of the loader's scope over its name (or `enumerate(name)`...)."""
     if not assigned or " " in assigned or "." in assigned:
-        return False
-    scope = ctx.bindings.scope_at(call).node
-    for node in iter_nodes(scope):
+        return []
+    loops = []
+    for node in iter_nodes(ctx.bindings.scope_at(call).node):
         if type(node) is not cst.For:
             continue
         source = node.iter
         if type(source) is cst.Call and source.args:
             source = source.args[0].value  # enumerate(loader), tqdm(loader)
-        if not (type(source) is cst.Name and source.value == assigned):
-            continue
-        for inner in iter_nodes(node.body):
-            if (
-                type(inner) is cst.Call
-                and type(inner.func) is cst.Attribute
-                and inner.func.attr.value in ("backward", "step")
+        if type(source) is cst.Name and source.value == assigned:
+            loops.append(node)
+    return loops
+
+
+def _trains_in(loops: list[cst.For]) -> bool:
+    """A loop that runs `backward()` or `step()`."""
+    return any(
+        type(inner) is cst.Call
+        and type(inner.func) is cst.Attribute
+        and inner.func.attr.value in ("backward", "step")
+        for loop in loops
+        for inner in iter_nodes(loop.body)
+    )
+
+
+def _skips_by_rank(loops: list[cst.For]) -> bool:
+    """`if i % kv.num_workers != kv.rank: continue`: each worker keeps its own batches."""
+    for loop in loops:
+        for node in iter_nodes(loop.body):
+            if type(node) is not cst.If:
+                continue
+            names = [
+                n.value if isinstance(n, cst.Name) else n.attr.value
+                for n in iter_nodes(node.test)
+                if isinstance(n, (cst.Name, cst.Attribute))
+            ]
+            if any(SIGNAL.search(n) for n in names) and any(
+                type(n) is cst.Continue for n in iter_nodes(node.body)
             ):
                 return True
     return False
@@ -360,10 +382,11 @@ def check(ctx: FileContext, model: FileModel) -> None:
             continue
         if name == "mxnet.gluon.data.DataLoader" and not _samplers_take_all(ctx, model, call):
             continue
+        loops = _loops_over(ctx, call, _assigned_name(ctx, call))
         training = _is_training(_names(ctx, model, call))
         if training is None:
-            training = _trains_on(ctx, call, _assigned_name(ctx, call))
-        if not training:
+            training = _trains_in(loops)
+        if not training or _skips_by_rank(loops):
             continue
         walk = Slice(ctx, model)
         walk.run([a.value for a in call.args])
