@@ -655,7 +655,7 @@ def test_a_cross_file_rule_that_raises(project, capsys, monkeypatch):
 def test_a_dependency_file_rule_that_raises(project, capsys, monkeypatch):
     (project / "requirements.txt").write_text("mxnet\nnumpy<1.24\n")
     (project / "requirements-bad.txt").write_text("mxnet>=1.6\n")
-    checker = next(iter(registry.text_checkers()))
+    checker = next(c for c in registry.text_checkers() if c.name == "versions")
     check_files = checker.check_files
 
     def fail_on_bad(self, files, settings):
