@@ -42,7 +42,7 @@ def test_good_twins_are_silent() -> None:
 
 def test_bad_fixtures_trigger_no_other_family() -> None:
     found = actual(FIXTURES / "bad")
-    assert {code for _, _, code in found} <= {f"MXL80{i}" for i in range(1, 7)}
+    assert {code for _, _, code in found} <= {f"MXL80{i}" for i in range(1, 8)}
 
 
 # --- the launch rule's examples, as files -------------------------------------------------
@@ -77,7 +77,7 @@ def test_valid_launch_example_is_silent(tmp_path: Path, rule, example) -> None:
 
 
 def test_every_launch_rule_has_examples() -> None:
-    assert [r.code for r in LAUNCH_RULES] == ["MXL801"]
+    assert [r.code for r in LAUNCH_RULES] == ["MXL801", "MXL807"]
     for rule in LAUNCH_RULES:
         assert rule.invalid and rule.valid
 
@@ -518,3 +518,79 @@ def test_a_named_launch_script_is_not_read_as_a_requirements_file(tmp_path: Path
     script.write_text(JOB + "DMLC_ROLE=worker python train.py\n", encoding="utf-8")
     result = check_paths([script], Settings(select=("ALL",), root=tmp_path))
     assert [(f.code, f.location.row) for f in result.findings] == [("MXL801", 2)]
+
+
+# --- MXL807 ---------------------------------------------------------------------------------
+
+TRAIN_PARSER = (
+    "import argparse\n\n"
+    "parser = argparse.ArgumentParser()\n"
+    "group = parser.add_argument_group('data')\n"
+    "group.add_argument('--batch-size', type=int)\n"
+    "parser.add_argument('--kv-store', default='device')\n"
+    "parser.add_argument('--lr', '--learning-rate', type=float)\n"
+    "{parse}\n"
+)
+
+
+def _options(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int, int, str]]:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    result = check_paths([tmp_path], Settings(select=("MXL807",), root=tmp_path))
+    return [
+        (Path(f.filename).name, f.location.row, f.location.column, f.message)
+        for f in result.findings
+    ]
+
+
+def test_mxl807_misspelt_kvstore_option_under_mpirun(tmp_path: Path) -> None:
+    found = _options(
+        tmp_path,
+        {
+            "scripts/train.py": TRAIN_PARSER.format(parse="args = parser.parse_args()"),
+            "scripts/run.sh": "mpirun -np 2 python train.py --kvstore dist_sync --lr 0.1\n",
+        },
+    )
+    assert found == [
+        (
+            "run.sh",
+            1,
+            30,
+            "`--kvstore` is not an option of `train.py`, whose parser does not declare it: "
+            '`parse_args()` stops every process of the job at start with "error: unrecognized '
+            'arguments: --kvstore dist_sync" (did you mean `--kv-store`?)',
+        )
+    ]
+
+
+def test_mxl807_abbreviations_groups_and_parse_known_args(tmp_path: Path) -> None:
+    run = "DMLC_ROLE=worker python train.py --batch 8 --learning 0.1 --l 1 --epochs=3\n"
+    found = _options(
+        tmp_path,
+        {
+            "train.py": TRAIN_PARSER.format(parse="args, _ = parser.parse_known_args()"),
+            "run.sh": run,
+        },
+    )
+    # `--batch` and `--learning` abbreviate one option each, `--l` two (ambiguous: not judged).
+    assert [(row, col) for _, row, col, _ in found] == [(1, 65)]
+    assert found[0][3].endswith(
+        "`parse_known_args()` leaves it over, and the setting never takes effect"
+    )
+
+
+def test_mxl807_leftovers_the_script_uses_are_not_judged(tmp_path: Path) -> None:
+    forwarded = TRAIN_PARSER.format(parse="args, rest = parser.parse_known_args()\nprint(rest)")
+    run = "DMLC_ROLE=worker python train.py --epochs=3\n"
+    assert _options(tmp_path, {"train.py": forwarded, "run.sh": run}) == []
+
+
+def test_mxl807_needs_a_distributed_launch_and_a_script_of_the_run(tmp_path: Path) -> None:
+    files = {
+        "train.py": TRAIN_PARSER.format(parse="args = parser.parse_args()"),
+        "local.sh": "python train.py --kv-store device --epochs 3\n",
+        "elsewhere.sh": "DMLC_ROLE=worker python ../other/train.py --epochs 3\n",
+    }
+    assert _options(tmp_path, files) == []

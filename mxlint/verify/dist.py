@@ -22,6 +22,7 @@ from mxlint.rule import FindingKey
 from mxlint.verify.cluster import Member, MemberResult, free_ports, run_cluster
 from mxlint.verify.model import Verdict, inconclusive
 from mxlint.verify.plan import Item, Task, runtime
+from mxlint.verify.sandbox import run_job
 
 URI, PORT = "DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT"
 NUM_WORKER, NUM_SERVER = "DMLC_NUM_WORKER", "DMLC_NUM_SERVER"
@@ -404,8 +405,42 @@ def _control(data: dict[str, Any]) -> list[dict[str, Any]]:
     return processes
 
 
+def argv_verdict(item: Item, data: dict[str, Any], *, memory_mb: int, timeout: float) -> Verdict:
+    """Run the launched script with the launch's arguments: argparse's answer."""
+    script = str(data["script"])
+    argv = [str(a) for a in data.get("argv", [])]
+    option = str(data.get("option", ""))
+    job = {
+        "kind": "script",
+        "file": os.path.realpath(script),
+        "roots": [os.path.dirname(os.path.realpath(script))],
+        "argv": argv,
+        "steps": 1,
+        "watch": [],
+    }
+    result = run_job(job, timeout=timeout, memory_mb=memory_mb)
+    shown = " ".join([os.path.basename(script), *argv])
+    if not result.ok:
+        return inconclusive(f"`{shown}` could not be run: {result.reason}")
+    exc = result.payload.get("exception") or {}
+    wording = re.search(r"error: (unrecognized arguments: .*)", result.stderr)
+    if exc.get("type") == "SystemExit" and wording and option in wording.group(1):
+        return Verdict(
+            "confirmed", f"`{shown}` stopped at start: SystemExit 2, {wording.group(0).strip()}"
+        )
+    if exc.get("type") == "SystemExit":
+        return inconclusive(f"`{shown}` exited ({exc.get('message')}) for another reason")
+    if "unrecognized" in item.finding.message and "parse_known_args" not in item.finding.message:
+        return Verdict("refuted", f"`{shown}` ran past its argument parsing")
+    return inconclusive(
+        "parse_known_args() leaves the option over without a trace a run could show"
+    )
+
+
 def launch_verdict(item: Item, *, memory_mb: int, timeout: float) -> Verdict:
     data: dict[str, Any] = dict(item.finding.data or {})
+    if data.get("check") == "argv":
+        return argv_verdict(item, data, memory_mb=memory_mb, timeout=timeout)
     if data.get("check") == "launcher":
         return inconclusive(
             "launch.py's tracker (dmlc_tracker) sets DMLC_NUM_WORKER/DMLC_NUM_SERVER for the "

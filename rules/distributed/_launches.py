@@ -114,12 +114,24 @@ class Launcher:
 
 
 @dataclass
+class ScriptCall:
+    """`python train.py --opt v` in a distributed launch: the script and the words after it."""
+
+    path: str
+    script: Word
+    args: list[Word]
+    #: What makes it a distributed launch: "role", "launch.py", "kvstore", "mpirun"...
+    how: str
+
+
+@dataclass
 class LaunchFile:
     """What one file launches."""
 
     path: str
     processes: list[Process] = field(default_factory=list)
     launchers: list[Launcher] = field(default_factory=list)
+    scripts: list[ScriptCall] = field(default_factory=list)
     #: Phases of a script in which something is started that cannot be counted (a remote
     #: command, a program the script cannot name that gets DMLC settings).
     uncounted_phases: set[int] = field(default_factory=set)
@@ -172,6 +184,100 @@ def _program(words: list[Word]) -> tuple[str, str | None] | None:
     if head.value.endswith(".py") or "/" in head.value:
         return "job", posixpath.normpath(head.value)
     return None
+
+
+#: launch.py's own options that take a value (the launched command follows them).
+_LAUNCH_VALUES = frozenset(
+    {
+        "-n",
+        "--num-workers",
+        "-s",
+        "--num-servers",
+        "-H",
+        "--hostfile",
+        "--sync-dst-dir",
+        "--launcher",
+        "--env-server",
+        "--env-worker",
+        "--env",
+    }
+)
+#: Interpreter options that take a value (`python -W ignore train.py`).
+_PYTHON_VALUES = frozenset({"-W", "-X", "-Q"})
+_DIST_VALUE = re.compile(r"^dist_")
+
+
+def _python_script(words: list[Word]) -> tuple[Word, list[Word]] | None:
+    """(script, its arguments) of `python [options] script.py args...`."""
+    if not words or not _PYTHON.match(_basename(words[0]) or ""):
+        return None
+    i = 1
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return None
+        if value in _PYTHON_VALUES:
+            i += 2
+            continue
+        if value.startswith("-"):
+            if value in ("-m", "-c"):
+                return None
+            i += 1
+            continue
+        return (words[i], words[i + 1 :]) if value.endswith(".py") else None
+    return None
+
+
+def _launched_command(words: list[Word]) -> list[Word]:
+    """The command after `launch.py` and its own options."""
+    start = next((i for i, w in enumerate(words) if _basename(w) in _LAUNCHERS), len(words))
+    i = start + 1
+    while i < len(words):
+        value = words[i].value or ""
+        if value in _LAUNCH_VALUES:
+            i += 2
+        elif value.startswith("-"):
+            i += 1
+        else:
+            break
+    return words[i:]
+
+
+def _after_remote(words: list[Word]) -> list[Word]:
+    """The command `mpirun -np 4 ... python train.py` (or horovodrun, srun) runs."""
+    for i, w in enumerate(words[1:], start=1):
+        if _PYTHON.match(_basename(w) or ""):
+            return words[i:]
+    return []
+
+
+def _dist_kvstore_option(args: list[Word]) -> bool:
+    """`--kvstore dist_sync`, `--kv-store=dist_async`: the script is asked for a job."""
+    for i, w in enumerate(args):
+        value = w.value or ""
+        name, _, inline = value.partition("=")
+        if name.lstrip("-").replace("-", "_") in ("kvstore", "kv_store"):
+            given = inline or (args[i + 1].value if i + 1 < len(args) else None) or ""
+            if _DIST_VALUE.match(given):
+                return True
+    return False
+
+
+def _script_call(found: LaunchFile, command: Command, what: str, role: bool) -> None:
+    words = command.words
+    if what == "launcher":
+        words, how = _launched_command(words), "launch.py"
+    elif what == "remote":
+        words, how = _after_remote(words), _basename(words[0]) or "remote"
+    else:
+        how = "role" if role else "kvstore"
+    called = _python_script(words)
+    if called is None:
+        return
+    script, args = called
+    if how == "kvstore" and not _dist_kvstore_option(args):
+        return
+    found.scripts.append(ScriptCall(found.path, script, args, how))
 
 
 def _setting(a: Assignment | None, name: str, path: str, inline: bool) -> Setting:
@@ -292,6 +398,7 @@ def read_shell(path: str, text: str) -> LaunchFile:
         if kind is None:
             continue
         what, identity = kind
+        _script_call(found, command, what, ROLE in command.env)
         if what == "launcher":
             found.launchers.append(_launcher(command, path))
             if not command.background:

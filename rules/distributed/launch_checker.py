@@ -1,6 +1,7 @@
-"""The launch checker (MXL801): reads the run's shell scripts, Dockerfiles and the Python files
-that set `DMLC_ROLE`, all together, into the processes each starts (`_launches.py`), and judges
-them as jobs (`inconsistent_dmlc_settings.py`).
+"""The launch checker (MXL801, MXL807): reads the run's shell scripts, Dockerfiles and the Python
+files that set `DMLC_ROLE`, all together, into the processes each starts (`_launches.py`), and
+judges them as jobs (`inconsistent_dmlc_settings.py`) and the options they pass to the run's
+Python scripts (`undeclared_launch_option.py`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from mxlint.checker import TextChecker
 from mxlint.rule import Finding
 from mxlint.rules.distributed.inconsistent_dmlc_settings import InconsistentDmlcSettings
+from mxlint.rules.distributed.undeclared_launch_option import UndeclaredLaunchOption
 from mxlint.rules.versions._files import file_kind
 
 if TYPE_CHECKING:
@@ -22,7 +24,7 @@ _SHELL_SUFFIXES = (".sh", ".bash")
 class LaunchFilesChecker(TextChecker):
     """Shell scripts, Dockerfiles and Python files, read together as the project's jobs."""
 
-    rules = (InconsistentDmlcSettings,)
+    rules = (InconsistentDmlcSettings, UndeclaredLaunchOption)
     name = "launch"
 
     @classmethod
@@ -33,19 +35,30 @@ class LaunchFilesChecker(TextChecker):
         return file_kind(filename) == "dockerfile"
 
     def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
-        if not any("DMLC_" in text for _, text in files):
+        shells = [(p, t) for p, t in files if p.lower().endswith(_SHELL_SUFFIXES)]
+        if not shells and not any("DMLC_" in text for _, text in files):
             return []
-        from mxlint.rules.distributed import _launches, inconsistent_dmlc_settings
+        from mxlint.rules.distributed import (
+            _launches,
+            inconsistent_dmlc_settings,
+            undeclared_launch_option,
+        )
 
         read = []
+        python: dict[str, str] = {}
         for path, text in files:
-            if "DMLC_" not in text:
-                continue
             lowered = path.lower()
             if lowered.endswith(".py"):
-                read.append(_launches.read_python(path, text))
+                python[os.path.normpath(path)] = text
+                if "DMLC_" in text:
+                    read.append(_launches.read_python(path, text))
             elif lowered.endswith(_SHELL_SUFFIXES):
                 read.append(_launches.read_shell(path, text))
-            elif file_kind(os.path.basename(path)) == "dockerfile":
+            elif "DMLC_" in text and file_kind(os.path.basename(path)) == "dockerfile":
                 read.append(_launches.read_dockerfile(path, text))
-        return inconsistent_dmlc_settings.check(read)
+        found = []
+        if settings.code_enabled(InconsistentDmlcSettings):
+            found += inconsistent_dmlc_settings.check(read)
+        if settings.code_enabled(UndeclaredLaunchOption):
+            found += undeclared_launch_option.check(read, python)
+        return found
