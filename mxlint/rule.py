@@ -137,9 +137,7 @@ class Runtime:
     in place of their own.
     """
 
-    check: Literal[
-        "hybrid", "context", "seed", "memory", "raise", "onnx", "amp", "static", "dist"
-    ]
+    check: Literal["hybrid", "context", "seed", "memory", "raise", "onnx", "amp", "static", "dist"]
     #: The predicted failure is an exception raised at (or after) the flagged line, whose
     #: `Type: message` text matches `error` (any exception when None).
     loud: bool = False

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from mxlint.checker import TextChecker
+from mxlint.checker import CommentStyle, TextChecker
 from mxlint.rule import Finding
 from mxlint.rules.distributed.inconsistent_dmlc_settings import InconsistentDmlcSettings
 from mxlint.rules.distributed.undeclared_launch_option import UndeclaredLaunchOption
@@ -26,6 +26,12 @@ class LaunchFilesChecker(TextChecker):
 
     rules = (InconsistentDmlcSettings, UndeclaredLaunchOption)
     name = "launch"
+
+    @classmethod
+    def comment_style(cls, filename: str) -> CommentStyle:
+        """Dockerfiles as the versions rules read them: a comment line covers the instruction
+        below it (a `#` after an instruction is no comment to Docker)."""
+        return "dockerfile" if file_kind(filename) == "dockerfile" else "line"
 
     @classmethod
     def matches(cls, filename: str) -> bool:

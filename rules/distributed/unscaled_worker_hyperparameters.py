@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from mxlint.rule import Example, Rule
+from mxlint.rule import Example, Rule, Runtime
 from mxlint.rules.distributed._analysis import COLLECTIVES, KV_CREATE
 from mxlint.walker import iter_nodes
 
@@ -32,6 +32,13 @@ class UnscaledWorkerHyperparameters(Rule):
     name = "unscaled-worker-hyperparameters"
     message = "{detail}"
     default_enabled = False
+    runtime = Runtime(
+        "static",
+        reason=(
+            "a tuning advice: the learning rate for a larger global batch is a choice, and "
+            "training with it computes without error either way"
+        ),
+    )
     what = """
         Reports the trainer of a file that trains across workers while nothing in the file
         reads the number of workers (advice, off by default). The trainer is Horovod's or
