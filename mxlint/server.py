@@ -25,11 +25,12 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from mxlint import __version__
-from mxlint.add_noqa import add_to_python
+from mxlint import __version__, registry
+from mxlint.add_noqa import add_to_python, plan_text, write_plan
 from mxlint.notebooks import Notebook
 from mxlint.rule import Edit, Finding, Location
 from mxlint.sources import NOTEBOOK_SUFFIX
+from mxlint.suppressions import parse_lines
 from mxlint.workspace import CONFIG_NAMES, NotebookCell, Workspace, standalone
 
 log = logging.getLogger(__name__)
@@ -408,11 +409,23 @@ class MxlintServer(LanguageServer):
     def _noqa_action(
         self, uri: str, finding: Finding, diagnostic: lsp.Diagnostic
     ) -> lsp.CodeAction | None:
+        """`# noqa: CODE` where `--add-noqa` would put it for this kind of file."""
         doc = self.workspace.text_documents.get(uri)
-        if doc is None or not _takes_python_comments(uri, self.workspace):
+        if doc is None:
             return None
-        local = finding if finding.cell is None else _in_cell(finding)
-        new, count = add_to_python(doc.source, [local])
+        python = _takes_python_comments(uri, self.workspace)
+        if python:
+            new, count = add_to_python(doc.source, [finding])
+        else:
+            name = self.name_of(uri) or ""
+            style = next(
+                (t.comment_style(name) for t in registry.text_checkers() if t.matches(name)),
+                None,
+            )
+            if style is None:
+                return None
+            plan = plan_text(doc.source, [finding], style)
+            new, count = write_plan(doc.source, plan, parse_lines(doc.source, style))
         if not count:
             return None
         edit = _line_edit(doc.source, new)
@@ -452,11 +465,6 @@ def _takes_python_comments(uri: str, workspace: Any) -> bool:
     return (
         path.endswith((".py", ".pyi")) or workspace.get_notebook_document(cell_uri=uri) is not None
     )
-
-
-def _in_cell(finding: Finding) -> Finding:
-    """A notebook finding's rows are already its cell's: the cell's text is the document."""
-    return finding
 
 
 def _line_edit(old: str, new: str) -> lsp.TextEdit | None:

@@ -342,3 +342,29 @@ async def test_files_git_ignores_get_no_diagnostics(client: LanguageClient, proj
     await until(lambda: checked in client.diagnostics and ignored in client.diagnostics)
     assert not client.diagnostics[ignored]
     assert shown(client, checked) == expected(project)["train.py"]
+
+
+@pytest.mark.asyncio
+async def test_noqa_action_in_a_requirements_file(client: LanguageClient, project: Path) -> None:
+    """The comment goes where `--add-noqa` puts it for the file's kind, and silences it."""
+    uri = open_file(client, project / "requirements.txt", "pip-requirements")
+    await until(lambda: uri in client.diagnostics)
+    (unpinned,) = [d for d in client.diagnostics[uri] if d.code == "MXL501"]
+    actions = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=unpinned.range,
+            context=lsp.CodeActionContext(diagnostics=[unpinned]),
+        )
+    )
+    assert actions is not None
+    (noqa,) = [
+        a for a in actions if isinstance(a, lsp.CodeAction) and a.title.startswith("Disable")
+    ]
+    assert noqa.edit is not None and noqa.edit.changes is not None
+    (edit,) = noqa.edit.changes[uri]
+    lines = (project / "requirements.txt").read_text(encoding="utf-8").splitlines(keepends=True)
+    assert edit.range.start.line == 0 and edit.range.end.line == 1
+    assert edit.new_text == lines[0].rstrip("\n") + "  # noqa: MXL501\n"
+    replace_all(client, uri, edit.new_text + "".join(lines[1:]), 2)
+    await until(lambda: "MXL501" not in {c for c, _, _ in shown(client, uri)})
