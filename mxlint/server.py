@@ -70,6 +70,7 @@ class MxlintServer(LanguageServer):
         #: Documents edited since the last publish, by URI (text documents and notebooks).
         self.dirty: set[str] = set()
         self._pending: asyncio.Task[None] | None = None
+        self._text_task: asyncio.Future[None] | None = None
         self.unsafe_fixes = False
 
     # -- names ---------------------------------------------------------------------------------
@@ -109,13 +110,18 @@ class MxlintServer(LanguageServer):
         for uri in list(self.workspace.notebook_documents):
             self._sync_notebook(uri)
         self.ready.set()
+        project.findings()  # the dependency files' findings too, before the first publish
         self.publish()
 
     async def reload(self) -> None:
         """Configuration changed: read it and index again (cached files are not read again)."""
         if self.project is None:
             return
-        await asyncio.to_thread(self.project.index)
+        self.ready.clear()  # edits wait for the new index instead of racing its thread
+        try:
+            await asyncio.to_thread(self.project.index)
+        finally:
+            self.ready.set()
         self._warn_config()
         self.publish()
 
@@ -208,6 +214,19 @@ class MxlintServer(LanguageServer):
                 return standalone(path, doc.source, self.project.settings)
         return []
 
+    async def _refresh_text(self) -> None:
+        """The dependency files' pass, in a thread (it reads every launch script and Python file
+        of the project); published when it is done, again if edits made it stale meanwhile."""
+        project = self.project
+        while project is not None and project.text_stale:
+            paths, texts = project.text_inputs()
+            found = await asyncio.to_thread(project.check_text, paths, texts)
+            if project is not self.project:
+                return
+            project.set_text_findings(found)
+            if not project.text_stale:
+                self.publish()
+
     def _on_json_lines(self, uri: str, found: list[Finding]) -> list[Finding]:
         """A notebook opened as its JSON text: each finding on the lines of the file that hold
         its cell's rows (as SARIF and GitHub annotations place them); fixes cannot apply."""
@@ -243,7 +262,9 @@ class MxlintServer(LanguageServer):
         `edited` ones in any case (the editor waits for diagnostics of its new version)."""
         if self.project is None:
             return
-        by_file = self.project.findings()
+        by_file = self.project.findings(text=False)
+        if self.project.text_stale and (self._text_task is None or self._text_task.done()):
+            self._text_task = asyncio.ensure_future(self._refresh_text())
         seen: set[str] = set()
         for uri, name in self.open_targets().items():
             found = self.findings_for(uri, name, by_file)

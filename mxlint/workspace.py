@@ -59,6 +59,8 @@ class Workspace:
     discovered: set[str] = field(default_factory=set)
     _checked: dict[str, bool] = field(default_factory=dict)
     _text_findings: list[Finding] | None = None
+    #: The dependency files' findings are out of date (kept meanwhile: see `findings`).
+    _text_stale: bool = True
     _project: list[Finding] | None = None
     _previous: ProjectIndex | None = None
 
@@ -208,12 +210,15 @@ class Workspace:
     def _changed(self, text: bool = False) -> None:
         self._project = None
         if text:
-            self._text_findings = None
+            self._text_stale = True
 
     # -- findings ----------------------------------------------------------------------------
 
-    def findings(self) -> dict[str, list[Finding]]:
-        """Every file's findings, sorted as `mxlint check` prints them."""
+    def findings(self, *, text: bool = True) -> dict[str, list[Finding]]:
+        """Every file's findings, sorted as `mxlint check` prints them. With `text=False` the
+        dependency files' findings are the last ones computed even if out of date: they read
+        every launch script and Python file of the project, too slow for each keystroke (the
+        server computes them in a thread, see `text_inputs`, and publishes again)."""
         if self._project is None:
             overrides = {name: text for name, text in self.overlays.items() if name in self.results}
             index = ProjectIndex(
@@ -224,23 +229,36 @@ class Workspace:
             )
             self._previous = index
             self._project = resolve_project(self.results.values(), self.settings, index=index)
-        if self._text_findings is None:
-            self._text_findings = self._check_text()
+        if self._text_findings is None or (text and self._text_stale):
+            self.set_text_findings(self.check_text(*self.text_inputs()))
         by_file: dict[str, list[Finding]] = {}
         for finding in _chain(
             (f for r in self.results.values() for f in r.findings),
             self._project,
-            self._text_findings,
+            self._text_findings or (),
         ):
             by_file.setdefault(finding.filename, []).append(finding)
         for group in by_file.values():
             group.sort(key=Finding.sort_key)
         return by_file
 
-    def _check_text(self) -> list[Finding]:
+    @property
+    def text_stale(self) -> bool:
+        return self._text_stale
+
+    def text_inputs(self) -> tuple[list[Path], dict[Path, str]]:
+        """What the dependency-file pass reads now (a snapshot another thread can check);
+        the pass is then out of date no more, unless something changes meanwhile."""
         names = sorted(self.text_files)
         texts = {Path(n): self.overlays[n] for n in names if n in self.overlays}
-        return check_text_files([Path(n) for n in names], self.settings, texts=texts)
+        self._text_stale = False
+        return [Path(n) for n in names], texts
+
+    def check_text(self, paths: list[Path], texts: dict[Path, str]) -> list[Finding]:
+        return check_text_files(paths, self.settings, texts=texts)
+
+    def set_text_findings(self, found: list[Finding]) -> None:
+        self._text_findings = found
 
     def fix_all(self, name: str, unsafe: bool = False) -> tuple[str, int] | None:
         """The text `mxlint check --fix` would write for an open Python document: (text, fixes)."""
