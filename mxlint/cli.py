@@ -319,6 +319,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _note(f"mxlint: error: {exc}")
         return EXIT_ERROR
+    from mxlint.verify.cli import usage_error
+
+    problem = usage_error(args)
+    if problem:
+        _note(f"mxlint: error: {problem}")
+        return EXIT_ERROR
     if args.pre_commit and not args.paths:
         return EXIT_CLEAN  # a hook run with no matching files has nothing to check
     if getattr(args, "show_settings", False):
@@ -429,8 +435,13 @@ def _check_paths(
     verify_table = ""
     if getattr(args, "verify", False):
         from mxlint.verify.cli import run_verify
+        from mxlint.verify.isolation import SandboxUnavailable
 
-        verify_table = run_verify(args, findings, paths, settings)
+        try:
+            verify_table = run_verify(args, findings, paths, settings)
+        except SandboxUnavailable as exc:
+            _note(f"mxlint: error: the sandbox asked for does not work here: {exc}")
+            return EXIT_ERROR
     return _report(args, fmt, findings, fixed=fixed, error=error, verify_table=verify_table)
 
 

@@ -269,7 +269,7 @@ def test_memory_limit_ends_inconclusive(tmp_path: Path) -> None:
 
 
 def test_report_and_json_from_the_cli(tmp_path: Path) -> None:
-    out = tmp_path / "report"
+    out = tmp_path / "reports" / "verify.html"
     proc = subprocess.run(
         [
             sys.executable,
@@ -291,7 +291,7 @@ def test_report_and_json_from_the_cli(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1, proc.stderr
     assert "CONFIRMED" in proc.stdout and "Verify summary:" in proc.stdout
-    page = (out / "index.html").read_text(encoding="utf-8")
+    page = out.read_text(encoding="utf-8")
     assert "confirmed" in page and "MXL301" in page
 
 

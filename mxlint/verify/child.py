@@ -25,6 +25,7 @@ def _setup(job: dict[str, Any]) -> dict[str, Any]:
         from mxlint.verify.gpu import preload_cuda
 
         info["preload"] = preload_cuda()
+        info["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
     import numpy as np
 
     if not hasattr(np, "bool"):  # numpy >= 1.24 removed the alias mxnet 1.9 uses
@@ -41,15 +42,11 @@ def _setup(job: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
-def limit_memory() -> None:
-    """RLIMIT_AS from the parent's setting (MemoryError instead of the host's OOM killer)."""
-    import resource
+def limit_memory() -> str:
+    """The parent's resource limits (`limits`: RLIMIT_AS on CPU, RLIMIT_DATA on GPU jobs)."""
+    from mxlint.verify import limits
 
-    megabytes = int(os.environ.get("MXLINT_VERIFY_MEMORY_MB", "0") or 0)
-    if megabytes > 0:
-        limit = megabytes * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return limits.apply_from_env()
 
 
 def _ps_node(out_path: str) -> None:
@@ -67,7 +64,10 @@ def _ps_node(out_path: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    limit_memory()
+    memory_limit = limit_memory()
+    from mxlint.verify import escapes
+
+    monitor = escapes.install()
     job_path, out_path = argv[1], argv[2]
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     if job["kind"] == "ps-node":
@@ -98,13 +98,15 @@ def main(argv: list[str]) -> int:
             result = bench.run(job)
         else:
             raise ValueError(f"unknown job kind {job['kind']!r}")
-        result["env"] = info
+        result["env"] = dict(info, memory_limit=memory_limit)
     except BaseException as exc:  # noqa: BLE001 - every failure becomes a reason
         result = {
             "status": "harness-error",
             "exception": exception_info(exc),
             "trace": traceback.format_exc()[-2000:],
         }
+    if monitor is not None:
+        result["sandbox_events"] = monitor.records
     if UNRAISABLE:
         from mxlint.verify import ctxmap
 

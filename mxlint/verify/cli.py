@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from mxlint.rule import Finding, FindingKey
 from mxlint.settings import Settings
+from mxlint.verify.isolation import CHOICES
 
 if TYPE_CHECKING:
+    from mxlint.verify.isolation import Sandbox
     from mxlint.verify.model import Verdict
+    from mxlint.verify.runner import VerifyResult
 
 
 def _shard(value: str) -> tuple[int, int]:
@@ -28,16 +31,32 @@ def _shard(value: str) -> tuple[int, int]:
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("verify (run each finding on real MXNet)")
+    group = parser.add_argument_group(
+        "verify (run each finding on real MXNet)",
+        "--verify EXECUTES THE PROJECT'S CODE (the flagged files and the scripts that import "
+        "them), each job in a sandbox: bubblewrap where it works (no network, files "
+        "read-only but a scratch directory, home hidden), else user and network namespaces, "
+        "else none with a warning; the environment is scrubbed of credentials.",
+    )
     group.add_argument(
-        "--verify", action="store_true", help="prove each finding in an isolated MXNet subprocess"
+        "--verify",
+        action="store_true",
+        help="prove each finding by running the project's code on MXNet, in a sandboxed "
+        "subprocess per job",
+    )
+    group.add_argument(
+        "--verify-sandbox",
+        choices=CHOICES,
+        default=None,
+        help="the sandbox of the verify jobs (default auto: bubblewrap, else unshare, else "
+        "none with a warning)",
     )
     group.add_argument(
         "--report",
         type=Path,
         default=None,
-        metavar="DIR",
-        help="with --verify, write an HTML report to DIR",
+        metavar="FILE.html",
+        help="with --verify, write an HTML report to this file",
     )
     group.add_argument(
         "--shard",
@@ -90,17 +109,63 @@ def options_from(args: argparse.Namespace, settings: Settings) -> Any:
         options.memory_mb = int(table["memory-mb"])
     if table.get("benchmark-pairs"):
         options.bench_pairs = int(table["benchmark-pairs"])
+    options.sandbox = str(args.verify_sandbox or table.get("sandbox") or "auto")
+    options.pass_env = tuple(str(x) for x in table.get("pass-env", []))
+    options.readable = tuple(_readable(table.get("readable", []), args.paths))
     return options
+
+
+def _readable(configured: Sequence[str], paths: Sequence[Path]) -> list[str]:
+    """What the jobs may read besides Python and the flagged files: the configured paths and
+    the paths checked (never the home directory itself or a directory above it)."""
+    home = Path.home().resolve()
+    out = [str(Path(p).expanduser().resolve()) for p in configured]
+    for p in [*paths, Path.cwd()]:
+        real = Path(p).resolve()
+        if real != home and real not in home.parents:
+            out.append(str(real))
+    return out
+
+
+def usage_error(args: argparse.Namespace) -> str:
+    """Why these verify options cannot run ('' when they can)."""
+    verify = getattr(args, "verify", False)
+    if getattr(args, "report", None) is not None and not verify:
+        return "--report writes the verify report: it needs --verify"
+    if getattr(args, "verify_sandbox", None) and not verify:
+        return "--verify-sandbox needs --verify"
+    return ""
+
+
+def announce(sandbox: Sandbox, options: Any) -> list[str]:
+    """The first lines of a verify run: that it executes the project's code, and where."""
+    from mxlint.verify import limits
+
+    lines = [
+        "mxlint: --verify executes the project's code (the flagged files and the scripts that "
+        "import them) on MXNet",
+        f"mxlint: sandbox: {sandbox.describe()}",
+        f"mxlint: limits per job: {options.timeout:g} s; {limits.describe(options.memory_mb)}",
+    ]
+    if sandbox.warning():
+        lines.insert(0, f"mxlint: warning: {sandbox.warning()}")
+    return lines
 
 
 def run_verify(
     args: argparse.Namespace, findings: Sequence[Finding], paths: Sequence[Path], settings: Settings
 ) -> str:
-    """Attach a `verify` object to each finding of this shard; return the verdict table."""
+    """Attach a `verify` object to each finding of this shard; return the verdict table.
+    Raises `SandboxUnavailable` when the sandbox asked for does not work here."""
     from mxlint.sources import discover
+    from mxlint.verify.escapes import describe
+    from mxlint.verify.isolation import detect
     from mxlint.verify.runner import progress_bar, verify
 
     options = options_from(args, settings)
+    sandbox = detect(options.sandbox)
+    for line in announce(sandbox, options):
+        print(line, file=sys.stderr)
     files, _ = discover(list(paths), settings)
     files = [f for f in files if f.suffix != ".ipynb"]  # entry candidates: Python files
     result = verify(findings, files, options, progress_bar() if options.progress else None)
@@ -108,16 +173,26 @@ def run_verify(
         verdict = result.verdicts.get(finding.key())
         if verdict is not None:
             finding.verification = verdict.to_json()
+            escaped = result.escapes.get(verdict.job, [])
+            if escaped:
+                finding.verification["sandbox"] = [describe(r) for r in escaped]
     if args.report is not None:
         from mxlint.verify.report import write_report
 
-        path = write_report(args.report, findings, result.verdicts, result.gpus)
+        path = write_report(args.report, findings, result)
         print(f"mxlint: verify report written to {path}", file=sys.stderr)
-    return table(findings, result.verdicts)
+    return table(findings, result.verdicts, result)
 
 
-def table(findings: Sequence[Finding], verdicts: Mapping[FindingKey, Verdict]) -> str:
+def table(
+    findings: Sequence[Finding],
+    verdicts: Mapping[FindingKey, Verdict],
+    result: VerifyResult | None = None,
+) -> str:
+    """The verdicts under the findings of the text report, with the sandbox they ran in and
+    what it blocked."""
     from mxlint.output import where
+    from mxlint.verify.escapes import describe
 
     rows = []
     for f in findings:
@@ -136,11 +211,18 @@ def table(findings: Sequence[Finding], verdicts: Mapping[FindingKey, Verdict]) -
                 )
             elif v.rewrite.evidence and not v.rewrite.verified:
                 rewrite += f": {v.rewrite.evidence}"
+        escaped = result.escapes.get(v.job, []) if result is not None else []
+        sandbox = "".join(f"\n      sandbox {describe(r)}" for r in escaped)
         rows.append(
             f"{f.filename}:{where(f)}: {f.code} {v.verdict.upper()}\n      {detail}{rewrite}"
+            + sandbox
         )
     if not rows:
         return ""
     counts = Counter(v.verdict for v in verdicts.values())
     summary = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("confirmed", "refuted", "inconclusive"))
-    return "\nVerify:\n" + "\n".join(rows) + f"\nVerify summary: {summary}.\n"
+    head = "\nVerify:\n"
+    if result is not None:
+        warn = " WARNING" if result.sandbox.warning() else ""
+        head = f"\nVerify (ran the project's code; sandbox{warn}: {result.sandbox.describe()}):\n"
+    return head + "\n".join(rows) + f"\nVerify summary: {summary}.\n"

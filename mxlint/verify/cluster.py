@@ -16,14 +16,13 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mxlint.verify.sandbox import MEMORY_ENV, child_env
+from mxlint.verify.sandbox import Confinement, prepare
 
 #: Seconds the scheduler and servers get to leave on their own once the workers are done.
 GRACE = 2.0
@@ -65,23 +64,28 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
-def _environment(member: Member, engine: str, memory_mb: int) -> dict[str, str]:
-    env = {k: v for k, v in child_env(engine).items() if not k.startswith(("DMLC_", "PS_"))}
-    env.update(member.env)
+def _environment(member: Member) -> dict[str, str]:
+    """The member's DMLC_* variables (the parent's own are never passed: see `environment`)."""
+    env = dict(member.env)
     if member.role:
         env["DMLC_ROLE"] = member.role  # a process launched without one gets none
     # Each node binds and announces a loopback address only.
     env["DMLC_NODE_HOST"] = "127.0.0.1"
     env["DMLC_INTERFACE"] = "lo"
-    env[MEMORY_ENV] = str(memory_mb)
     return env
 
 
 def run_cluster(
-    members: list[Member], *, timeout: float, memory_mb: int, engine: str = "NaiveEngine"
+    members: list[Member],
+    *,
+    timeout: float,
+    memory_mb: int,
+    engine: str = "NaiveEngine",
+    confinement: Confinement | None = None,
 ) -> list[MemberResult]:
     """Start every member, wait for the workers (at most `timeout` seconds), then stop what
-    is left. The results are in the order of `members`."""
+    is left. The results are in the order of `members`. Each member runs in the verify
+    sandbox with the host's network, which the members need to reach each other."""
     with tempfile.TemporaryDirectory(prefix="mxlint-cluster-") as tmp:
         procs: list[subprocess.Popen[bytes]] = []
         outs: list[Path] = []
@@ -89,25 +93,26 @@ def run_cluster(
         try:
             for i, member in enumerate(members):
                 job = member.job if member.job is not None else {"kind": "ps-node"}
-                work = Path(tmp) / f"{i}-{member.role or 'no-role'}"
+                work = Path(os.path.realpath(tmp)) / f"{i}-{member.role or 'no-role'}"
                 work.mkdir()
-                (work / "job.json").write_text(json.dumps(job), encoding="utf-8")
+                launch = prepare(
+                    job,
+                    str(work),
+                    engine=engine,
+                    memory_mb=memory_mb,
+                    env=_environment(member),
+                    confinement=confinement,
+                    network=True,
+                )
                 out, err = work / "result.json", work / "stderr.txt"
                 outs.append(out)
                 errs.append(err)
-                cmd = [
-                    sys.executable,
-                    "-m",
-                    "mxlint.verify.child",
-                    str(work / "job.json"),
-                    str(out),
-                ]
                 with open(err, "wb") as err_file:
                     procs.append(
                         subprocess.Popen(
-                            cmd,
-                            cwd=work,
-                            env=_environment(member, engine, memory_mb),
+                            launch.cmd,
+                            cwd=launch.cwd,
+                            env=launch.env,
                             stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL,
                             stderr=err_file,

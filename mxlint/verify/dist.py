@@ -22,7 +22,7 @@ from mxlint.rule import FindingKey
 from mxlint.verify.cluster import Member, MemberResult, free_ports, run_cluster
 from mxlint.verify.model import Verdict, inconclusive
 from mxlint.verify.plan import Item, Task, runtime
-from mxlint.verify.sandbox import run_job
+from mxlint.verify.sandbox import Confinement, run_job
 
 URI, PORT = "DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT"
 NUM_WORKER, NUM_SERVER = "DMLC_NUM_WORKER", "DMLC_NUM_SERVER"
@@ -56,14 +56,20 @@ def _where(exc: dict[str, Any], files: set[str]) -> str:
 
 
 def script_verdicts(
-    task: Task, items: Sequence[Item], *, timeout: float, memory_mb: int, steps: int
+    task: Task,
+    items: Sequence[Item],
+    *,
+    timeout: float,
+    memory_mb: int,
+    steps: int,
+    confinement: Confinement | None = None,
 ) -> dict[FindingKey, Verdict]:
     """Run the task's script as the workers of a local job; a verdict for each item."""
     job = dict(task.job, steps=steps, dist=True, memory=False)
     env = {URI: "127.0.0.1", PORT: str(free_ports(1)[0]), NUM_WORKER: str(WORKERS), NUM_SERVER: "1"}
     members = [Member("scheduler", dict(env)), Member("server", dict(env))]
     members += [Member("worker", dict(env), job) for _ in range(WORKERS)]
-    results = run_cluster(members, timeout=timeout, memory_mb=memory_mb)
+    results = run_cluster(members, timeout=timeout, memory_mb=memory_mb, confinement=confinement)
     workers = [r for r in results if r.role == "worker"]
     files = {os.path.realpath(f) for f in [task.job["file"], *task.job.get("trace_files", [])]}
     return {it.key: _script_verdict(it, workers, files, timeout) for it in items}

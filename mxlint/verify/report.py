@@ -1,135 +1,289 @@
-"""`--report DIR`: a self-contained HTML page (inline SVG, no plotting library) with each
-finding's verdict, memory per iteration and the step-time distributions of original vs rewrite."""
+"""`--report FILE.html`: one self-contained page a person reads after a verify run.
+
+At the top, what ran where (the sandbox, the device) and the verdicts per family and per file;
+then each finding with its code, its verdict's evidence, what the sandbox blocked, the rewrite
+as a diff with its check and timing, and plots drawn by matplotlib as inline SVG (text kept as
+text): memory per step on two axes (MXNet storage in KiB, live NDArrays as a count — one
+scale would flatten a steady +1 NDArray per step) and the distribution of step times.
+"""
 
 from __future__ import annotations
 
+import difflib
 import html
+import importlib.util
+import io
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from mxlint.rule import Finding, FindingKey
+from mxlint.rule import FAMILIES, Finding
+from mxlint.verify.escapes import describe as describe_escape
 from mxlint.verify.model import Verdict
 
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
-VERDICT_COLORS = {"confirmed": "#c0392b", "refuted": "#27ae60", "inconclusive": "#7f8c8d"}
+if TYPE_CHECKING:
+    from mxlint.verify.runner import VerifyResult
+
+VERDICTS = ("confirmed", "refuted", "inconclusive")
+VERDICT_COLORS = {"confirmed": "#b03a2e", "refuted": "#1e8449", "inconclusive": "#5d6d7e"}
+#: Plots need matplotlib (in the `verify` extra); without it the page says they are left out.
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+#: Lines shown above and below a flagged line.
+CONTEXT = 3
+
+STYLE = """
+body{font-family:system-ui,sans-serif;max-width:70em;margin:1em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1em}
+th,td{border:1px solid #ccc;padding:.2em .6em;text-align:left}
+td.n{text-align:right}
+section.finding{border-top:1px solid #ccc;padding:.6em 0}
+pre{background:#f6f8fa;padding:.4em;overflow-x:auto;font-size:90%}
+pre .hit{background:#fde2e1;display:block}
+.warning{background:#fff3cd;border:1px solid #e0b000;padding:.5em}
+.verdict{font-weight:bold;text-transform:uppercase}
+.blocked{color:#7d3c98}
+"""
 
 
-def line_plot(series: dict[str, list[float]], width: int = 420, height: int = 160) -> str:
-    """Each series against the iteration number."""
-    values = [v for s in series.values() for v in s]
-    if not values:
+def family_of(code: str) -> str:
+    return FAMILIES.get(code[3:4], "other") if len(code) > 3 else "other"
+
+
+# -- plots ------------------------------------------------------------------------------------
+
+
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg") :]  # inline: without the XML prolog and doctype
+
+
+def _figure(width: float = 6.4, height: float = 3.0) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(width, height))
+
+
+def memory_plot(series: Mapping[str, Sequence[float]], per: str = "step") -> str:
+    """Storage (KiB, left axis) and live NDArrays (count, right axis) per step."""
+    import matplotlib
+    from matplotlib.ticker import MaxNLocator
+
+    storage = {k: v for k, v in series.items() if "storage" in k and v}
+    counts = {k: v for k, v in series.items() if "storage" not in k and v}
+    if not storage and not counts:
         return ""
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig, left = _figure()
+        handles = []
+        colors = iter(("#1f77b4", "#17becf", "#9467bd"))
+        for name, values in storage.items():
+            steps = range(1, len(values) + 1)
+            handles += left.plot(steps, values, marker="o", color=next(colors), label=name)
+        left.set_xlabel(f"training {per}")
+        left.set_ylabel("MXNet storage (KiB)")
+        left.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if counts:
+            right = left.twinx()
+            for name, values in counts.items():
+                steps = range(1, len(values) + 1)
+                handles += right.plot(
+                    steps, values, marker="s", linestyle="--", color="#d62728", label=name
+                )
+            right.set_ylabel("live NDArrays (count)")
+            right.yaxis.set_major_locator(MaxNLocator(integer=True))
+        left.set_title(f"Memory per {per}")
+        left.legend(handles=handles, loc="upper left", fontsize="small")
+        left.grid(alpha=0.3)
+        return _svg(fig)
+
+
+def timing_plot(samples: Mapping[str, Sequence[float]]) -> str:
+    """Histogram of per-step CPU times (seconds in, milliseconds shown), one per variant."""
+    import matplotlib
+    from matplotlib.ticker import MaxNLocator
+
+    data = {k: [v * 1000 for v in s] for k, s in samples.items() if s}
+    if not data:
+        return ""
+    values = [v for s in data.values() for v in s]
     lo, hi = min(values), max(values)
-    hi = hi if hi > lo else lo + 1
-    n = max(len(s) for s in series.values())
-    pad = 30
-
-    def xy(i: int, v: float) -> str:
-        x = pad + (width - 2 * pad) * (i / max(1, n - 1))
-        y = height - pad - (height - 2 * pad) * ((v - lo) / (hi - lo))
-        return f"{x:.1f},{y:.1f}"
-
-    parts = [
-        f'<svg width="{width}" height="{height}" role="img">',
-        f'<text x="2" y="12" font-size="10">{hi:.4g}</text>',
-        f'<text x="2" y="{height - pad + 4}" font-size="10">{lo:.4g}</text>',
-        f'<text x="{width / 2 - 20:.0f}" y="{height - 4}" font-size="10">iteration</text>',
-    ]
-    for k, (name, s) in enumerate(series.items()):
-        points = " ".join(xy(i, v) for i, v in enumerate(s))
-        color = COLORS[k % len(COLORS)]
-        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{points}"/>')
-        parts.append(
-            f'<text x="{pad + 5}" y="{14 + 12 * k}" font-size="10" fill="{color}">'
-            f"{html.escape(name)}</text>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+    bins = [lo + (hi - lo) * i / 20 for i in range(21)] if hi > lo else 10
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig, ax = _figure()
+        colors = iter(("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"))
+        for name, times in data.items():
+            median = sorted(times)[len(times) // 2]
+            ax.hist(
+                times,
+                bins=bins,
+                alpha=0.55,
+                color=next(colors),
+                label=f"{name} (n={len(times)}, median {median:.3g} ms)",
+            )
+        ax.set_xlabel("CPU time per step (ms)")
+        ax.set_ylabel("steps (count)")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title("Step time distribution")
+        ax.legend(fontsize="small")
+        ax.grid(alpha=0.3)
+        return _svg(fig)
 
 
-def histogram(
-    samples: dict[str, list[float]], width: int = 420, height: int = 160, bins: int = 20
+# -- page parts -------------------------------------------------------------------------------
+
+
+def _count_table(title: str, head: str, rows: Mapping[str, Counter[str]]) -> str:
+    cells = "".join(f"<th>{k}</th>" for k in VERDICTS)
+    out = [f"<h2>{html.escape(title)}</h2><table><tr><th>{head}</th>{cells}<th>total</th></tr>"]
+    for name, counts in rows.items():
+        nums = "".join(f'<td class="n">{counts.get(k, 0)}</td>' for k in VERDICTS)
+        total = sum(counts.values())
+        out.append(f"<tr><td>{html.escape(name)}</td>{nums}<td class='n'>{total}</td></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+class _Sources:
+    """The checked files' lines, read once."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, list[str] | None] = {}
+
+    def get(self, filename: str) -> list[str] | None:
+        if filename not in self.lines:
+            try:
+                text = Path(filename).read_text(encoding="utf-8")
+                self.lines[filename] = text.splitlines()
+            except (OSError, UnicodeDecodeError):
+                self.lines[filename] = None
+        return self.lines[filename]
+
+
+def excerpt(lines: Sequence[str], row: int, context: int = CONTEXT) -> str:
+    """The flagged line with `context` lines around it, numbered, the flagged one marked."""
+    first, last = max(1, row - context), min(len(lines), row + context)
+    width = len(str(last))
+    out = []
+    for n in range(first, last + 1):
+        text = html.escape(f"{n:>{width}} | {lines[n - 1]}")
+        out.append(f'<span class="hit">{text}</span>' if n == row else text + "\n")
+    return '<pre class="excerpt">' + "".join(out) + "</pre>"
+
+
+def rewrite_diff(finding: Finding, lines: Sequence[str] | None) -> str:
+    """The finding's fix as a unified diff of its file ('' without a fix)."""
+    if finding.fix is None or lines is None or finding.cell is not None:
+        return ""
+    from mxlint.fixes import apply_edits
+
+    source = "\n".join(lines) + "\n"
+    try:
+        fixed = apply_edits(source, finding.fix.edits)
+    except Exception:  # noqa: BLE001 - overlapping edits: no diff to show
+        return ""
+    diff = difflib.unified_diff(
+        source.splitlines(keepends=True),
+        fixed.splitlines(keepends=True),
+        f"{finding.filename} (original)",
+        f"{finding.filename} (rewrite)",
+        n=1,
+    )
+    return '<pre class="diff">' + html.escape("".join(diff)) + "</pre>"
+
+
+def _rewrite_part(finding: Finding, v: Verdict, lines: Sequence[str] | None) -> str:
+    r = v.rewrite
+    diff = rewrite_diff(finding, lines)
+    if r is None:
+        return f"<h4>Suggested rewrite (not run)</h4>{diff}" if diff else ""
+    state = {True: "verified", False: "rejected", None: "not run"}[r.verified]
+    timing = ""
+    if r.ratio is not None:
+        low, high = r.spread or (r.ratio, r.ratio)
+        noise = " (within noise)" if r.within_noise else ""
+        timing = f"; step-time ratio {r.ratio:.2f}× [{low:.2f}, {high:.2f}]{noise}"
+    evidence = f"<p>{html.escape(r.evidence)}</p>" if r.evidence else ""
+    plot = timing_plot(r.samples) if r.samples and HAVE_MATPLOTLIB else ""
+    return f"<h4>Rewrite {state}{html.escape(timing)}</h4>{evidence}{diff}{plot}"
+
+
+def _finding_part(
+    index: int, f: Finding, v: Verdict, sources: _Sources, escaped: Sequence[dict[str, Any]]
 ) -> str:
-    """Step-time distributions (milliseconds), overlaid."""
-    values = [v * 1000 for s in samples.values() for v in s]
-    if not values:
-        return ""
-    lo, hi = min(values), max(values)
-    hi = hi if hi > lo else lo + 1e-6
-    step = (hi - lo) / bins
-    counts = {
-        name: Counter(min(bins - 1, int((v * 1000 - lo) / step)) for v in s)
-        for name, s in samples.items()
-    }
-    top = max(c for cs in counts.values() for c in cs.values())
-    pad = 30
-    bw = (width - 2 * pad) / bins
-    parts = [
-        f'<svg width="{width}" height="{height}" role="img">',
-        f'<text x="{pad}" y="{height - 4}" font-size="10">{lo:.3g} ms</text>',
-        f'<text x="{width - pad - 40}" y="{height - 4}" font-size="10">{hi:.3g} ms</text>',
-    ]
-    for k, (name, cs) in enumerate(counts.items()):
-        color = COLORS[k % len(COLORS)]
-        for b, c in cs.items():
-            h = (height - 2 * pad) * c / top
-            parts.append(
-                f'<rect x="{pad + b * bw:.1f}" y="{height - pad - h:.1f}" '
-                f'width="{bw:.1f}" height="{h:.1f}" fill="{color}" opacity="0.5"/>'
-            )
-        parts.append(
-            f'<text x="{pad + 5}" y="{14 + 12 * k}" font-size="10" fill="{color}">'
-            f"{html.escape(name)} (CPU time per step)</text>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def render(findings: Sequence[Finding], verdicts: Mapping[FindingKey, Verdict], gpus: int) -> str:
-    counts: Counter[str] = Counter(v.verdict for v in verdicts.values())
-    rows = []
-    for f in findings:
-        v = verdicts.get(f.key())
-        if v is None:
-            continue
-        plots = line_plot(v.series) if v.series else ""
-        rewrite = ""
-        if v.rewrite is not None:
-            r = v.rewrite
-            state = {True: "verified", False: "rejected", None: "not run"}[r.verified]
-            ratio = (
-                f"; ratio {r.ratio} [{r.spread[0]}, {r.spread[1]}]"
-                if r.ratio is not None and r.spread
-                else ""
-            )
-            rewrite = (
-                f"<p><b>Rewrite {state}</b>{ratio}: {html.escape(r.evidence)}</p>"
-                + histogram(r.samples)
-            )
-        color = VERDICT_COLORS[v.verdict]
-        rows.append(
-            f"<section><h3>{html.escape(f.filename)}:{f.location.row} {f.code} "
-            f'<span style="color:{color}">{v.verdict}</span></h3>'
-            f"<p>{html.escape(f.message)}</p>"
-            f"<p><i>{html.escape(v.evidence or v.reason)}</i></p>{plots}{rewrite}</section>"
-        )
-    summary = ", ".join(f"{counts.get(k, 0)} {k}" for k in VERDICT_COLORS)
-    device = f"{gpus} GPU(s)" if gpus else "CPU (gpu(i) mapped to cpu(i+1))"
+    lines = sources.get(f.filename)
+    color = VERDICT_COLORS[v.verdict]
+    code = excerpt(lines, f.location.row) if lines and 0 < f.location.row <= len(lines) else ""
+    label = "Evidence" if v.evidence else "Reason"
+    blocked = ""
+    if escaped:
+        items = "".join(f"<li>{html.escape(describe_escape(r))}</li>" for r in escaped)
+        blocked = f'<div class="blocked"><b>Sandbox</b><ul>{items}</ul></div>'
+    per = "batch" if any("batch" in k for k in v.series) else "step"
+    plot = memory_plot(v.series, per) if v.series and HAVE_MATPLOTLIB else ""
     return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>mxlint verify</title>"
-        "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-        "section{border-top:1px solid #ccc;padding:.5em 0}</style></head><body>"
-        f"<h1>mxlint --verify</h1><p>{summary} · ran on {device}</p>"
-        + "".join(rows)
+        f'<section class="finding" id="f{index}">'
+        f"<h3>{html.escape(f.filename)}:{f.location.row} {f.code} "
+        f'<span class="verdict" style="color:{color}">{v.verdict}</span></h3>'
+        f"<p>{html.escape(f.message)}</p>{code}"
+        f'<p class="evidence"><b>{label}:</b> {html.escape(v.evidence or v.reason)}</p>'
+        f"{blocked}{plot}{_rewrite_part(f, v, lines)}</section>"
+    )
+
+
+def render(findings: Sequence[Finding], result: VerifyResult) -> str:
+    verdicts = result.verdicts
+    judged = [(f, verdicts[f.key()]) for f in findings if f.key() in verdicts]
+    by_family: dict[str, Counter[str]] = {}
+    by_file: dict[str, Counter[str]] = {}
+    for f, v in judged:
+        by_family.setdefault(f"{f.code[:4]}xx {family_of(f.code)}", Counter())[v.verdict] += 1
+        by_file.setdefault(f.filename, Counter())[v.verdict] += 1
+    counts: Counter[str] = Counter(v.verdict for _, v in judged)
+    summary = ", ".join(f"{counts.get(k, 0)} {k}" for k in VERDICTS)
+    device = f"{result.gpus} GPU(s)" if result.gpus else "CPU (gpu(i) emulated as cpu(i+1))"
+    box = result.sandbox
+    warning = (
+        f'<p class="warning"><b>Warning:</b> {html.escape(box.warning())}</p>'
+        if box.warning()
+        else ""
+    )
+    sources = _Sources()
+    parts = [
+        _finding_part(i, f, v, sources, result.escapes.get(v.job, []))
+        for i, (f, v) in enumerate(judged)
+    ]
+    blocked = sum(len(r) for r in result.escapes.values())
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>mxlint verify report</title><style>{STYLE}</style></head><body>"
+        f"<h1>mxlint --verify</h1>{warning}"
+        + ("" if HAVE_MATPLOTLIB else "<p>matplotlib is not installed: plots are left out.</p>")
+        + f'<p class="summary">{len(judged)} findings: {summary}. Ran the project\'s code on '
+        f"{device} in {result.tasks} tasks.</p>"
+        f'<p class="sandbox"><b>Sandbox:</b> {html.escape(box.describe())}'
+        + (f"; {blocked} attempt(s) outside it recorded" if blocked else "")
+        + "</p>"
+        + _count_table("Verdicts per family", "family", dict(sorted(by_family.items())))
+        + _count_table("Verdicts per file", "file", dict(sorted(by_file.items())))
+        + "<h2>Findings</h2>"
+        + "".join(parts)
         + "</body></html>\n"
     )
 
 
-def write_report(
-    directory: Path, findings: Sequence[Finding], verdicts: Mapping[FindingKey, Verdict], gpus: int
-) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "index.html"
-    path.write_text(render(findings, verdicts, gpus), encoding="utf-8")
+def write_report(path: Path, findings: Sequence[Finding], result: VerifyResult) -> Path:
+    """Write the page to `path` (an existing directory gets `index.html`)."""
+    if path.is_dir():
+        path = path / "index.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(findings, result), encoding="utf-8")
     return path

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import os
-import queue
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,8 +15,10 @@ from mxlint.fixes import apply_edits
 from mxlint.rule import Finding, FindingKey, Runtime
 from mxlint.verify import bench, dist, interpret, onnx_verdicts, plan
 from mxlint.verify.gpu import nvidia_smi_gpus
+from mxlint.verify.isolation import Sandbox, detect
 from mxlint.verify.model import Verdict, inconclusive
-from mxlint.verify.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ChildResult, run_job
+from mxlint.verify.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ChildResult, Confinement
+from mxlint.verify.slots import Slots
 
 THREADED = "ThreadedEnginePerDevice"
 #: Codes proven by exporting and importing back (`verify/lifecycle.py`) as well as by what
@@ -38,6 +38,11 @@ class VerifyOptions:
     progress: bool = False
     #: `[tool.mxlint.verify]`: blocks.<Class> = {args, kwargs, input-shapes}, argv, ...
     config: dict[str, Any] = field(default_factory=dict)
+    #: The sandbox backend (`isolation.CHOICES`); "auto" takes the strongest that works.
+    sandbox: str = "auto"
+    #: Environment variables the jobs keep (`pass-env`), paths they may read (`readable`).
+    pass_env: tuple[str, ...] = ()
+    readable: tuple[str, ...] = ()
 
 
 @dataclass
@@ -45,38 +50,9 @@ class VerifyResult:
     verdicts: dict[FindingKey, Verdict]
     tasks: int
     gpus: int
-
-
-class _Slots:
-    """One slot per GPU (CUDA_VISIBLE_DEVICES) or per core."""
-
-    def __init__(self, gpus: int, jobs: int) -> None:
-        self.gpus = gpus
-        self.free: queue.Queue[int] = queue.Queue()
-        for i in range(jobs):
-            self.free.put(i)
-
-    @contextmanager
-    def reserved(self) -> Iterator[None]:
-        """Hold one slot while a multi-process job (a local parameter-server job) runs."""
-        slot = self.free.get()
-        try:
-            yield
-        finally:
-            self.free.put(slot)
-
-    def run(
-        self, job: dict[str, Any], options: VerifyOptions, engine: str = "NaiveEngine"
-    ) -> ChildResult:
-        slot = self.free.get()
-        try:
-            env = {"CUDA_VISIBLE_DEVICES": str(slot)} if self.gpus else {}
-            job = dict(job, gpu=bool(self.gpus))
-            return run_job(
-                job, timeout=options.timeout, memory_mb=options.memory_mb, engine=engine, env=env
-            )
-        finally:
-            self.free.put(slot)
+    sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
+    #: Task key (a verdict's `job`) -> what its jobs' code tried outside the sandbox.
+    escapes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _payload(result: ChildResult) -> dict[str, Any]:
@@ -113,7 +89,7 @@ def _child_failed(
 ISOLATION_ROUNDS = 3
 
 
-def run_block(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[FindingKey, Verdict]:
+def run_block(task: plan.Task, slots: Slots, options: VerifyOptions) -> dict[FindingKey, Verdict]:
     """Run the block; when a confirmed break with a fix masks later findings, apply that fix
     (only it) and run again, so each finding gets its own verdict."""
     job = dict(task.job)
@@ -170,7 +146,7 @@ def _checks(how: Runtime | None, check: str) -> bool:
     return how is not None and how.check == check
 
 
-def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[FindingKey, Verdict]:
+def run_script(task: plan.Task, slots: Slots, options: VerifyOptions) -> dict[FindingKey, Verdict]:
     job = dict(task.job, steps=options.steps)
     verdicts: dict[FindingKey, Verdict] = {}
     distributed = [it for it in task.items if _checks(plan.runtime(it.finding.code), "dist")]
@@ -183,6 +159,7 @@ def run_script(task: plan.Task, slots: _Slots, options: VerifyOptions) -> dict[F
                     timeout=options.timeout,
                     memory_mb=options.memory_mb,
                     steps=options.steps,
+                    confinement=slots.confinement,
                 )
             )
     items = [it for it in task.items if it not in distributed]
@@ -260,23 +237,17 @@ def verify(
     verdicts: dict[FindingKey, Verdict] = {s.item.key: inconclusive(s.reason) for s in skipped}
     gpus = nvidia_smi_gpus()
     jobs = options.jobs or (gpus if gpus else max(1, os.cpu_count() or 1))
-    slots = _Slots(gpus, jobs)
+    box = detect(options.sandbox)
+    slots = Slots(gpus, jobs, Confinement(box, options.pass_env, options.readable))
     done = 0
     lock = threading.Lock()
 
     def work(task: plan.Task) -> dict[FindingKey, Verdict]:
         try:
-            if task.kind == "block":
-                return run_block(task, slots, options)
-            if task.kind == "launch":
-                with slots.reserved():
-                    return {
-                        it.key: dist.launch_verdict(
-                            it, memory_mb=options.memory_mb, timeout=options.timeout
-                        )
-                        for it in task.items
-                    }
-            return run_script(task, slots, options)
+            with slots.task(task.key):
+                if task.kind == "block":
+                    return run_block(task, slots, options)
+                return run_script(task, slots, options)
         except Exception as exc:  # noqa: BLE001 - a verify bug must not lose the lint result
             return {
                 it.key: inconclusive(f"verify failed: {type(exc).__name__}: {exc}")
@@ -298,7 +269,7 @@ def verify(
                 done += 1
                 if on_progress:
                     on_progress(done, len(tasks))
-    return VerifyResult(verdicts, len(tasks), gpus)
+    return VerifyResult(verdicts, len(tasks), gpus, box, slots.escapes)
 
 
 def zlib_shard(finding: Finding, total: int) -> int:
