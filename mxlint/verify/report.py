@@ -72,6 +72,11 @@ def _figure(width: float = 6.4, height: float = 3.0) -> tuple[Any, Any]:
     return plt.subplots(figsize=(width, height))
 
 
+def _series_label(name: str) -> str:
+    """`storage_kib (NaiveEngine)` -> `MXNet storage (NaiveEngine)`."""
+    return name.replace("storage_kib", "MXNet storage").replace("live_ndarrays", "live NDArrays")
+
+
 def memory_plot(series: Mapping[str, Sequence[float]], per: str = "step") -> str:
     """Storage (KiB, left axis) and live NDArrays (count, right axis) per step."""
     import matplotlib
@@ -87,7 +92,9 @@ def memory_plot(series: Mapping[str, Sequence[float]], per: str = "step") -> str
         colors = iter(("#1f77b4", "#17becf", "#9467bd"))
         for name, values in storage.items():
             steps = range(1, len(values) + 1)
-            handles += left.plot(steps, values, marker="o", color=next(colors), label=name)
+            handles += left.plot(
+                steps, values, marker="o", color=next(colors), label=_series_label(name)
+            )
         left.set_xlabel(f"training {per}")
         left.set_ylabel("MXNet storage (KiB)")
         left.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -96,9 +103,14 @@ def memory_plot(series: Mapping[str, Sequence[float]], per: str = "step") -> str
             for name, values in counts.items():
                 steps = range(1, len(values) + 1)
                 handles += right.plot(
-                    steps, values, marker="s", linestyle="--", color="#d62728", label=name
+                    steps,
+                    values,
+                    marker="s",
+                    linestyle="--",
+                    color="#d62728",
+                    label=_series_label(name),
                 )
-            right.set_ylabel("live NDArrays (count)")
+            right.set_ylabel("live NDArrays (count)", color="#d62728")
             right.yaxis.set_major_locator(MaxNLocator(integer=True))
         left.set_title(f"Memory per {per}")
         left.legend(handles=handles, loc="upper left", fontsize="small")
@@ -175,7 +187,7 @@ def excerpt(lines: Sequence[str], row: int, context: int = CONTEXT) -> str:
     out = []
     for n in range(first, last + 1):
         text = html.escape(f"{n:>{width}} | {lines[n - 1]}")
-        out.append(f'<span class="hit">{text}</span>' if n == row else text + "\n")
+        out.append(f'<span class="hit">{text}\n</span>' if n == row else text + "\n")
     return '<pre class="excerpt">' + "".join(out) + "</pre>"
 
 
