@@ -22,6 +22,7 @@ import pytest
 
 from mxlint.rule import Edit, Finding, Fix, Location
 from mxlint.verify.gpu import nvidia_smi_gpus
+from mxlint.verify.isolation import detect
 from mxlint.verify.runner import VerifyOptions, verify
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -308,6 +309,9 @@ def test_doctor_reports_the_environment() -> None:
     assert checks["mxnet"]["status"] == "ok" and "1.9.1" in checks["mxnet"]["detail"]
     assert checks["python"]["detail"] == sys.version.split()[0]
     assert "python for --verify" not in checks  # this Python installs the [verify] extra
+    box = detect("auto")
+    assert checks["sandbox"]["status"] == ("warn" if box.warning() else "ok")
+    assert checks["sandbox"]["detail"].startswith(box.warning()[:40] or box.describe())
     assert proc.returncode == 0
 
 

@@ -44,8 +44,8 @@ try:
     socket.create_connection(("127.0.0.1", {port}), timeout=3).close()
 except OSError:
     pass
-if "MXLINT_TEST_TOKEN" in os.environ:
-    raise RuntimeError("the job sees the parent's credentials")
+if "MXLINT_TEST_TOKEN" in os.environ or os.environ.get("MXLINT_TEST_DATA") != "/data/set":
+    raise RuntimeError("the job sees the parent's credentials, or not what it was given")
 
 
 class Net(nn.HybridBlock):
@@ -96,12 +96,15 @@ def _project(tmp_path: Path, port: int) -> tuple[Path, Path]:
     target = project / "escaped.txt"
     source = ESCAPING.format(target=str(target), port=port)
     (project / "net.py").write_text(source, encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        '[tool.mxlint.verify]\npass-env = ["MXLINT_TEST_DATA"]\n', encoding="utf-8"
+    )
     assert source.splitlines()[FLAGGED_ROW - 1].strip() == "return y.asnumpy()"
     return project, target
 
 
 def _verify(project: Path, sandbox: str, fmt: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, MXLINT_TEST_TOKEN="not-for-user-code")
+    env = dict(os.environ, MXLINT_TEST_TOKEN="not-for-user-code", MXLINT_TEST_DATA="/data/set")
     return subprocess.run(
         [
             sys.executable,

