@@ -11,7 +11,7 @@ from mxlint.config import Settings
 from mxlint.rule import Finding, Location
 from mxlint.verify import onnx_verdicts, plan
 from mxlint.verify.runner import VerifyOptions, run_block
-from mxlint.verify.runner import _Slots as Slots
+from mxlint.verify.slots import Slots
 
 SETTINGS = Settings(select=("MXL9",))
 
