@@ -18,12 +18,15 @@ if TYPE_CHECKING:
     from mxlint.rule import Finding
     from mxlint.settings import Settings
 
-EditMode = Literal["replace", "insert_before", "insert_after"]
+EditMode = Literal["replace", "insert_before", "insert_after", "line_before", "delete_lines"]
 
 
 @dataclass(frozen=True)
 class NodeEdit:
-    """A fix edit expressed on the tree: replace a node, or insert text before/after it."""
+    """A fix edit expressed on the tree: replace a node, or insert text before/after it.
+    `line_before` puts `text` on a line of its own before the node's line, indented as that
+    line is (a statement inserted before a statement); `delete_lines` removes the whole lines
+    the node spans (a statement deleted with its line)."""
 
     node: cst.CSTNode
     text: str

@@ -1,9 +1,9 @@
-"""A Dockerfile reader for the versions and distributed rules: stages, their CUDA, what pip
-installs in them, and the environment they set.
+"""A Dockerfile reader for the versions, environment and distributed rules: stages, their CUDA
+image (version, flavour, cuDNN), what pip installs in them, and the environment they set.
 
 Only what the rules need: `ARG`/`ENV` defaults (to resolve `FROM nvidia/cuda:${CUDA}-...` and
 `mxnet-cu112==${MXNET_VERSION}`), `FROM ... AS name` stages (a stage built FROM another stage
-inherits its CUDA), `COPY` (to find the file `pip install -r /app/requirements.txt` reads), and
+inherits its CUDA image, its `ENV` and what its `RUN`s installed), `COPY` (to find the file `pip install -r /app/requirements.txt` reads), and
 `RUN pip install` / `python -m pip install` / `conda install` commands, in shell or exec form,
 chained with `&&` and continued with backslashes. Unresolvable values are left unknown.
 """
@@ -95,6 +95,10 @@ class Stage:
     #: `ENV` settings in effect at the end of the stage (a stage built FROM another inherits
     #: them).
     env: dict[str, EnvVar] = field(default_factory=dict)
+    #: (flavor, cuDNN major) of an `nvidia/cuda` image: ("runtime", "8"), ("base", None).
+    cuda_kind: tuple[str, str | None] | None = None
+    #: The text of its `RUN` instructions (and of the stage it is built FROM).
+    runs: list[str] = field(default_factory=list)
 
 
 def cuda_of_image(image: str) -> str | None:
@@ -108,6 +112,22 @@ def cuda_of_image(image: str) -> str | None:
         return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
     m = _CUDA_IN_TAG.search(tag)
     return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
+
+
+#: 11.2.2-cudnn8-runtime-ubuntu20.04: the flavor (base, runtime, devel) and cuDNN of a CUDA tag.
+_CUDA_FLAVOR = re.compile(r"^\d+(?:\.\d+)*(?:-cudnn(\d+))?-(base|runtime|devel)(?:-|$)")
+
+
+def cuda_image_kind(image: str) -> tuple[str, str | None] | None:
+    """(flavor, cuDNN major) of an `nvidia/cuda` image: ("base", None) for
+    `nvidia/cuda:11.2.2-base-ubuntu20.04`, ("runtime", "8") for `...-cudnn8-runtime-...`; None
+    for any other image or a tag that does not say."""
+    ref = image.split("@", 1)[0]
+    repo, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
+    if not tag or not re.search(r"(?:^|/)nvidia/cuda$", repo):
+        return None
+    m = _CUDA_FLAVOR.match(tag)
+    return (m.group(2), m.group(1)) if m else None
 
 
 # --- lines -----------------------------------------------------------------------------------
@@ -229,6 +249,7 @@ def parse_dockerfile(text: str) -> list[Stage]:
         elif ins.keyword == "WORKDIR":
             stages[-1].workdir = posixpath.join(stages[-1].workdir, ins.args.strip())
         elif ins.keyword == "RUN":
+            stages[-1].runs.append(ins.args)
             _run(ins, stages[-1], env)
     return stages
 
@@ -280,6 +301,8 @@ def _from(ins: _Instruction, global_args: dict[str, str | None], stages: list[St
     parent = next((s for s in reversed(stages) if s.name and s.name == image), None)
     if parent is not None:
         stage.cuda = parent.cuda
+        stage.cuda_kind = parent.cuda_kind
+        stage.runs = list(parent.runs)
         stage.requirements = list(parent.requirements)
         stage.includes = list(parent.includes)
         stage.copies = dict(parent.copies)
@@ -288,6 +311,7 @@ def _from(ins: _Instruction, global_args: dict[str, str | None], stages: list[St
         stage.env = dict(parent.env)
     else:
         stage.cuda = cuda_of_image(image)
+        stage.cuda_kind = cuda_image_kind(image)
     return stage
 
 

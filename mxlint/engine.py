@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +20,13 @@ import libcst as cst
 from mxlint import context, registry, sources, suppressions
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec
 from mxlint.funnel import admit
-from mxlint.parsing import DEEP_RECURSION_LIMIT, ParseFailure, on_large_stack, parse_module
+from mxlint.parsing import (
+    DEEP_RECURSION_LIMIT,
+    ParseFailure,
+    on_large_stack,
+    parse_module,
+    split_lines,
+)
 from mxlint.positions import Range, node_ranges
 from mxlint.rule import Edit, Finding, Fix, Location, Rule
 from mxlint.settings import Settings
@@ -232,6 +239,7 @@ def _position_reports(ctx: FileContext, result: FileResult) -> None:
         if report.fix is not None:
             nodes.extend(edit.node for edit in report.fix.edits)
     ranges = node_ranges(ctx.module, nodes, ctx.source)
+    lines_of = functools.lru_cache(maxsize=1)(lambda: split_lines(ctx.source))
     seen: set[tuple[str, int, int]] = set()
     for report in reports:
         rng = ranges.get(report.node)
@@ -248,7 +256,7 @@ def _position_reports(ctx: FileContext, result: FileResult) -> None:
             filename=ctx.path,
             location=Location(start[0], start[1] + 1),
             end_location=Location(end[0], end[1] + 1),
-            fix=_fix(report.fix, ranges) if report.fix else None,
+            fix=_fix(report.fix, ranges, lines_of) if report.fix else None,
             symbol=report.symbol,
             data=report.data,
         )
@@ -258,7 +266,9 @@ def _position_reports(ctx: FileContext, result: FileResult) -> None:
             result.findings.append(finding)
 
 
-def _fix(spec: FixSpec, ranges: dict[cst.CSTNode, Range]) -> Fix | None:
+def _fix(
+    spec: FixSpec, ranges: dict[cst.CSTNode, Range], lines_of: Callable[[], list[str]]
+) -> Fix | None:
     edits: list[Edit] = []
     for edit in spec.edits:
         rng = ranges.get(edit.node)
@@ -269,6 +279,17 @@ def _fix(spec: FixSpec, ranges: dict[cst.CSTNode, Range]) -> Fix | None:
             edits.append(Edit(edit.text, Location(sl, sc + 1), Location(el, ec + 1)))
         elif edit.mode == "insert_before":
             edits.append(Edit(edit.text, Location(sl, sc + 1), Location(sl, sc + 1)))
+        elif edit.mode == "line_before":
+            lines = lines_of()
+            indent = lines[sl - 1][:sc] if sl - 1 < len(lines) else ""
+            if indent.strip():
+                return None  # the node does not start its line
+            edits.append(Edit(f"{edit.text}\n{indent}", Location(sl, sc + 1), Location(sl, sc + 1)))
+        elif edit.mode == "delete_lines":
+            lines = lines_of()
+            if sl - 1 < len(lines) and lines[sl - 1][:sc].strip():
+                return None  # something else is written before the node on its line
+            edits.append(Edit("", Location(sl, 1), Location(el + 1, 1)))
         else:
             edits.append(Edit(edit.text, Location(el, ec + 1), Location(el, ec + 1)))
     return Fix(spec.applicability, spec.message, tuple(edits))

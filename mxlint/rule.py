@@ -134,10 +134,27 @@ class Runtime:
     nothing (`reason` says why the runtime cannot show the problem); "dist" runs it as the two
     workers of a local parameter-server job (a scheduler and a server on 127.0.0.1), or, for a
     launch file's finding, starts the job's processes as the files would, with a probe program
-    in place of their own.
+    in place of their own; "sync" counts the synchronisations of each training step and times
+    the loop before and after the rewrite; "profiler" watches MXNet's profiler and what it
+    holds; "engine" runs the script on the engine and settings it writes into its environment,
+    and without them; "device" needs a GPU (inconclusive on a host without one).
     """
 
-    check: Literal["hybrid", "context", "seed", "memory", "raise", "onnx", "amp", "static", "dist"]
+    check: Literal[
+        "hybrid",
+        "context",
+        "seed",
+        "memory",
+        "raise",
+        "onnx",
+        "amp",
+        "static",
+        "dist",
+        "sync",
+        "profiler",
+        "engine",
+        "device",
+    ]
     #: The predicted failure is an exception raised at (or after) the flagged line, whose
     #: `Type: message` text matches `error` (any exception when None).
     loud: bool = False

@@ -32,7 +32,9 @@ from mxlint.requirements_parsing import (
 from mxlint.rule import Finding, Location, Rule
 from mxlint.rules.versions import (
     conflicting_mxnet_variants,
+    cuda_base_image,
     cuda_variant_mismatch,
+    cudnn_mismatch,
     invalid_requirement,
     numpy_breaks_mxnet_import,
     undeclared_mxnet,
@@ -82,6 +84,8 @@ def evaluate(dep: DepSet) -> list[Hit]:
             hits += unreleased_mxnet_version.check(name, by_name[name])
         if dep.cuda is not None:
             hits += cuda_variant_mismatch.check(name, by_name[name], dep)
+            hits += cuda_base_image.check(name, by_name[name], dep)
+            hits += cudnn_mismatch.check(name, by_name[name], dep)
     hits += conflicting_mxnet_variants.check(mx_names, by_name)
     if not mx_names or old_python(by_name.get("python", [])):
         return hits
@@ -203,6 +207,8 @@ def _docker_sets(project: _Project, path: str, stages: list[Stage]) -> list[DepS
                     cuda=stage.cuda,
                     image=stage.image,
                     from_line=stage.line,
+                    cuda_kind=stage.cuda_kind,
+                    installs_cuda_libraries=any(_CUDA_LIBRARIES.search(run) for run in stage.runs),
                     custom_index=custom,
                     judge_missing_numpy=_bare_image(stage.image),
                 )
@@ -210,6 +216,13 @@ def _docker_sets(project: _Project, path: str, stages: list[Stage]) -> list[DepS
     return sets
 
 
+#: A `RUN` that installs CUDA libraries: apt's `libcudnn8`/`cuda-libraries-11-2`, pip's
+#: `nvidia-cudnn-cu11`, conda's `cudatoolkit`/`cudnn`, a CUDA toolkit installer.
+_CUDA_LIBRARIES = re.compile(
+    r"cudnn|cublas|nvrtc|cuda-(?:libraries|runtime|toolkit|compat|cudart)|cudatoolkit"
+    r"|cuda_\d|nvidia-cuda",
+    re.I,
+)
 _PYTHON_IMAGE = re.compile(r"^(?:(?:docker\.io/)?library/)?python:(?:(\d+)\.(\d+))?", re.I)
 _DISTRO_IMAGE = re.compile(
     r"(?:^|[/:-])(?:ubuntu[:-]?(\d\d)\.04|debian:(?:bullseye|bookworm|1[12]))", re.I

@@ -57,6 +57,45 @@ def cuda_of_variant(name: str) -> str | None:
     return f"{int(digits[:-1])}.{digits[-1]}"
 
 
+#: The cuDNN major each CUDA build was linked against, per release line: MXNet's build script
+#: (`tools/setup_gpu_build_tools.sh` at the tags 1.5.0 to 1.9.1) installs these before building
+#: the pip wheels; its release images (`cd/utils/mxnet_base_image.sh`) match them for 1.9.
+_CUDNN_BY_LINE: dict[str, dict[str, int]] = {
+    "1.5": {"cu75": 6, "cu80": 7, "cu90": 7, "cu91": 7, "cu92": 7, "cu100": 7, "cu101": 7},
+    "1.6": {"cu75": 6, "cu80": 7, "cu90": 7, "cu91": 7, "cu92": 7, "cu100": 7, "cu101": 7},
+    "1.7": {"cu75": 6, "cu80": 7, "cu90": 7, "cu91": 7, "cu92": 7, "cu100": 7, "cu101": 7}
+    | {"cu102": 7},
+    "1.8": {"cu75": 6, "cu80": 7, "cu90": 7, "cu91": 7, "cu92": 7, "cu100": 7, "cu101": 7}
+    | {"cu102": 7, "cu110": 8},
+    "1.9": {"cu100": 7, "cu101": 7, "cu102": 8, "cu110": 8, "cu112": 8},
+}
+
+
+def cudnn_of_build(name: str, version: Version) -> int | None:
+    """The cuDNN major `name==version` loads (`libcudnn.so.8`), None when not known. Every
+    CUDA 11 build uses cuDNN 8: cuDNN 7 has no CUDA 11 release, and cuDNN 9 came after
+    MXNet's last one."""
+    m = _MXNET_DIST.match(name)
+    if not m or not m.group(1):
+        return None
+    variant = f"cu{m.group(1)}"
+    if variant.startswith("cu11"):
+        return 8
+    return _CUDNN_BY_LINE.get(f"{version.major}.{version.minor}", {}).get(variant)
+
+
+def installed_release(name: str, records: list[Requirement]) -> Version | None:
+    """The release pip picks for these records: the newest final release they admit (None for
+    a direct reference or a specifier that admits no known release)."""
+    if any(r.direct for r in records):
+        return None
+    spec = spec_of(records)
+    if spec is None:
+        return None
+    known = final_releases(releases().variants.get(name, ()))
+    return next((v for v in known if spec.contains(v)), None)
+
+
 def final_releases(versions: tuple[str, ...]) -> list[Version]:
     out = []
     for v in versions:
@@ -83,6 +122,11 @@ class DepSet:
     cuda: str | None = None
     image: str | None = None
     from_line: int = 0
+    #: (flavor, cuDNN major) of an `nvidia/cuda` base image: ("base", None), ("runtime", "8").
+    cuda_kind: tuple[str, str | None] | None = None
+    #: The stage installs CUDA libraries itself (`apt-get install libcudnn8`,
+    #: `pip install nvidia-cudnn-cu11`, `conda install cudatoolkit`).
+    installs_cuda_libraries: bool = False
     custom_index: bool = False
     #: A `numpy<1.24` in any dependency file of the project: a set without numpy is capped by
     #: the author elsewhere (a base file, the package metadata, `pip install -e .`).

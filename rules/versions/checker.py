@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from mxlint.config import Settings
 from mxlint.rules.versions._files import file_kind, named_kind
 from mxlint.rules.versions.conflicting_mxnet_variants import ConflictingMxnetVariants
+from mxlint.rules.versions.cuda_base_image import CudaBaseImage
 from mxlint.rules.versions.cuda_variant_mismatch import CudaVariantMismatch
+from mxlint.rules.versions.cudnn_mismatch import CudnnMismatch
 from mxlint.rules.versions.invalid_requirement import InvalidRequirement
 from mxlint.rules.versions.numpy_breaks_mxnet_import import NumpyBreaksMxnetImport
 from mxlint.rules.versions.onnx_breaks_mxnet_export import OnnxBreaksMxnetExport
@@ -27,6 +29,8 @@ VERSION_RULES: tuple[type[Rule], ...] = (
     UnpinnedMxnet,
     ConflictingMxnetVariants,
     CudaVariantMismatch,
+    CudaBaseImage,
+    CudnnMismatch,
     UnreleasedMxnetVersion,
     OnnxBreaksMxnetExport,
     NumpyBreaksMxnetImport,

@@ -1,0 +1,299 @@
+"""The environment checkers: MXNet settings a project writes into the environment of its programs,
+read where they are written — Python code (`os.environ[...] = ...`, `os.environ.setdefault`,
+`os.environ.update`, `os.putenv`), Dockerfiles (`ENV`) and shell launch scripts (`export`,
+`NAME=value python train.py`). They report MXL511 (a value MXNet does not accept) and MXL606 (a
+debugging switch left on for training); the rules' files decide and word the findings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from mxlint.checker import Checker, FixSpec, NodeEdit, TextChecker
+from mxlint.dockerfile import Stage, parse_dockerfile
+from mxlint.parsing import split_lines
+from mxlint.flow import has_main_guard, is_main_guard, main_runs_tests
+from mxlint.rule import Finding, Location
+from mxlint.rules.sync import debug_setting_left_on
+from mxlint.rules.sync.debug_setting_left_on import DebugSettingLeftOn
+from mxlint.rules.versions import invalid_mxnet_setting
+from mxlint.rules.versions._files import file_kind
+from mxlint.rules.versions.invalid_mxnet_setting import InvalidMxnetSetting
+from mxlint.shellscript import EnvSetting, Launch, parse_shell_script
+from mxlint.walker import NESTED_SCOPES, iter_nodes
+
+if TYPE_CHECKING:
+    from mxlint.settings import Settings
+
+#: What a file does that makes it a training run (a program that steps an optimizer).
+_TRAINS = re.compile(r"\.backward\(|\.step\(|\.fit\(|\bTrainer\(|\.update\(\)")
+_SHELL_SCRIPT = re.compile(r"\.(?:sh|bash)$", re.I)
+
+
+def _in_tests(path: str) -> bool:
+    """A test file: under a `tests`/`test` directory, or named `test_*.py`/`*_test.py`."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return any(p in ("test", "tests", "testing") for p in parts[:-1]) or bool(
+        re.match(r"(?:test_.*|.*_test)\.py$", name)
+    )
+
+
+# --- Python ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Written:
+    """An environment variable a Python statement sets."""
+
+    name: str
+    value: str | None
+    #: The expression holding the value (a string literal when the value is known).
+    value_node: cst.BaseExpression
+    statement: cst.SimpleStatementLine
+    guarded: bool
+
+
+class EnvironmentChecker(Checker):
+    """`os.environ` writes of one Python file."""
+
+    rules = (InvalidMxnetSetting, DebugSettingLeftOn)
+    name = "environment"
+
+    def begin(self) -> None:
+        self._written: list[_Written] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        for small in node.body:
+            for name_node, value in self._settings(small):
+                name = _string(name_node)
+                if name is None or not name.startswith("MXNET_"):
+                    continue
+                self._written.append(_Written(name, _string(value), value, node, self._guarded()))
+
+    def _settings(
+        self, small: cst.BaseSmallStatement
+    ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+        """(name, value) expressions of what this statement writes into the environment."""
+        if type(small) is cst.Assign:
+            out = []
+            for target in small.targets:
+                t = target.target
+                if (
+                    type(t) is cst.Subscript
+                    and self.ctx.resolve(t.value) == "os.environ"
+                    and len(t.slice) == 1
+                    and type(t.slice[0].slice) is cst.Index
+                ):
+                    out.append((t.slice[0].slice.value, small.value))
+            return out
+        if type(small) is not cst.Expr or type(small.value) is not cst.Call:
+            return []
+        call = small.value
+        func = self.ctx.resolve(call.func)
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        if func in ("os.environ.setdefault", "os.putenv", "os.environ.__setitem__"):
+            return [(args[0].value, args[1].value)] if len(args) == 2 else []
+        if func == "os.environ.update":
+            out = [
+                (cst.SimpleString(repr(a.keyword.value)), a.value)
+                for a in call.args
+                if a.keyword is not None
+            ]
+            if args and type(args[0].value) is cst.Dict:
+                out += [
+                    (el.key, el.value)
+                    for el in args[0].value.elements
+                    if type(el) is cst.DictElement
+                ]
+            return out
+        return []
+
+    def _guarded(self) -> bool:
+        """Set on some paths only: under an `if` (not the `__main__` guard), in an `except`
+        handler, or in a function named for debugging, profiling or tests."""
+        for node in self.ctx.stack:
+            if type(node) is cst.If and not is_main_guard(node):
+                return True
+            if type(node) is cst.FunctionDef and not debug_setting_left_on.production_path(
+                node.name.value
+            ):
+                return True
+        return False
+
+    def end(self) -> None:
+        if not self._written:
+            return
+        ctx = self.ctx
+        if _in_tests(ctx.settings.relative(ctx.path)):
+            return
+        if ctx.settings.enabled(InvalidMxnetSetting, ctx.path):
+            for written in self._written:
+                found = invalid_mxnet_setting.problem(written.name, written.value)
+                if found is None:
+                    continue
+                text, spelled = found
+                fix = None
+                if spelled is not None and type(written.value_node) is cst.SimpleString:
+                    quote = written.value_node.quote
+                    fix = FixSpec(
+                        "safe",
+                        f"Replace with `{spelled}`",
+                        (NodeEdit(written.value_node, f"{quote}{spelled}{quote}"),),
+                    )
+                ctx.report(
+                    written.value_node,
+                    InvalidMxnetSetting,
+                    InvalidMxnetSetting.format(
+                        setting=f"{written.name}={written.value}", problem=text
+                    ),
+                    fix=fix,
+                )
+        if ctx.settings.enabled(DebugSettingLeftOn, ctx.path) and self._training_program():
+            for written in self._written:
+                effect = debug_setting_left_on.effect(written.name, written.value)
+                if effect is None or written.guarded:
+                    continue
+                ctx.report(
+                    written.statement,
+                    DebugSettingLeftOn,
+                    DebugSettingLeftOn.format(
+                        setting=f"{written.name}={written.value}", effect=effect
+                    ),
+                    fix=self._removal(written.statement),
+                )
+
+    def _training_program(self) -> bool:
+        """A production program that trains: run as a script (declared an entry point, a
+        `__main__` block that is not a test runner, or work at module level), with an optimizer
+        step or `fit()` in it, and nothing in its path that says test, debug or profile."""
+        ctx = self.ctx
+        if not debug_setting_left_on.production_path(ctx.settings.relative(ctx.path)):
+            return False
+        if not _TRAINS.search(ctx.source):
+            return False
+        module = ctx.module
+        if ctx.is_entry or (has_main_guard(module) and not main_runs_tests(module)):
+            return True
+        return any(
+            type(stmt) in (cst.For, cst.While, cst.With)
+            or (
+                type(stmt) is cst.SimpleStatementLine
+                and any(type(s) is cst.Expr and type(s.value) is cst.Call for s in stmt.body)
+            )
+            for stmt in module.body
+        )
+
+    def _removal(self, statement: cst.SimpleStatementLine) -> FixSpec | None:
+        """Delete the statement's line; `pass` when it is the only statement of its block."""
+        if len(statement.body) != 1:
+            return None
+        parent: cst.CSTNode = self.ctx.stack[-1] if self.ctx.stack else self.ctx.module
+        for block in iter_nodes(parent, stop=(*NESTED_SCOPES, cst.SimpleStatementLine)):
+            if type(block) is cst.IndentedBlock and statement in block.body:
+                if len(block.body) == 1:
+                    return FixSpec(
+                        "unsafe", "Replace with `pass`", (NodeEdit(statement.body[0], "pass"),)
+                    )
+                break
+        return FixSpec("unsafe", "Remove the setting", (NodeEdit(statement, "", "delete_lines"),))
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+# --- Dockerfiles and shell scripts -----------------------------------------------------------
+
+
+class EnvironmentFilesChecker(TextChecker):
+    """`ENV` settings of Dockerfiles and the exports of shell launch scripts."""
+
+    rules = (InvalidMxnetSetting, DebugSettingLeftOn)
+    name = "environment-files"
+
+    @classmethod
+    def matches(cls, filename: str) -> bool:
+        return file_kind(filename) == "dockerfile" or bool(_SHELL_SCRIPT.search(filename))
+
+    def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
+        out: list[Finding] = []
+        for path, text in files:
+            if "MXNET_" not in text:
+                continue
+            relative = settings.relative(path)
+            if _in_tests(relative):
+                continue
+            if file_kind(path) == "dockerfile":
+                stages = parse_dockerfile(text)
+                written = _docker_settings(text, stages[-1]) if stages else []
+                production = True
+            else:
+                script = parse_shell_script(text)
+                written = _launch_settings(script.settings, script.launches)
+                production = all(
+                    debug_setting_left_on.production_path(launch.program)
+                    for launch in script.launches
+                )
+            production = production and debug_setting_left_on.production_path(relative)
+            out += _judge(path, written, production, settings)
+        return out
+
+
+def _docker_settings(text: str, stage: Stage) -> list[EnvSetting]:
+    """The `ENV` settings in effect in a stage, each with the width of its `NAME=value` text
+    (up to the first blank outside quotes)."""
+    lines = split_lines(text)
+    out: list[EnvSetting] = []
+    for var in stage.env.values():
+        row = lines[var.line - 1] if 0 < var.line <= len(lines) else ""
+        end, quote = var.column - 1, ""
+        while end < len(row) and (quote or not row[end].isspace()):
+            if row[end] in "'\"":
+                quote = "" if quote == row[end] else (quote or row[end])
+            end += 1
+        out.append(
+            EnvSetting(var.name, var.value, var.line, var.column, max(1, end - var.column + 1))
+        )
+    return sorted(out, key=lambda s: (s.line, s.col))
+
+
+def _launch_settings(settings: list[EnvSetting], launches: list[Launch]) -> list[EnvSetting]:
+    """The settings a script's Python programs see: those written before a launch."""
+    if not launches:
+        return []
+    last = max(launch.line for launch in launches)
+    return [s for s in settings if s.line <= last]
+
+
+def _judge(
+    path: str, written: list[EnvSetting], production: bool, settings: Settings
+) -> list[Finding]:
+    out: list[Finding] = []
+    for setting in written:
+        if not setting.name.startswith("MXNET_"):
+            continue
+        shown = f"{setting.name}={setting.value}"
+        start = Location(setting.line, setting.col)
+        end = Location(setting.line, setting.col + setting.width)
+        found = invalid_mxnet_setting.problem(setting.name, setting.value)
+        if found is not None and settings.enabled(InvalidMxnetSetting, path):
+            message = InvalidMxnetSetting.format(setting=shown, problem=found[0])
+            out.append(Finding(InvalidMxnetSetting.code, message, path, start, end))
+        effect = debug_setting_left_on.effect(setting.name, setting.value)
+        if (
+            effect is not None
+            and production
+            and not setting.guarded
+            and settings.enabled(DebugSettingLeftOn, path)
+        ):
+            message = DebugSettingLeftOn.format(setting=shown, effect=effect)
+            out.append(Finding(DebugSettingLeftOn.code, message, path, start, end))
+    return out
