@@ -48,9 +48,16 @@ from mxlint.rules.memory.evaluation_in_record import EvaluationInRecord
 from mxlint.rules.memory.inplace_write_in_record import InplaceWriteInRecord
 from mxlint.rules.memory.outputs_kept_across_loop import OutputsKeptAcrossLoop
 from mxlint.rules.memory.outputs_kept_in_record import OutputsKeptInRecord
-from mxlint.rules.sync import sync_in_training_loop, timing_without_sync
+from mxlint.rules.sync import (
+    sync_in_training_loop,
+    sync_per_element,
+    timing_without_sync,
+    unsynced_device_read,
+)
 from mxlint.rules.sync.sync_in_training_loop import SyncEveryStep
+from mxlint.rules.sync.sync_per_element import SyncPerElement
 from mxlint.rules.sync.timing_without_sync import TimingWithoutSync
+from mxlint.rules.sync.unsynced_device_read import UnsyncedDeviceRead
 from mxlint.semantic.effects import Effects, is_sync_call
 from mxlint.walker import iter_nodes, subtree_nodes
 
@@ -62,6 +69,8 @@ class MemoryChecker(Checker):
         OutputsKeptAcrossLoop,
         TimingWithoutSync,
         SyncEveryStep,
+        SyncPerElement,
+        UnsyncedDeviceRead,
     )
     name = "memory"
 
@@ -93,6 +102,10 @@ class MemoryChecker(Checker):
                 self._loop(node, tensors)  # type: ignore[arg-type]
         if self._starts_timer(body):
             self._timing(body)
+        if self.ctx.settings.enabled(UnsyncedDeviceRead, self.ctx.path) and (
+            unsynced_device_read.reads(self)
+        ):
+            unsynced_device_read.check_reads(self, body)
         self._backward(nodes)
         for node in nodes:
             if type(node) is cst.IndentedBlock and self._starts_timer(node.body):
@@ -192,6 +205,8 @@ class MemoryChecker(Checker):
         self._recording: set[cst.CSTNode] = set()
         self._scopes: list = []
         self._autograd = None
+        #: Names the file binds to Gluon loss objects (MXL603), read on first use.
+        self._loss_objects: set[str] | None = None
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
@@ -257,6 +272,8 @@ class MemoryChecker(Checker):
         loop_names = self._tensor_names(body, loop_names)
         if self.ctx.settings.enabled(SyncEveryStep, self.ctx.path):
             self._every_step(loop, loop_names)
+        if self.ctx.settings.enabled(SyncPerElement, self.ctx.path):
+            self._per_element(loop, loop_names)
         if not loop_names:
             return
         assigned_inside = {
@@ -302,6 +319,7 @@ class MemoryChecker(Checker):
 
     _accumulation = accumulated_ndarray_without_sync.accumulation
     _every_step = sync_in_training_loop.check_every_step
+    _per_element = sync_per_element.check_per_element
 
     def _queues_step(self, stmt: cst.CSTNode) -> bool:
         """The statement runs `backward()` or an optimizer step."""
