@@ -28,7 +28,7 @@ from mxlint.verify.runner import VerifyOptions, verify
 ROOT = Path(__file__).resolve().parent.parent
 VERIFY = ROOT / "fixtures" / "verify"
 MARKER = re.compile(r"#\s*(expect|refute):\s*(.*)$")
-FAMILIES = ("hybrid", "contexts", "seeds", "memory", "lifecycle")
+FAMILIES = ("hybrid", "contexts", "seeds", "memory", "lifecycle", "sync")
 
 pytestmark = pytest.mark.slow
 

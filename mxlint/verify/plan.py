@@ -211,6 +211,19 @@ def build(
             key = f"launch:{path}:{item.line}:{finding.location.column}"
             tasks[key] = Task("launch", key, [item], {"kind": "launch"})
             continue
+        if path.suffix != ".py":
+            gpus = options.get("gpus", 0)
+            skipped.append(
+                Skipped(
+                    item,
+                    f"{path.name} is not a Python program: the finding shows when the image or "
+                    "launch script it describes runs"
+                    + (" on a GPU host" if how.check == "device" else "")
+                    + "; --verify runs Python entry scripts"
+                    + ("" if gpus or how.check != "device" else ", and this host has no GPU"),
+                )
+            )
+            continue
         tree = _parse(path, cache)
         if tree is None:
             skipped.append(Skipped(item, "the file does not parse"))

@@ -13,7 +13,7 @@ from typing import Any
 
 from mxlint.fixes import apply_edits
 from mxlint.rule import Finding, FindingKey, Runtime
-from mxlint.verify import bench, dist, interpret, onnx_verdicts, plan
+from mxlint.verify import bench, dist, interpret, onnx_verdicts, plan, syncs
 from mxlint.verify.gpu import nvidia_smi_gpus
 from mxlint.verify.isolation import Sandbox, detect
 from mxlint.verify.model import Verdict, inconclusive
@@ -187,6 +187,7 @@ def run_script(task: plan.Task, slots: Slots, options: VerifyOptions) -> dict[Fi
                 verdicts[it.key] = interpret.roundtrip_verdict(it, naive)
             elif declared is not None and declared.loud:
                 verdicts[it.key] = interpret.loud_verdict(it, naive)
+    verdicts.update(_sync_family(task, items, slots, options, hows))
     seeds = [it for it in items if _checks(hows[it.finding.code], "seed")]
     by_rng: dict[str, list[plan.Item]] = {}
     lines = Path(task.job["file"]).read_text(encoding="utf-8").splitlines()
@@ -208,6 +209,38 @@ def run_script(task: plan.Task, slots: Slots, options: VerifyOptions) -> dict[Fi
     return verdicts
 
 
+def _sync_family(
+    task: plan.Task,
+    items: list[plan.Item],
+    slots: Slots,
+    options: VerifyOptions,
+    hows: dict[str, Runtime | None],
+) -> dict[FindingKey, Verdict]:
+    """The sync, profiler and engine checks of a script task (`mxlint.verify.syncs`)."""
+
+    def run(job: dict[str, Any], engine: str) -> dict[str, Any]:
+        return _payload(slots.run(job, options, engine=engine))
+
+    def kind(check: str) -> list[plan.Item]:
+        return [it for it in items if _checks(hows[it.finding.code], check)]
+
+    verdicts: dict[FindingKey, Verdict] = {}
+    found = kind("sync")
+    if found:
+        same_file = [it for it in found if it.path == task.job["file"]]
+        source = _rewrite_source(same_file) if same_file else None
+        verdicts.update(syncs.sync_verdicts(task, found, run, source, options.bench))
+    found = kind("profiler")
+    if found:
+        verdicts.update(syncs.profiler_verdicts(task, found, run, slots.gpus))
+    found = kind("engine")
+    if found:
+        verdicts.update(syncs.engine_verdicts(task, found, run, _rewrite_source, slots.gpus))
+    for it in kind("device"):
+        verdicts[it.key] = syncs.device_verdict(it, slots.gpus)
+    return verdicts
+
+
 def _line(item: plan.Item, script_lines: list[str]) -> str:
     try:
         lines = Path(item.path).read_text(encoding="utf-8").splitlines()
@@ -224,8 +257,9 @@ def verify(
 ) -> VerifyResult:
     """A verdict for every finding of this shard (others are left out)."""
     findings = list(findings)
+    gpus = nvidia_smi_gpus()
     tasks, skipped = plan.build(
-        findings, list(files), {"config": options.config, "steps": options.steps}
+        findings, list(files), {"config": options.config, "steps": options.steps, "gpus": gpus}
     )
     index, total = options.shard
     if total > 1:
@@ -235,7 +269,6 @@ def verify(
         }
         skipped = [s for s in skipped if id(s.item.finding) in keep]
     verdicts: dict[FindingKey, Verdict] = {s.item.key: inconclusive(s.reason) for s in skipped}
-    gpus = nvidia_smi_gpus()
     jobs = options.jobs or (gpus if gpus else max(1, os.cpu_count() or 1))
     box = detect(options.sandbox)
     slots = Slots(gpus, jobs, Confinement(box, options.pass_env, options.readable))

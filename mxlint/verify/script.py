@@ -17,6 +17,7 @@ import random
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,7 @@ import mxnet as mx
 import numpy as np
 
 from mxlint.verify.harness import StopRun, Watch, exception_info, load_module, trace_lines
+from mxlint.verify.probes import BlockedTimer, ProfilerWatch, SyncCounter
 
 _MEMORY = re.compile(r"Memory:\s+(\S+)\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
 
@@ -54,7 +56,9 @@ def _live_ndarrays() -> int:
 class Probe:
     """Per-step observations and the bound on the run."""
 
-    def __init__(self, steps: int, memory: bool | str, per_batch: bool = False) -> None:
+    def __init__(
+        self, steps: int, memory: bool | str, per_batch: bool = False, timed: int = 0
+    ) -> None:
         self.limit = steps
         self.memory = memory
         #: Also sample memory at each batch while no training step has run (an evaluation
@@ -70,6 +74,10 @@ class Probe:
         self.storage_kib: list[float] = []
         self.live: list[int] = []
         self.trainers: list[Any] = []
+        #: Timing: after `timed` warm-up steps and at the last step, wait for the engine and
+        #: read the clock; steps in between keep whatever overlap the program has.
+        self.timed = timed
+        self.window: list[float] = []
         if memory:
             mx.profiler.set_config(
                 profile_memory=True,
@@ -99,6 +107,9 @@ class Probe:
 
     def on_step(self) -> None:
         self.steps += 1
+        if self.timed and self.steps in (self.timed, self.limit) and len(self.window) < 2:
+            mx.nd.waitall()
+            self.window.append(time.perf_counter())
         if self.steps <= self.limit:
             self.observe()
         if self.steps >= 3 * self.limit:  # loops not driven by a DataLoader/DataIter
@@ -385,7 +396,16 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     for root in reversed(job.get("roots", [])):
         if root not in sys.path:
             sys.path.insert(0, root)
-    probe = Probe(int(job.get("steps", 5)), job.get("memory") or False, bool(job.get("per_batch")))
+    probe = Probe(
+        int(job.get("steps", 5)),
+        job.get("memory") or False,
+        bool(job.get("per_batch")),
+        int(job.get("timed", 0)),
+    )
+    blocked = None
+    if job.get("timed"):  # under the step hooks: the drain at the window's end is not counted
+        blocked = BlockedTimer(lambda: len(probe.window) == 1)
+        blocked.install()
     facts = None
     if job.get("dist"):
         facts = DistFacts({os.path.realpath(f) for f in [path, *job.get("trace_files", [])]})
@@ -400,6 +420,13 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         amp_watch=bool(job.get("amp_watch")),
     )
     lifecycle.install()
+    counter = watch_profiler = None
+    if job.get("sync_lines"):
+        counter = SyncCounter([(f, n) for f, n in job["sync_lines"]], lambda: probe.steps)
+        counter.install()
+    if job.get("profiler"):
+        watch_profiler = ProfilerWatch()
+        watch_profiler.install()
     seed(job.get("seed", []))
     source = job.get("rewrite_source")
     if source is None:
@@ -417,7 +444,12 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
 
     try:
         watch = Watch(job.get("watch", []))
-        with trace_lines({path} | set(job.get("trace_files", [])), watch) as hits:
+        tracing: contextlib.AbstractContextManager[set[tuple[str, int]]] = (
+            trace_lines({path} | set(job.get("trace_files", [])), watch)
+            if job.get("trace", True)
+            else contextlib.nullcontext(set())  # timing runs: no line tracing to slow them
+        )
+        with tracing as hits:
             try:
                 runner()
                 mx.nd.waitall()
@@ -456,6 +488,15 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
             },
             "lifecycle": lifecycle.to_json(),
             "dist": facts.to_json() if facts is not None else None,
+            "window": {
+                "seconds": probe.window[1] - probe.window[0],
+                "steps": probe.limit - probe.timed,
+                "blocked": blocked.seconds if blocked is not None else None,
+            }
+            if len(probe.window) == 2
+            else None,
+            "syncs": counter.to_json() if counter is not None else {},
+            "profiler": _safe(watch_profiler.to_json) if watch_profiler is not None else None,
             "memory": {
                 "storage_kib": probe.storage_kib,
                 "live_ndarrays": probe.live,

@@ -72,7 +72,8 @@ class Slots:
                 timeout=options.timeout,
                 memory_mb=options.memory_mb,
                 engine=engine,
-                env=self.env_for(slot),
+                # the slot's device, and settings a run is about (a sync-family engine check)
+                env={**self.env_for(slot), **(job.get("env") or {})},
                 confinement=self.confinement,
             )
         key = getattr(self._task, "key", None)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.walker import LOOPS, NESTED_SCOPES
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ class SyncEveryStep(Rule):
         "every N steps (`if i % 50 == 0:`)"
     )
     default_enabled = False
+    runtime = Runtime("sync")
     what = """
         Finds `.asscalar()`, `.asnumpy()` and `.item()` of a tensor that run unconditionally on
         every iteration of a training loop (a loop over a data pipeline that calls

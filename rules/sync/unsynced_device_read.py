@@ -223,6 +223,7 @@ class _Pending:
 
 
 _NONE = _Pending()
+_PROFILER_TEXT = "MXNet's profiler"
 _KEY = "<pending>"
 
 
@@ -327,6 +328,7 @@ class _Reads(Dataflow[_Pending]):
             ),
             fix=fix,
             requires=("no-sync", " ".join(pending.helpers)) if pending.helpers else None,
+            data={"read": "profiler" if what[0] == _PROFILER_TEXT else "gpu"},
         )
 
 
@@ -350,7 +352,7 @@ def _device_read(checker: MemoryChecker, call: cst.Call) -> tuple[str, str] | No
         )
     if name in _PROFILER_READS:
         return (
-            "MXNet's profiler",
+            _PROFILER_TEXT,
             "the profile misses the operators still queued (each is recorded when it runs)",
         )
     if name in _SHELL and call.args and _queries_gpu_memory(call.args[0].value):

@@ -152,6 +152,7 @@ class EnvironmentChecker(Checker):
                         setting=f"{written.name}={written.value}", problem=text
                     ),
                     fix=fix,
+                    data={"setting": written.name, "value": written.value},
                 )
         if ctx.settings.enabled(DebugSettingLeftOn, ctx.path) and self._training_program():
             for written in self._written:
@@ -165,6 +166,7 @@ class EnvironmentChecker(Checker):
                         setting=f"{written.name}={written.value}", effect=effect
                     ),
                     fix=self._removal(written.statement),
+                    data={"setting": written.name, "value": written.value},
                 )
 
     def _training_program(self) -> bool:

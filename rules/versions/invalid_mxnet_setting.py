@@ -27,7 +27,9 @@ class InvalidMxnetSetting(Rule):
     code = "MXL511"
     name = "invalid-mxnet-setting"
     message = "`{setting}`: {problem}"
-    runtime = Runtime("engine", loud=True, error=r"Cannot find Engine|Unknown memory pool")
+    runtime = Runtime(
+        "engine", error=r"Cannot find Engine|Unknown memory pool|Invalid Parameter format|MXNET_GPU"
+    )
     what = """
         Checks the values of MXNet's engine and GPU memory-pool settings against what MXNet
         1.9.1 accepts: `MXNET_ENGINE_TYPE` (`NaiveEngine`, `ThreadedEngine`,
