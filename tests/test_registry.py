@@ -35,12 +35,16 @@ def test_every_rule_is_documented():
         assert rule.message.strip()
 
 
-def test_every_reported_rule_belongs_to_one_checker():
-    owners: dict[str, str] = {}
-    for checker in (*registry.python_checkers(), *registry.text_checkers()):
-        for rule in checker.rules:
-            assert rule.code not in owners, (rule.code, owners.get(rule.code), checker.__name__)
-            owners[rule.code] = checker.__name__
+def test_every_reported_rule_belongs_to_one_checker_per_kind_of_file():
+    """One Python checker decides a rule on Python files, one text checker on the other files
+    it reads (the environment rules read `os.environ` writes and Dockerfiles or launch
+    scripts alike): never two analyses of the same file for one code."""
+    for checkers in (registry.python_checkers(), registry.text_checkers()):
+        owners: dict[str, str] = {}
+        for checker in checkers:
+            for rule in checker.rules:
+                assert rule.code not in owners, (rule.code, owners.get(rule.code), checker.__name__)
+                owners[rule.code] = checker.__name__
 
 
 def test_each_rule_has_its_own_file_in_its_family_folder():

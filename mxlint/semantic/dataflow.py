@@ -157,6 +157,11 @@ class Dataflow(Generic[V]):
     def iterate(self, node: cst.For | cst.CompFor, value: V) -> None:
         """A loop or comprehension over `node.iter`, whose value is `value`."""
 
+    def pass_ends(self, node: cst.For | cst.While, ends: Sequence[Env[V]]) -> None:
+        """The environments a pass over the body of loop `node` ended with (at its end and at
+        its `continue`s): what an iteration leaves behind, whatever the loop's exit joins it
+        with (the loop may also run zero times)."""
+
     def store_subscript(self, target: cst.Subscript, value: V, stmt: cst.CSTNode) -> None:
         self.expr(target.value)
         for el in target.slice:
@@ -326,14 +331,14 @@ class Dataflow(Generic[V]):
             self.assign(node.target, None, item, node)
             return self.block(node.body)
 
-        return self._loop(body, node.orelse, self._live_in(node))
+        return self._loop(body, node.orelse, self._live_in(node), node)
 
     def while_stmt(self, node: cst.While) -> bool:
         def body() -> bool:
             self.test(node.test)
             return self.block(node.body)
 
-        return self._loop(body, node.orelse, self._live_in(node))
+        return self._loop(body, node.orelse, self._live_in(node), node)
 
     def _live_in(self, node: cst.For | cst.While) -> frozenset[str]:
         """Names a pass over the loop may read before it binds them: only their values at the
@@ -344,7 +349,11 @@ class Dataflow(Generic[V]):
         return live
 
     def _loop(
-        self, body: Callable[[], bool], orelse: cst.Else | None, live: frozenset[str]
+        self,
+        body: Callable[[], bool],
+        orelse: cst.Else | None,
+        live: frozenset[str],
+        node: cst.For | cst.While,
     ) -> bool:
         """Run a loop body until the environment at its head stops changing (in the names a
         pass reads before binding them: `live`); after `max_passes` passes, the names still
@@ -364,6 +373,7 @@ class Dataflow(Generic[V]):
                 exits, continues = self._exits.pop()
             breaks.extend(exits)
             ends = ([] if leaves else [self.env]) + continues
+            self.pass_ends(node, ends)
             new_head = self.join_envs(head, [head, *ends]) if ends else head
             if widened or new_head == head:
                 break

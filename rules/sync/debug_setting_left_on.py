@@ -271,5 +271,4 @@ _NOT_PRODUCTION = re.compile(
 def production_path(path: str) -> bool:
     """Whether nothing in the (project-relative) path says test, debug, profile or benchmark."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
-    stems = [*parts[:-1], PurePosixPath(parts[-1]).stem] if parts else []
-    return not any(_NOT_PRODUCTION.search(part) for part in stems)
+    return not any(_NOT_PRODUCTION.search(part) for part in parts)

@@ -384,9 +384,10 @@ class _Values:
         return type(func) is cst.Name and func.value in self.losses and self.on_device(value)
 
     def batch_array(self, node: cst.BaseExpression) -> bool:
-        return (
-            type(node) is cst.Name and node.value in self.arrays and node.value not in self.batches
-        )
+        """`node` is one array of the step (not the whole batch), iterated over its rows."""
+        if type(node) is cst.Name:
+            return node.value in self.arrays and node.value not in self.batches
+        return type(node) is cst.Call and self.is_array(node)
 
 
 def check_per_element(checker: MemoryChecker, loop: cst.For, tensors: set[str]) -> None:
@@ -425,7 +426,12 @@ def _whole_batches(loop: cst.For) -> set[str]:
     target = loop.target
     if type(target) is cst.Name:
         return {target.value}
-    if type(target) is cst.Tuple and len(target.elements) == 2:
+    enumerated = (
+        type(loop.iter) is cst.Call
+        and type(loop.iter.func) is cst.Name
+        and loop.iter.func.value == "enumerate"
+    )
+    if enumerated and type(target) is cst.Tuple and len(target.elements) == 2:
         second = target.elements[1].value
         if type(second) is cst.Name:
             return {second.value}

@@ -11,6 +11,7 @@ are the examples below (run by `tests/test_rule_examples.py`), `tests/test_sync.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ import libcst as cst
 
 from mxlint.checker import FixSpec, NodeEdit, shortened
 from mxlint.flow import post_order_calls
+from mxlint.names import dotted_name
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.semantic.dataflow import Dataflow
 from mxlint.semantic.effects import Effects, is_sync_call
@@ -250,6 +252,7 @@ class _Reads(Dataflow[_Pending]):
         self.checker = checker
         self.statement: cst.CSTNode | None = None
         self.reported: set[cst.CSTNode] = set()
+        self._ends: dict[cst.CSTNode, list[_Pending]] = {}
 
     def top(self) -> _Pending:
         return _NONE
@@ -270,6 +273,31 @@ class _Reads(Dataflow[_Pending]):
 
     def define(self, node: cst.FunctionDef | cst.ClassDef) -> None:
         return  # a nested definition runs nothing here
+
+    def pass_ends(self, node: cst.For | cst.While, ends: Sequence[dict[str, _Pending]]) -> None:
+        self._ends[node] = [end.get(_KEY, _NONE) for end in ends]
+
+    def for_stmt(self, node: cst.For) -> bool:
+        leaves = super().for_stmt(node)
+        self._ran(node)
+        return leaves
+
+    def while_stmt(self, node: cst.While) -> bool:
+        leaves = super().while_stmt(node)
+        self._ran(node)
+        return leaves
+
+    def _ran(self, node: cst.For | cst.While) -> None:
+        """A training or profiling loop runs: what its last iteration left queued (on every
+        way through its body) is pending after it, though the loop could in principle run
+        zero times."""
+        ends = self._ends.pop(node, [])
+        if self.env.get(_KEY, _NONE).work is None and ends:
+            joined = ends[0]
+            for end in ends[1:]:
+                joined = self.join(joined, end)
+            if joined.work is not None:
+                self.env[_KEY] = joined
 
     def expr(self, node: cst.BaseExpression) -> _Pending:
         for call in post_order_calls(node):
@@ -320,7 +348,7 @@ class _Reads(Dataflow[_Pending]):
             call,
             UnsyncedDeviceRead,
             UnsyncedDeviceRead.format(
-                expr=shortened(ctx.code(call)),
+                expr=_quoted(ctx.code(call), call),
                 what=what[0],
                 consequence=what[1],
                 line=_line_of(self.checker, pending.work),
@@ -330,6 +358,13 @@ class _Reads(Dataflow[_Pending]):
             requires=("no-sync", " ".join(pending.helpers)) if pending.helpers else None,
             data={"read": "profiler" if what[0] == _PROFILER_TEXT else "gpu"},
         )
+
+
+def _quoted(code: str, call: cst.Call) -> str:
+    """The call as the message quotes it: on one line, or `name(...)` when it spans lines."""
+    if "\n" in code.strip():
+        return f"{dotted_name(call.func) or 'call'}(...)"
+    return shortened(code)
 
 
 def _line_of(checker: MemoryChecker, node: cst.CSTNode | None) -> int:
@@ -387,12 +422,31 @@ def _queries_gpu_memory(command: cst.BaseExpression) -> bool:
 
 
 def _waitall(checker: MemoryChecker) -> str | None:
-    """`mx.nd.waitall()` spelled with the file's imports; None when none reaches it."""
-    aliases = checker.ctx.imports.aliases
-    for local, full in aliases.items():
-        if full == "mxnet" and "." not in local:
-            return f"{local}.nd.waitall()"
-    for local, full in aliases.items():
-        if full in ("mxnet.nd", "mxnet.ndarray", "mxnet.npx") and "." not in local:
-            return f"{local}.waitall()"
+    """`mx.nd.waitall()` spelled with the module's own imports of MXNet (`import mxnet as mx`,
+    `from mxnet import nd`); None when none reaches it."""
+    for stmt in checker.ctx.module.body:
+        if type(stmt) is not cst.SimpleStatementLine:
+            continue
+        for small in stmt.body:
+            if type(small) is cst.Import:
+                for alias in small.names:
+                    name = dotted_name(alias.name)
+                    local = alias.asname.name if alias.asname is not None else None
+                    if name == "mxnet":
+                        bound = local.value if type(local) is cst.Name else "mxnet"
+                        return f"{bound}.nd.waitall()"
+                    if name in ("mxnet.nd", "mxnet.ndarray") and type(local) is cst.Name:
+                        return f"{local.value}.waitall()"
+            elif (
+                type(small) is cst.ImportFrom
+                and not small.relative
+                and small.module is not None
+                and dotted_name(small.module) == "mxnet"
+                and not isinstance(small.names, cst.ImportStar)
+            ):
+                for alias in small.names:
+                    if dotted_name(alias.name) in ("nd", "ndarray"):
+                        local = alias.asname.name if alias.asname is not None else alias.name
+                        if type(local) is cst.Name:
+                            return f"{local.value}.waitall()"
     return None

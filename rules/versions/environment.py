@@ -56,6 +56,8 @@ class _Written:
     value_node: cst.BaseExpression
     statement: cst.SimpleStatementLine
     guarded: bool
+    #: The compound statement (or module) whose block holds the statement.
+    parent: cst.CSTNode
 
 
 class EnvironmentChecker(Checker):
@@ -73,7 +75,10 @@ class EnvironmentChecker(Checker):
                 name = _string(name_node)
                 if name is None or not name.startswith("MXNET_"):
                     continue
-                self._written.append(_Written(name, _string(value), value, node, self._guarded()))
+                parent = self.ctx.stack[-1] if self.ctx.stack else self.ctx.module
+                self._written.append(
+                    _Written(name, _string(value), value, node, self._guarded(), parent)
+                )
 
     def _settings(
         self, small: cst.BaseSmallStatement
@@ -165,7 +170,7 @@ class EnvironmentChecker(Checker):
                     DebugSettingLeftOn.format(
                         setting=f"{written.name}={written.value}", effect=effect
                     ),
-                    fix=self._removal(written.statement),
+                    fix=_removal(written.statement, written.parent),
                     data={"setting": written.name, "value": written.value},
                 )
 
@@ -190,19 +195,19 @@ class EnvironmentChecker(Checker):
             for stmt in module.body
         )
 
-    def _removal(self, statement: cst.SimpleStatementLine) -> FixSpec | None:
-        """Delete the statement's line; `pass` when it is the only statement of its block."""
-        if len(statement.body) != 1:
-            return None
-        parent: cst.CSTNode = self.ctx.stack[-1] if self.ctx.stack else self.ctx.module
-        for block in iter_nodes(parent, stop=(*NESTED_SCOPES, cst.SimpleStatementLine)):
-            if type(block) is cst.IndentedBlock and statement in block.body:
-                if len(block.body) == 1:
-                    return FixSpec(
-                        "unsafe", "Replace with `pass`", (NodeEdit(statement.body[0], "pass"),)
-                    )
-                break
-        return FixSpec("unsafe", "Remove the setting", (NodeEdit(statement, "", "delete_lines"),))
+
+def _removal(statement: cst.SimpleStatementLine, parent: cst.CSTNode) -> FixSpec | None:
+    """Delete the statement's line; `pass` when it is the only statement of its block."""
+    if len(statement.body) != 1:
+        return None
+    for block in iter_nodes(parent, stop=(*NESTED_SCOPES, cst.SimpleStatementLine)):
+        if type(block) is cst.IndentedBlock and statement in block.body:
+            if len(block.body) == 1:
+                return FixSpec(
+                    "unsafe", "Replace with `pass`", (NodeEdit(statement.body[0], "pass"),)
+                )
+            break
+    return FixSpec("unsafe", "Remove the setting", (NodeEdit(statement, "", "delete_lines"),))
 
 
 def _string(node: cst.BaseExpression) -> str | None:
