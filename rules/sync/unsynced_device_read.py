@@ -444,9 +444,11 @@ def _waitall(checker: MemoryChecker) -> str | None:
                 and dotted_name(small.module) == "mxnet"
                 and not isinstance(small.names, cst.ImportStar)
             ):
-                for alias in small.names:
-                    if dotted_name(alias.name) in ("nd", "ndarray"):
-                        local = alias.asname.name if alias.asname is not None else alias.name
-                        if type(local) is cst.Name:
-                            return f"{local.value}.waitall()"
+                for imported in small.names:
+                    if dotted_name(imported.name) in ("nd", "ndarray"):
+                        bound_to = (
+                            imported.asname.name if imported.asname is not None else imported.name
+                        )
+                        if type(bound_to) is cst.Name:
+                            return f"{bound_to.value}.waitall()"
     return None
