@@ -6,7 +6,7 @@ family's loop rules run in the memory family's `MemoryChecker`.)
 
 from __future__ import annotations
 
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -67,6 +67,7 @@ class ProfilerChecker(Checker):
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
         files = [f for f in project.files if cls.name in f.checker_facts]
         stopping = [f for f in files if _facts(f).get("stops")]
+        modules = {f.module for f in project.files}
         out: list[Finding] = []
         for f in files:
             facts = _facts(f)
@@ -74,6 +75,8 @@ class ProfilerChecker(Checker):
                 continue
             if any(_neighbours(f, g) for g in stopping):
                 continue
+            if _unread_neighbour(f, modules):
+                continue  # a module of the project the run did not read may stop it
             for span, expr, symbol in facts["runs"]:
                 sl, sc, el, ec = span
                 out.append(
@@ -122,3 +125,21 @@ def _imports(importer: FileFacts, module: FileFacts) -> bool:
 
 def _neighbours(a: FileFacts, b: FileFacts) -> bool:
     return _imports(a, b) or _imports(b, a)
+
+
+def _unread_neighbour(f: FileFacts, modules: set[str]) -> bool:
+    """`f` imports a module of its project (a file or package beside it, or of its own
+    package) that the run did not read: one file checked alone (flake8, an editor)."""
+    folder = Path(f.path).parent
+    package = f.module.rpartition(".")[0]
+    for name in f.imports:
+        parts = name.split(".")
+        prefixes = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+        if prefixes & modules:
+            continue
+        if package and name.startswith(package + "."):
+            return True
+        top = parts[0]
+        if (folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file():
+            return True
+    return False
