@@ -210,16 +210,25 @@ def test_a_profiler_stopped_in_the_importing_script_is_stopped():
 
 
 def test_a_sibling_module_the_run_did_not_read_may_stop_it(tmp_path):
-    """One file checked alone (flake8, an editor): a project module beside it that imports
-    or is imported by it is unknown, so nothing is reported; read together, it is judged."""
+    """One file checked alone (flake8, an editor): a project module it imports that mentions
+    the profiler is unknown, so nothing is reported; read together, it is judged. A module
+    with no sign of the profiler cannot stop it."""
     (tmp_path / "train.py").write_text(
         "from mxnet import profiler\nimport hooks\n\nprofiler.set_state('run')\nhooks.go()\n"
     )
+    (tmp_path / "hooks.py").write_text(
+        "from mxnet import profiler\n\ndef go():\n    profiler.set_state('run')\n"
+    )
+    settings = Settings(select=("MXL605",), root=tmp_path)
+    assert check_paths([tmp_path / "train.py"], settings).findings == []
+    both = check_paths([tmp_path], settings)
+    assert [(Path(f.filename).name, f.location.row) for f in both.findings] == [
+        ("hooks.py", 4),
+        ("train.py", 4),
+    ]
     (tmp_path / "hooks.py").write_text("def go():\n    print('training')\n")
-    alone = check_paths([tmp_path / "train.py"], Settings(select=("MXL605",), root=tmp_path))
-    assert alone.findings == []
-    both = check_paths([tmp_path], Settings(select=("MXL605",), root=tmp_path))
-    assert [(Path(f.filename).name, f.location.row) for f in both.findings] == [("train.py", 4)]
+    alone = check_paths([tmp_path / "train.py"], settings)
+    assert [(Path(f.filename).name, f.location.row) for f in alone.findings] == [("train.py", 4)]
 
 
 def test_a_state_known_only_at_run_time_may_stop_it():

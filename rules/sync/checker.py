@@ -128,18 +128,29 @@ def _neighbours(a: FileFacts, b: FileFacts) -> bool:
 
 
 def _unread_neighbour(f: FileFacts, modules: set[str]) -> bool:
-    """`f` imports a module of its project (a file or package beside it, or of its own
-    package) that the run did not read: one file checked alone (flake8, an editor)."""
-    folder = Path(f.path).parent
-    package = f.module.rpartition(".")[0]
+    """`f` imports a module of its project that the run did not read (one file checked alone:
+    flake8, an editor) and whose text mentions the profiler: it may stop it. A module the run
+    skipped as showing no sign of MXNet cannot."""
+    root = Path(f.path).parent
+    for _ in range(f.module.count(".")):
+        root = root.parent
     for name in f.imports:
         parts = name.split(".")
-        prefixes = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
-        if prefixes & modules:
+        prefixes = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+        if any(prefix in modules for prefix in prefixes):
             continue
-        if package and name.startswith(package + "."):
-            return True
-        top = parts[0]
-        if (folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file():
-            return True
+        for prefix in prefixes:
+            base = root.joinpath(*prefix.split("."))
+            for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                if candidate.is_file():
+                    return _mentions_profiler(candidate)
     return False
+
+
+def _mentions_profiler(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1_000_000)
+    except OSError:
+        return True  # unreadable: it may
+    return "profiler" in text or "set_state" in text
