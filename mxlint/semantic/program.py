@@ -31,6 +31,15 @@ def console_script_modules(root: Path) -> frozenset[str]:
     return frozenset(found)
 
 
+def is_test_file(path: str) -> bool:
+    """A test module: under a `test`/`tests`/`testing` directory, or named `test_*.py` or
+    `*_test.py`. Tests set bad values and leave switches on on purpose."""
+    parts = path.replace("\\", "/").split("/")
+    return any(p in ("test", "tests", "testing") for p in parts[:-1]) or bool(
+        re.match(r"(?:test_.*|.*_test)\.py$", parts[-1])
+    )
+
+
 class ImportGraph:
     """The modules the files of a run import, for asking whether a module is imported."""
 

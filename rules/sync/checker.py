@@ -15,6 +15,7 @@ from mxlint.checker import Checker, shortened
 from mxlint.positions import node_ranges
 from mxlint.rule import Finding, Location
 from mxlint.rules.sync.profiler_left_running import SET_STATE, STOPS, ProfilerLeftRunning
+from mxlint.semantic.program import is_test_file
 
 if TYPE_CHECKING:
     from mxlint.checker import FileFacts
@@ -53,7 +54,11 @@ class ProfilerChecker(Checker):
         if not self._runs and not self._stops:
             return
         runs: list[tuple[tuple[int, int, int, int], str, str | None]] = []
-        if self._runs and self.ctx.settings.enabled(ProfilerLeftRunning, self.ctx.path):
+        if (
+            self._runs
+            and self.ctx.settings.enabled(ProfilerLeftRunning, self.ctx.path)
+            and not is_test_file(self.ctx.settings.relative(self.ctx.path))
+        ):
             ranges = node_ranges(self.ctx.module, [c for c, _ in self._runs], self.ctx.source)
             for call, symbol in self._runs:
                 rng = ranges.get(call)

@@ -23,6 +23,7 @@ from mxlint.rules.sync.debug_setting_left_on import DebugSettingLeftOn
 from mxlint.rules.versions import invalid_mxnet_setting
 from mxlint.rules.versions._files import file_kind
 from mxlint.rules.versions.invalid_mxnet_setting import InvalidMxnetSetting
+from mxlint.semantic.program import is_test_file
 from mxlint.shellscript import EnvSetting, Launch, parse_shell_script
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
@@ -32,15 +33,6 @@ if TYPE_CHECKING:
 #: What a file does that makes it a training run (a program that steps an optimizer).
 _TRAINS = re.compile(r"\.backward\(|\.step\(|\.fit\(|\bTrainer\(|\.update\(\)")
 _SHELL_SCRIPT = re.compile(r"\.(?:sh|bash)$", re.I)
-
-
-def _in_tests(path: str) -> bool:
-    """A test file: under a `tests`/`test` directory, or named `test_*.py`/`*_test.py`."""
-    parts = path.replace("\\", "/").split("/")
-    name = parts[-1]
-    return any(p in ("test", "tests", "testing") for p in parts[:-1]) or bool(
-        re.match(r"(?:test_.*|.*_test)\.py$", name)
-    )
 
 
 # --- Python ---------------------------------------------------------------------------------
@@ -134,7 +126,7 @@ class EnvironmentChecker(Checker):
         if not self._written:
             return
         ctx = self.ctx
-        if _in_tests(ctx.settings.relative(ctx.path)):
+        if is_test_file(ctx.settings.relative(ctx.path)):
             return
         if ctx.settings.enabled(InvalidMxnetSetting, ctx.path):
             for written in self._written:
@@ -236,7 +228,7 @@ class EnvironmentFilesChecker(TextChecker):
             if "MXNET_" not in text:
                 continue
             relative = settings.relative(path)
-            if _in_tests(relative):
+            if is_test_file(relative):
                 continue
             if file_kind(path) == "dockerfile":
                 stages = parse_dockerfile(text)
