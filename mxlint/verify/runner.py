@@ -20,7 +20,7 @@ from mxlint.verify.model import Verdict, inconclusive
 from mxlint.verify.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ChildResult, Confinement
 from mxlint.verify.slots import Slots
 
-THREADED = "ThreadedEnginePerDevice"
+THREADED = syncs.THREADED
 #: Codes proven by exporting and importing back (`verify/lifecycle.py`) as well as by what
 #: the line raises.
 ROUNDTRIP_CODES = frozenset({"MXL704"})

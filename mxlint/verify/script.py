@@ -1,10 +1,12 @@
 """Script harness (runs inside the verify subprocess): a bounded, instrumented run of an entry
-script for the context, seed, memory and lifecycle families.
+script for the context, seed, memory, lifecycle and sync families.
 
 The run stops after N training steps (hooks on `Trainer.step`, `Module.update` and `backward`;
 DataLoader iteration bounds loops that never step). It records the exception with its frames,
 a fingerprint (first batch, losses, parameters after N steps) and, per step, the MXNet
-profiler's storage counter and the number of live NDArrays.
+profiler's storage counter and the number of live NDArrays. On request it also counts the
+synchronisations of watched lines per step, follows the profiler (`mxlint.verify.probes`), and
+times a window of steps with the engine drained at both ends.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ The functions after the class decide and word its findings; the family's checker
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -275,14 +275,20 @@ class _Values:
     known to hold one array (`arrays`: the batch's data and label, what tensor operators and
     array methods return), whose iteration walks the batch's elements."""
 
-    def __init__(self, checker: MemoryChecker, loop: cst.For, tensors: set[str]) -> None:
+    def __init__(
+        self,
+        checker: MemoryChecker,
+        loop: cst.For,
+        body: Sequence[cst.BaseStatement],
+        tensors: set[str],
+    ) -> None:
         self.checker = checker
         self.batches = _whole_batches(loop)
         self.device = (tensors | _target_names(loop)) - self.batches
         self.arrays = _unpacked_batch(loop)
         self.losses = _loss_objects(checker)
         assigns: list[tuple[str, cst.BaseExpression, cst.CSTNode]] = []
-        for stmt in loop.body.body:  # type: ignore[union-attr]
+        for stmt in body:
             for node in iter_nodes(stmt, stop=NESTED_SCOPES):
                 if type(node) is cst.Assign and len(node.targets) == 1:
                     target = node.targets[0].target
@@ -300,7 +306,7 @@ class _Values:
                     changed = True
         # A name the loop uses as an array (`loss.backward()`, `out.argmax(1)`, `x.shape`) is
         # one: a list or tuple of arrays has none of these.
-        for stmt in loop.body.body:  # type: ignore[union-attr]
+        for stmt in body:
             for node in iter_nodes(stmt, stop=NESTED_SCOPES):
                 if (
                     type(node) is cst.Attribute
@@ -396,9 +402,10 @@ def check_per_element(checker: MemoryChecker, loop: cst.For, tensors: set[str]) 
         return
     if not any(checker._queues_step(stmt) for stmt in loop.body.body):
         return
-    values = _Values(checker, loop, tensors)
+    body = list(loop.body.body)
+    values = _Values(checker, loop, body, tensors)
     reported: set[cst.CSTNode] = set()
-    for inner in _inner_iterations(checker, loop, values):
+    for inner in _inner_iterations(checker, body, values):
         for call, tensor in _readbacks(checker, inner, values):
             if call in reported:
                 continue
@@ -472,12 +479,14 @@ def _loss_objects(checker: MemoryChecker) -> set[str]:
     return out
 
 
-def _inner_iterations(checker: MemoryChecker, loop: cst.For, values: _Values) -> Iterator[_Inner]:
+def _inner_iterations(
+    checker: MemoryChecker, body: Sequence[cst.BaseStatement], values: _Values
+) -> Iterator[_Inner]:
     """Loops and comprehensions inside the training loop (not under an `if` of it) that iterate
     over the elements of a batch tensor."""
     from mxlint.walker import children
 
-    stack: list[cst.CSTNode] = list(reversed(list(loop.body.body)))  # type: ignore[union-attr]
+    stack: list[cst.CSTNode] = list(reversed(body))
     while stack:
         node = stack.pop()
         if isinstance(node, (*NESTED_SCOPES, cst.If, cst.IfExp, cst.While)):
@@ -494,7 +503,7 @@ def _inner_iterations(checker: MemoryChecker, loop: cst.For, values: _Values) ->
             if found is not None:
                 elements, indices, source = found
                 parts: list[cst.CSTNode] = (
-                    [node.key, node.value] if type(node) is cst.DictComp else [node.elt]  # type: ignore[union-attr]
+                    [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
                 )
                 parts += list(comp.ifs)
                 if comp.inner_for_in is not None:
@@ -577,7 +586,8 @@ def _readbacks(
 ) -> Iterator[tuple[cst.Call, str]]:
     """Readbacks in the inner iteration of a value that depends on its element: (the call, the
     batch array it reads from)."""
-    it = inner.node.iter if type(inner.node) is cst.For else inner.node.for_in.iter  # type: ignore[union-attr]
+    iteration = inner.node
+    it = iteration.iter if isinstance(iteration, cst.For) else iteration.for_in.iter
     sources = _iterated_names(it)
     # An element of one array names that array; of a zip, itself.
     elements = {name: sources[0] if len(sources) == 1 else name for name in inner.elements}
@@ -587,8 +597,8 @@ def _readbacks(
         for node in iter_nodes(part, stop=NESTED_SCOPES):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = node.targets[0].target
-                if type(target) is cst.Name and values.on_device(node.value) | _mentions(
-                    node.value, elements
+                if type(target) is cst.Name and (
+                    values.on_device(node.value) or _mentions(node.value, elements)
                 ):
                     tensor = _element_of(node.value, elements, derived, inner.indices, values)
                     if tensor is not None and not _reads_back(node.value):

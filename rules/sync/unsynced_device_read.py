@@ -402,8 +402,8 @@ def _queries_gpu_memory(command: cst.BaseExpression) -> bool:
     """A command running `nvidia-smi` for memory or utilisation: bare `nvidia-smi`, or with
     `--query-gpu=memory...`/`utilization...`/`-q -d MEMORY` (not `-L` or `topo`)."""
     words: list[str] = []
-    if type(command) in (cst.List, cst.Tuple):
-        for el in command.elements:  # type: ignore[attr-defined]
+    if isinstance(command, (cst.List, cst.Tuple)):
+        for el in command.elements:
             if isinstance(el.value, (cst.SimpleString, cst.ConcatenatedString)):
                 value = el.value.evaluated_value
                 if isinstance(value, str):
