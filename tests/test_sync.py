@@ -461,10 +461,13 @@ def test_operator_calls_are_read_from_the_profilers_table():
 
 
 def test_step_times_compare_the_medians_of_paired_runs():
-    def run(ms: float) -> dict:
-        return {"window": {"seconds": ms * 20 / 1000, "steps": 20, "blocked": None}}
+    def run(cpu_ms: float, wall_ms: float = 1.0) -> dict:
+        seconds = {"seconds": wall_ms * 20 / 1000, "cpu_seconds": cpu_ms * 20 / 1000}
+        return {"window": {**seconds, "steps": 20, "blocked": None}}
 
     ratio, low, high, slow, fast = compare_times([run(10), run(12)], [run(5), run(4)])
     assert (round(ratio, 3), round(low, 3), round(high, 3)) == (2.444, 2.0, 3.0)
     assert (round(slow, 3), round(fast, 3)) == (11.0, 4.5)
+    wall = compare_times([run(1, 30)], [run(1, 10)], "seconds")
+    assert wall is not None and round(wall[0], 3) == 3.0
     assert compare_times([run(10), {"window": None}], [run(5), run(5)]) is None

@@ -80,6 +80,8 @@ class Probe:
         #: read the clock; steps in between keep whatever overlap the program has.
         self.timed = timed
         self.window: list[float] = []
+        #: The same window in process CPU time (all threads: Python's and the engine's).
+        self.cpu_window: list[float] = []
         if memory:
             mx.profiler.set_config(
                 profile_memory=True,
@@ -112,6 +114,7 @@ class Probe:
         if self.timed and self.steps in (self.timed, self.limit) and len(self.window) < 2:
             mx.nd.waitall()
             self.window.append(time.perf_counter())
+            self.cpu_window.append(time.process_time())
         if self.steps <= self.limit:
             self.observe()
         if self.steps >= 3 * self.limit:  # loops not driven by a DataLoader/DataIter
@@ -492,6 +495,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
             "dist": facts.to_json() if facts is not None else None,
             "window": {
                 "seconds": probe.window[1] - probe.window[0],
+                "cpu_seconds": probe.cpu_window[1] - probe.cpu_window[0],
                 "steps": probe.limit - probe.timed,
                 "blocked": blocked.seconds if blocked is not None else None,
             }

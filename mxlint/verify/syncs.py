@@ -26,10 +26,12 @@ from mxlint.verify.model import Rewrite, Verdict, inconclusive
 from mxlint.verify.plan import Item, Task
 
 THREADED = "ThreadedEnginePerDevice"
-#: Steps of a sync or engine run: enough for a median after the warm-up steps.
-TIMING_STEPS = 24
+#: Steps of a sync or engine run: a timing window of 36 steps after the warm-up.
+TIMING_STEPS = 40
+#: Timed runs of each side, alternated (a shared machine's load comes in bursts).
+TIMING_RUNS = 3
 #: Steps dropped from the start of a timed run (graph building, allocations, caches).
-WARMUP = 3
+WARMUP = 4
 #: A setting is confirmed to slow training when the slower side's median step is this much
 #: longer and every pair of runs agrees.
 SLOWER = 1.05
@@ -45,13 +47,14 @@ def _steps(payload: dict[str, Any]) -> str:
     return interpret._bounded(payload)
 
 
-def step_ms(payload: dict[str, Any]) -> float | None:
-    """The mean training step time (ms) of a timed run, over the steps after the warm-up (the
-    engine drained at both ends of the window, so queued work is counted)."""
+def step_ms(payload: dict[str, Any], clock: str = "cpu_seconds") -> float | None:
+    """The mean training step time (ms) of a timed run over the steps after the warm-up, on
+    process CPU time (steadier than wall time on a shared machine; `clock="seconds"` for wall
+    time). The engine is drained at both ends of the window, so queued work is counted."""
     window = payload.get("window")
-    if not isinstance(window, dict) or not window.get("steps"):
+    if not isinstance(window, dict) or not window.get("steps") or window.get(clock) is None:
         return None
-    return float(window["seconds"]) * 1000 / int(window["steps"])
+    return float(window[clock]) * 1000 / int(window["steps"])
 
 
 def blocked_ms(payload: dict[str, Any]) -> float | None:
@@ -64,13 +67,13 @@ def blocked_ms(payload: dict[str, Any]) -> float | None:
 
 
 def compare_times(
-    slow: Sequence[dict[str, Any]], fast: Sequence[dict[str, Any]]
+    slow: Sequence[dict[str, Any]], fast: Sequence[dict[str, Any]], clock: str = "cpu_seconds"
 ) -> tuple[float, float, float, float, float] | None:
     """(ratio, low, high, slow ms, fast ms): the median step time of the `slow` runs over that
     of the `fast` runs, with the lowest and highest ratio of the paired runs; None when a run
     did not complete its timing window."""
-    a = [m for m in (step_ms(p) for p in slow) if m is not None]
-    b = [m for m in (step_ms(p) for p in fast) if m is not None]
+    a = [m for m in (step_ms(p, clock) for p in slow) if m is not None]
+    b = [m for m in (step_ms(p, clock) for p in fast) if m is not None]
     if not a or not b or len(a) != len(slow) or len(b) != len(fast):
         return None
     pairs = [x / y for x, y in zip(a, b) if y > 0]
@@ -110,7 +113,7 @@ def sync_verdicts(
     if rewrite.verified and bench:
         plain = dict(job, sync_lines=[], timed=WARMUP, trace=False)
         originals, rewrites = [], []
-        for _ in range(2):  # alternated, so that a drifting machine slows both sides alike
+        for _ in range(TIMING_RUNS):  # alternated: a drifting machine slows both sides alike
             originals.append(run(plain, THREADED))
             rewrites.append(run(dict(plain, rewrite_source=rewrite_source), THREADED))
         _time_rewrite(rewrite, originals, rewrites)
@@ -201,10 +204,12 @@ def _time_rewrite(
 ) -> None:
     found = compare_times(originals, rewrites)
     if found is None:
-        rewrite.evidence += "; timing: too few steps to compare"
+        rewrite.evidence += "; timing: a run did not complete its timing window"
         return
     ratio, low, high, slow, fast = found
     rewrite.ratio, rewrite.spread = round(ratio, 3), (round(low, 3), round(high, 3))
+    wall = compare_times(originals, rewrites, "seconds")
+    rewrite.wall_ratio = round(wall[0], 3) if wall is not None else None
     rewrite.within_noise = low <= 1.0 <= high or abs(ratio - 1) < 0.03
     rewrite.samples = {
         "original": [m / 1000 for m in (step_ms(p) for p in originals) if m is not None],
@@ -218,8 +223,10 @@ def _time_rewrite(
     rewrite.evidence += (
         f"; timed on the threaded engine ({len(originals)}+{len(rewrites)} runs alternated, "
         f"{TIMING_STEPS - WARMUP} steps each after {WARMUP} warm-up steps, the engine drained "
-        f"at both ends): step {slow:.2f} ms before, {fast:.2f} ms after, ratio {ratio:.2f} "
-        f"[{low:.2f}, {high:.2f}], {verdict}"
+        f"at both ends): {slow:.2f} ms of CPU time per step before, {fast:.2f} ms after, "
+        f"ratio {ratio:.2f} [{low:.2f}, {high:.2f}]"
+        + (f", wall-time ratio {wall[0]:.2f}" if wall is not None else "")
+        + f", {verdict}"
     )
 
 
@@ -412,7 +419,7 @@ def _debug_setting(
     engine, extra = _environment(name, value)
     base = dict(task.job, steps=TIMING_STEPS, seed=["numpy", "random", "mxnet"], timed=WARMUP)
     with_setting, without = [], []
-    for _ in range(2):  # alternated, so that a drifting machine slows both sides alike
+    for _ in range(TIMING_RUNS):  # alternated: a drifting machine slows both sides alike
         with_setting.append(run(dict(base, env=extra, trace=False), engine))
         clean = (
             dict(base, rewrite_source=source, trace=False)
@@ -440,7 +447,7 @@ def _debug_setting(
     )
     timing = (
         f"step {slow:.2f} ms with {name}={value}, {fast:.2f} ms without (ratio {ratio:.2f} "
-        f"[{low:.2f}, {high:.2f}], 2+2 runs alternated){same}"
+        f"[{low:.2f}, {high:.2f}], {TIMING_RUNS}+{TIMING_RUNS} runs alternated){same}"
     )
     verdict: Verdict
     held = [m for m in (blocked_ms(p) for p in with_setting) if m is not None]
