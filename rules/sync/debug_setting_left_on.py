@@ -33,8 +33,8 @@ class DebugSettingLeftOn(Rule):
         Docker image (`ENV` of the final stage) or in the shell script that launches it
         (`export NAME=value`, `NAME=value python train.py`). A setting behind a condition (an
         `if` on a debug flag, `[ -n "$DEBUG" ] && export ...`, a `case` branch, a function) is
-        not reported, nor one in tests, or in a script, program or Dockerfile whose name says
-        debug, profile, test or benchmark. A Python file is judged when it is a program that
+        not reported, nor one in tests, in a script that runs a test runner (`python -m pytest`),
+        or in a script, program or Dockerfile whose name says debug, profile, test or benchmark. A Python file is judged when it is a program that
         trains (`backward()`, `trainer.step()`, `fit()`).
     """
     why = """
@@ -261,10 +261,13 @@ def effect(name: str, value: str | None) -> str | None:
     }.get(name)
 
 
-#: A path part that says the file is not a production run: tests, debugging, profiling,
-#: benchmarks (`tests/`, `debug_train.py`, `profile.sh`, `benchmark/run.sh`).
+#: A path part that says the file is not a production run: tests and test runners,
+#: debugging, profiling, benchmarks (`tests/`, `debug_train.py`, `profile.sh`,
+#: `benchmark/run.sh`, `python -m pytest`).
 _NOT_PRODUCTION = re.compile(
-    r"(?:^|[_.\-])(?:tests?|testing|debug\w*|profil\w*|bench\w*)(?:$|[_.\-])", re.I
+    r"(?:^|[_.\-])(?:tests?|testing|py\.?test|nose\w*|unittest|debug\w*|profil\w*|bench\w*)"
+    r"(?:$|[_.\-])",
+    re.I,
 )
 
 
