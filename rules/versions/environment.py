@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint.checker import Checker, FixSpec, NodeEdit, TextChecker
-from mxlint.dockerfile import Stage, parse_dockerfile
-from mxlint.parsing import split_lines
 from mxlint.flow import has_main_guard, is_main_guard, main_runs_tests
+from mxlint.parsing import split_lines
 from mxlint.rule import Finding, Location
 from mxlint.rules.sync import debug_setting_left_on
 from mxlint.rules.sync.debug_setting_left_on import DebugSettingLeftOn
@@ -28,6 +27,7 @@ from mxlint.shellscript import EnvSetting, Launch, parse_shell_script
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
+    from mxlint.dockerfile import Stage
     from mxlint.settings import Settings
 
 #: What a file does that makes it a training run (a program that steps an optimizer).
@@ -223,6 +223,9 @@ class EnvironmentFilesChecker(TextChecker):
         return file_kind(filename) == "dockerfile" or bool(_SHELL_SCRIPT.search(filename))
 
     def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
+        # The Dockerfile reader loads `packaging`: only runs with such files pay for it.
+        from mxlint.dockerfile import parse_dockerfile
+
         out: list[Finding] = []
         for path, text in files:
             if "MXNET_" not in text:
