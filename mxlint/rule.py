@@ -137,7 +137,7 @@ class Runtime:
     in place of their own; "sync" counts the synchronisations of each training step and times
     the loop before and after the rewrite; "profiler" watches MXNet's profiler and what it
     holds; "engine" runs the script on the engine and settings it writes into its environment,
-    and without them; "device" needs a GPU (inconclusive on a host without one).
+    and without them.
     """
 
     check: Literal[
@@ -153,7 +153,6 @@ class Runtime:
         "sync",
         "profiler",
         "engine",
-        "device",
     ]
     #: The predicted failure is an exception raised at (or after) the flagged line, whose
     #: `Type: message` text matches `error` (any exception when None).

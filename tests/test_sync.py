@@ -16,8 +16,8 @@ from mxlint.dockerfile import cuda_image_kind, parse_dockerfile
 from mxlint.fixes import apply_edits
 from mxlint.rules.sync.debug_setting_left_on import effect, production_path
 from mxlint.rules.versions._releases import cudnn_of_build
+from mxlint.rules.versions.environment import _shell_settings
 from mxlint.rules.versions.invalid_mxnet_setting import problem
-from mxlint.shellscript import parse_shell_script
 from mxlint.verify.probes import operator_calls
 from mxlint.verify.syncs import compare_times
 
@@ -354,43 +354,50 @@ def test_a_python_file_that_does_not_train_is_not_judged():
 # -- the readers ---------------------------------------------------------------------------------
 
 
-def test_shell_settings_know_where_and_whether_they_always_apply():
-    script = parse_shell_script(
+def test_launch_script_settings_know_where_and_whether_they_always_apply():
+    """What a script writes (MXL511 judges all of it) and what the Python programs it always
+    starts run with (MXL606 judges only that)."""
+    written, always, programs = _shell_settings(
         textwrap.dedent(
             """\
             #!/bin/bash
-            export A=1 B="two words"
-            C=3
-            export C
-            if [ -n "$DEBUG" ]; then export D=4; fi
-            [ -z "$X" ] || export E=5
-            run() { export F=6; }
+            export MXNET_A=1 MXNET_B="two words"
+            MXNET_C=3
+            export MXNET_C
+            if [ -n "$DEBUG" ]; then export MXNET_D=4; fi
+            [ -z "$X" ] || export MXNET_E=5
+            [ -n "$Y" ] && export MXNET_F=6
+            run() { export MXNET_G=7; python3 debug.py; }
             cat > job.sh <<'EOF'
-            export G=7
+            export MXNET_H=8
             EOF
-            H=$A/x I=${B} python3 -u train.py \\
+            MXNET_I=$MXNET_A/x python3 -u train.py \\
                 --epochs 3
-            for i in 1 2; do python -m pkg.tool; done
-            export J=$UNKNOWN
+            for i in 1 2; do MXNET_J=9 python -m pkg.tool; done
+            export MXNET_K=$UNKNOWN
             """
         )
     )
-    got = [(s.name, s.value, s.line, s.col, s.guarded) for s in script.settings]
-    assert got == [
-        ("A", "1", 2, 8, False),
-        ("B", "two words", 2, 12, False),
-        ("C", "3", 3, 1, False),
-        ("D", "4", 5, 33, True),
-        ("E", "5", 6, 23, True),
-        ("F", "6", 7, 16, True),
-        ("H", "1/x", 11, 1, False),
-        ("I", "two words", 11, 8, False),
-        ("J", None, 14, 8, False),
+    assert [(s.name, s.value, s.line, s.col, s.guarded) for s in written] == [
+        ("MXNET_A", "1", 2, 8, False),
+        ("MXNET_B", "two words", 2, 18, False),
+        ("MXNET_C", "3", 3, 1, False),
+        ("MXNET_D", "4", 5, 33, False),
+        ("MXNET_E", "5", 6, 23, True),
+        ("MXNET_F", "6", 7, 23, True),
+        ("MXNET_G", "7", 8, 16, False),
+        ("MXNET_I", "1/x", 12, 1, False),
+        ("MXNET_J", "9", 14, 18, False),
+        ("MXNET_K", None, 15, 8, False),
     ]
-    assert [(launch.program, launch.line, launch.guarded) for launch in script.launches] == [
-        ("train.py", 11, False),
-        ("pkg.tool", 13, True),
+    assert [(s.name, s.line) for s in always] == [
+        ("MXNET_A", 2),
+        ("MXNET_B", 2),
+        ("MXNET_C", 3),
+        ("MXNET_I", 12),
+        ("MXNET_J", 14),  # a loop over a literal list runs its body
     ]
+    assert programs == ["debug.py", "train.py", "pkg.tool"]
 
 
 def test_dockerfile_env_settings_and_cuda_flavours():
@@ -401,7 +408,7 @@ def test_dockerfile_env_settings_and_cuda_flavours():
         "ENV C 3 4\n"
         "RUN apt-get install -y libcudnn8\n"
     )
-    assert [(s.name, s.value, s.line, s.col) for s in stages[-1].env] == [
+    assert [(v.name, v.value, v.line, v.column) for v in stages[-1].env.values()] == [
         ("A", "1", 2, 5),
         ("B", "2", 2, 9),
         ("C", "3 4", 4, 5),

@@ -236,8 +236,6 @@ def _sync_family(
     found = kind("engine")
     if found:
         verdicts.update(syncs.engine_verdicts(task, found, run, _rewrite_source, slots.gpus))
-    for it in kind("device"):
-        verdicts[it.key] = syncs.device_verdict(it, slots.gpus)
     return verdicts
 
 

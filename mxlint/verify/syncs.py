@@ -9,7 +9,6 @@ threaded engine — the engine whose asynchrony these findings are about — wit
   profiler in.
 - "engine": the script run with the setting the finding names and without it (the fix
   applied): an engine MXNet cannot find fails; a debugging setting is timed.
-- "device": findings that need a GPU (or a built image): inconclusive with the reason.
 """
 
 from __future__ import annotations
@@ -481,15 +480,3 @@ def _debug_setting(
             + (f" gives the same {what}" if differ is False else f" changes the {what}"),
         )
     return verdict
-
-
-# -- device --------------------------------------------------------------------------------------
-
-
-def device_verdict(item: Item, gpus: int) -> Verdict:
-    where = Path(item.path).name
-    return inconclusive(
-        f"{where} describes a Docker image: the finding shows when the image runs on a GPU "
-        "host; --verify runs Python entry scripts, not images"
-        + ("" if gpus else ", and this host has no GPU")
-    )

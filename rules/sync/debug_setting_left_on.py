@@ -69,7 +69,7 @@ class DebugSettingLeftOn(Rule):
     """
     fix_safety = """
         In Python, the fix deletes the assignment (or replaces it with `pass` when it is the
-        only statement of its block). It is unsafe: the setting may have been left on purpose
+        only statement of its block), and `--fix` removes an `import os` it leaves unused. It is unsafe: the setting may have been left on purpose
         (to work around a race in a custom operator). Dockerfiles and shell scripts get no
         fix. `--verify` times the training loop with the setting and without it (the fix
         applied), on the threaded engine, after checking that both give the same losses.
@@ -102,7 +102,6 @@ if __name__ == "__main__":
             line=6,
             filename="train.py",
             expected_fix="""
-import os
 import mxnet as mx
 from mxnet import autograd, gluon
 

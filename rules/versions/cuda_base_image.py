@@ -27,7 +27,11 @@ class CudaBaseImage(Rule):
         "base image, does not have: `import mxnet` fails; use `{suggest}`"
     )
     kind = "requirements"
-    runtime = Runtime("device")
+    runtime = Runtime(
+        "static",
+        reason="it describes a Docker image, whose missing libraries show when the image runs on a "
+        "GPU host; --verify runs Python entry scripts, not images",
+    )
     what = (
         """
         Checks for an `mxnet-cuXXX` build installed into a Docker stage whose image is an NVIDIA

@@ -28,7 +28,11 @@ class CudnnMismatch(Rule):
         "but `{image}` (line {from_line}) {has}: `import mxnet` fails; use `{suggest}`"
     )
     kind = "requirements"
-    runtime = Runtime("device")
+    runtime = Runtime(
+        "static",
+        reason="it describes a Docker image, whose missing libraries show when the image runs on a "
+        "GPU host; --verify runs Python entry scripts, not images",
+    )
     what = (
         """
         Checks for an `mxnet-cuXXX` build installed into a Docker stage whose NVIDIA CUDA image

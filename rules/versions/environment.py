@@ -7,6 +7,7 @@ debugging switch left on for training); the rules' files decide and word the fin
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ from mxlint.rules.versions import invalid_mxnet_setting
 from mxlint.rules.versions._files import file_kind
 from mxlint.rules.versions.invalid_mxnet_setting import InvalidMxnetSetting
 from mxlint.semantic.program import is_test_file
-from mxlint.shellscript import EnvSetting, Launch, parse_shell_script
+from mxlint.shell import Assignment, parse_shell
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
@@ -212,8 +213,23 @@ def _string(node: cst.BaseExpression) -> str | None:
 # --- Dockerfiles and shell scripts -----------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Setting:
+    """An MXNet setting written in a Dockerfile or a launch script, where its `NAME=value`
+    text is (1-based line and column, width)."""
+
+    name: str
+    value: str | None
+    line: int
+    col: int
+    width: int
+    #: Set only on some paths (after `&&`/`||` on its line): not always in effect.
+    guarded: bool = False
+
+
 class EnvironmentFilesChecker(TextChecker):
-    """`ENV` settings of Dockerfiles and the exports of shell launch scripts."""
+    """`ENV` settings of Dockerfiles and the settings shell launch scripts give the programs
+    they start (read with `mxlint.shell`)."""
 
     rules = (InvalidMxnetSetting, DebugSettingLeftOn)
     name = "environment-files"
@@ -223,9 +239,6 @@ class EnvironmentFilesChecker(TextChecker):
         return file_kind(filename) == "dockerfile" or bool(_SHELL_SCRIPT.search(filename))
 
     def check_files(self, files: list[tuple[str, str]], settings: Settings) -> list[Finding]:
-        # The Dockerfile reader loads `packaging`: only runs with such files pay for it.
-        from mxlint.dockerfile import parse_dockerfile
-
         out: list[Finding] = []
         for path, text in files:
             if "MXNET_" not in text:
@@ -234,68 +247,130 @@ class EnvironmentFilesChecker(TextChecker):
             if is_test_file(relative):
                 continue
             if file_kind(path) == "dockerfile":
+                # The Dockerfile reader loads `packaging`: only runs with such files pay for it.
+                from mxlint.dockerfile import parse_dockerfile
+
                 stages = parse_dockerfile(text)
                 written = _docker_settings(text, stages[-1]) if stages else []
+                always = written
                 production = True
             else:
-                script = parse_shell_script(text)
-                written = _launch_settings(script.settings, script.launches)
-                production = all(
-                    debug_setting_left_on.production_path(launch.program)
-                    for launch in script.launches
+                written, always, programs = _shell_settings(text)
+                production = bool(programs) and all(
+                    debug_setting_left_on.production_path(program) for program in programs
                 )
             production = production and debug_setting_left_on.production_path(relative)
-            out += _judge(path, written, production, settings)
+            out += _judge(path, written, always if production else [], settings)
         return out
 
 
-def _docker_settings(text: str, stage: Stage) -> list[EnvSetting]:
-    """The `ENV` settings in effect in a stage, each with the width of its `NAME=value` text
-    (up to the first blank outside quotes)."""
+def _width(lines: list[str], line: int, column: int) -> int:
+    """The length of the `NAME=value` word starting at (line, column): up to the first blank
+    outside quotes."""
+    row = lines[line - 1] if 0 < line <= len(lines) else ""
+    end, quote = column - 1, ""
+    while end < len(row) and (quote or not row[end].isspace()):
+        if row[end] in "'\"":
+            quote = "" if quote == row[end] else (quote or row[end])
+        end += 1
+    return max(1, end - column + 1)
+
+
+def _docker_settings(text: str, stage: Stage) -> list[_Setting]:
+    """The `ENV` settings in effect at the end of the (last) stage."""
     lines = split_lines(text)
-    out: list[EnvSetting] = []
-    for var in stage.env.values():
-        row = lines[var.line - 1] if 0 < var.line <= len(lines) else ""
-        end, quote = var.column - 1, ""
-        while end < len(row) and (quote or not row[end].isspace()):
-            if row[end] in "'\"":
-                quote = "" if quote == row[end] else (quote or row[end])
-            end += 1
-        out.append(
-            EnvSetting(var.name, var.value, var.line, var.column, max(1, end - var.column + 1))
-        )
+    out = [
+        _Setting(var.name, var.value, var.line, var.column, _width(lines, var.line, var.column))
+        for var in stage.env.values()
+        if var.name.startswith("MXNET_")
+    ]
     return sorted(out, key=lambda s: (s.line, s.col))
 
 
-def _launch_settings(settings: list[EnvSetting], launches: list[Launch]) -> list[EnvSetting]:
-    """The settings a script's Python programs see: those written before a launch."""
-    if not launches:
-        return []
-    last = max(launch.line for launch in launches)
-    return [s for s in settings if s.line <= last]
+def _shell_settings(text: str) -> tuple[list[_Setting], list[_Setting], list[str]]:
+    """(every MXNet setting the script writes, those in the environment of a Python program it
+    always starts, the programs it starts). A setting written inside an `if`/`case`, a loop
+    or a function is not in effect after it (the reader says so); one after `&&`/`||` on its
+    line, or given to a launch made only under a condition or in a function, is not always in
+    effect either."""
+    script = parse_shell(text)
+    lines = split_lines(text)
+
+    def setting(a: Assignment) -> _Setting:
+        row = lines[a.line - 1] if 0 < a.line <= len(lines) else ""
+        guarded = "&&" in row[: a.column - 1] or "||" in row[: a.column - 1]
+        return _Setting(a.name, a.value, a.line, a.column, _width(lines, a.line, a.column), guarded)
+
+    written: dict[tuple[int, int], _Setting] = {}
+    for a in [*script.assignments, *(i for c in script.commands for i in c.inline)]:
+        if a.name.startswith("MXNET_"):
+            written.setdefault((a.line, a.column), setting(a))
+    always: dict[tuple[int, int], _Setting] = {}
+    programs: list[str] = []
+    for command in script.commands:
+        program = _python_program([w.value for w in command.words])
+        if program is None:
+            continue
+        programs.append(program)
+        if command.conditional or command.in_function:
+            continue
+        for given in command.env.values():
+            if given is not None and given.name.startswith("MXNET_"):
+                found = setting(given)
+                if not found.guarded:
+                    always.setdefault((given.line, given.column), found)
+    return sorted(written.values(), key=_at), sorted(always.values(), key=_at), programs
+
+
+def _at(s: _Setting) -> tuple[int, int]:
+    return s.line, s.col
+
+
+def _python_program(words: list[str | None]) -> str | None:
+    """The script or module a command runs with Python (directly or through a launcher such as
+    `mpirun`, `horovodrun` or `launch.py`); None for any other command or one the script does
+    not spell out."""
+    if not words or words[0] is None:
+        return None
+    program = posixpath.basename(words[0])
+    if re.fullmatch(r"python[0-9.]*", program):
+        for j, word in enumerate(words[1:], start=1):
+            if word is None:
+                return None
+            if word == "-m":
+                return words[j + 1] if j + 1 < len(words) else None
+            if word == "-c":
+                return None
+            if not word.startswith("-"):
+                return word
+        return None
+    if program.endswith(".py"):
+        return words[0]
+    return next((w for w in words[1:] if w is not None and w.endswith(".py")), None)
 
 
 def _judge(
-    path: str, written: list[EnvSetting], production: bool, settings: Settings
+    path: str, written: list[_Setting], always: list[_Setting], settings: Settings
 ) -> list[Finding]:
+    """MXL511 for every setting MXNet rejects, MXL606 for a debugging switch always on."""
     out: list[Finding] = []
     for setting in written:
-        if not setting.name.startswith("MXNET_"):
-            continue
-        shown = f"{setting.name}={setting.value}"
-        start = Location(setting.line, setting.col)
-        end = Location(setting.line, setting.col + setting.width)
         found = invalid_mxnet_setting.problem(setting.name, setting.value)
         if found is not None and settings.enabled(InvalidMxnetSetting, path):
-            message = InvalidMxnetSetting.format(setting=shown, problem=found[0])
-            out.append(Finding(InvalidMxnetSetting.code, message, path, start, end))
+            message = InvalidMxnetSetting.format(
+                setting=f"{setting.name}={setting.value}", problem=found[0]
+            )
+            out.append(_finding(InvalidMxnetSetting.code, message, path, setting))
+    for setting in always:
         effect = debug_setting_left_on.effect(setting.name, setting.value)
-        if (
-            effect is not None
-            and production
-            and not setting.guarded
-            and settings.enabled(DebugSettingLeftOn, path)
-        ):
-            message = DebugSettingLeftOn.format(setting=shown, effect=effect)
-            out.append(Finding(DebugSettingLeftOn.code, message, path, start, end))
+        if effect is not None and settings.enabled(DebugSettingLeftOn, path):
+            message = DebugSettingLeftOn.format(
+                setting=f"{setting.name}={setting.value}", effect=effect
+            )
+            out.append(_finding(DebugSettingLeftOn.code, message, path, setting))
     return out
+
+
+def _finding(code: str, message: str, path: str, setting: _Setting) -> Finding:
+    start = Location(setting.line, setting.col)
+    return Finding(code, message, path, start, Location(setting.line, setting.col + setting.width))
