@@ -295,7 +295,7 @@ class Project:
         unlisted: list[tuple[Path, OSError]] = []
         python, text = sources.discover(paths, settings, unlisted=unlisted)
         if progress is not None:
-            progress.start(len(python) + len(text))
+            progress.start(len({*python, *text}))
             results = lint_all(python, settings, jobs=jobs, cache=cache, on_done=progress.advance)
         else:
             results = lint_all(python, settings, jobs=jobs, cache=cache)
@@ -305,7 +305,8 @@ class Project:
 
     def result(self) -> RunResult:
         """Every finding of the run: the files' own, what needs every file, dependency files."""
-        out = RunResult(files_checked=len(self.python) + len(self.text))
+        # A Python file a text checker also reads (setup.py, launchers) is one file checked.
+        out = RunResult(files_checked=len({*self.python, *self.text}))
         out.findings.extend(self.unlisted)
         for r in self.results:
             out.findings.extend(r.findings)
@@ -372,5 +373,5 @@ def run(
     project = Project.lint(paths, settings, jobs=jobs, cache=cache, progress=progress)
     out = project.result()
     if progress is not None:
-        progress.advance(len(project.text))
+        progress.advance(len(set(project.text) - set(project.python)))
     return out

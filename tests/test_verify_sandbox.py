@@ -262,7 +262,7 @@ def test_the_environment_keeps_what_mxnet_needs_and_no_credentials() -> None:
 def test_paths_inside_hidden_directories_are_reexposed_outermost_first(tmp_path: Path) -> None:
     inner = tmp_path / "project" / "pkg"
     inner.mkdir(parents=True)
-    outside = ROOT  # not under /tmp: visible through the read-only root already
+    outside = "/usr"  # not hidden: visible through the read-only root already
     got = reexposed([str(inner), str(tmp_path / "project"), str(outside), "/no/such"], HIDDEN)
     assert got == [os.path.realpath(tmp_path / "project")]
 
