@@ -411,7 +411,14 @@ def _control(data: dict[str, Any]) -> list[dict[str, Any]]:
     return processes
 
 
-def argv_verdict(item: Item, data: dict[str, Any], *, memory_mb: int, timeout: float) -> Verdict:
+def argv_verdict(
+    item: Item,
+    data: dict[str, Any],
+    *,
+    memory_mb: int,
+    timeout: float,
+    confinement: Confinement | None = None,
+) -> Verdict:
     """Run the launched script with the launch's arguments: argparse's answer."""
     script = str(data["script"])
     argv = [str(a) for a in data.get("argv", [])]
@@ -424,7 +431,7 @@ def argv_verdict(item: Item, data: dict[str, Any], *, memory_mb: int, timeout: f
         "steps": 1,
         "watch": [],
     }
-    result = run_job(job, timeout=timeout, memory_mb=memory_mb)
+    result = run_job(job, timeout=timeout, memory_mb=memory_mb, confinement=confinement)
     shown = " ".join([os.path.basename(script), *argv])
     if not result.ok:
         return inconclusive(f"`{shown}` could not be run: {result.reason}")
@@ -443,10 +450,14 @@ def argv_verdict(item: Item, data: dict[str, Any], *, memory_mb: int, timeout: f
     )
 
 
-def launch_verdict(item: Item, *, memory_mb: int, timeout: float) -> Verdict:
+def launch_verdict(
+    item: Item, *, memory_mb: int, timeout: float, confinement: Confinement | None = None
+) -> Verdict:
     data: dict[str, Any] = dict(item.finding.data or {})
     if data.get("check") == "argv":
-        return argv_verdict(item, data, memory_mb=memory_mb, timeout=timeout)
+        return argv_verdict(
+            item, data, memory_mb=memory_mb, timeout=timeout, confinement=confinement
+        )
     if data.get("check") == "launcher":
         return inconclusive(
             "launch.py's tracker (dmlc_tracker) sets DMLC_NUM_WORKER/DMLC_NUM_SERVER for the "
@@ -460,7 +471,9 @@ def launch_verdict(item: Item, *, memory_mb: int, timeout: float) -> Verdict:
         return inconclusive(built)
     members, added = built
     limit = min(timeout, LAUNCH_TIMEOUT)
-    joined, what = _outcome(run_cluster(members, timeout=limit, memory_mb=memory_mb), limit)
+    joined, what = _outcome(
+        run_cluster(members, timeout=limit, memory_mb=memory_mb, confinement=confinement), limit
+    )
     shape = ", ".join(
         _plural(n, r) if r else f"{n} without DMLC_ROLE" for r, n in _roles(members).items()
     )
@@ -471,7 +484,10 @@ def launch_verdict(item: Item, *, memory_mb: int, timeout: float) -> Verdict:
     control = _members(_control(data))
     if isinstance(control, str):
         return inconclusive(control)
-    fixed, why = _outcome(run_cluster(control[0], timeout=limit, memory_mb=memory_mb), limit)
+    fixed, why = _outcome(
+        run_cluster(control[0], timeout=limit, memory_mb=memory_mb, confinement=confinement),
+        limit,
+    )
     if not fixed:
         return inconclusive(
             f"the job fails as the script starts it ({what}), but also with the disagreement "

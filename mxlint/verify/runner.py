@@ -278,6 +278,17 @@ def verify(
             with slots.task(task.key):
                 if task.kind == "block":
                     return run_block(task, slots, options)
+                if task.kind == "launch":
+                    with slots.reserved():
+                        return {
+                            it.key: dist.launch_verdict(
+                                it,
+                                memory_mb=options.memory_mb,
+                                timeout=options.timeout,
+                                confinement=slots.confinement,
+                            )
+                            for it in task.items
+                        }
                 return run_script(task, slots, options)
         except Exception as exc:  # noqa: BLE001 - a verify bug must not lose the lint result
             return {
