@@ -413,11 +413,6 @@ def _verify_markers(root: Path) -> dict[tuple[str, int, str], str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="the distributed verify jobs predate the sandboxed job format (KeyError: 'file'); "
-    "to be ported to it",
-)
 def test_verify_gives_each_bad_fixture_its_verdict() -> None:
     """Every seeded bug of fixtures/distributed/bad, run as a real job: confirmed (a worker
     raised, the job never joined, both workers read the same data...), or inconclusive where
@@ -466,11 +461,6 @@ def test_verify_refutes_the_look_alikes_of_the_good_twins() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="the distributed verify jobs predate the sandboxed job format (KeyError: 'file'); "
-    "to be ported to it",
-)
 def test_verify_refutes_a_consistent_launch() -> None:
     env = {
         "DMLC_PS_ROOT_URI": "localhost",
