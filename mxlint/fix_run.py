@@ -266,7 +266,7 @@ def fix_paths(
     project = Project.lint(paths, settings, jobs=jobs, cache=cache, progress=progress)
     first = project.result()
     if progress is not None:
-        progress.advance(len(project.text))
+        progress.advance(len(project.text_only))
     report = FixReport()
 
     def read(filename: str) -> SourceFile:

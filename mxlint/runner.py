@@ -295,7 +295,7 @@ class Project:
         unlisted: list[tuple[Path, OSError]] = []
         python, text = sources.discover(paths, settings, unlisted=unlisted)
         if progress is not None:
-            progress.start(len({*python, *text}))
+            progress.start(len(python) + len(_only_text(python, text)))
             results = lint_all(python, settings, jobs=jobs, cache=cache, on_done=progress.advance)
         else:
             results = lint_all(python, settings, jobs=jobs, cache=cache)
@@ -303,10 +303,15 @@ class Project:
         missing = admit(sources.unlisted_findings(unlisted), settings)
         return cls(settings, python, text, named, results, missing)
 
+    @property
+    def text_only(self) -> list[Path]:
+        """The text files that are not also Python files (a text checker may read those too:
+        setup.py, a launcher's `os.environ` writes): each file counts once."""
+        return _only_text(self.python, self.text)
+
     def result(self) -> RunResult:
         """Every finding of the run: the files' own, what needs every file, dependency files."""
-        # A Python file a text checker also reads (setup.py, launchers) is one file checked.
-        out = RunResult(files_checked=len({*self.python, *self.text}))
+        out = RunResult(files_checked=len(self.python) + len(self.text_only))
         out.findings.extend(self.unlisted)
         for r in self.results:
             out.findings.extend(r.findings)
@@ -359,6 +364,11 @@ class Project:
                 return
 
 
+def _only_text(python: Sequence[Path], text: Sequence[Path]) -> list[Path]:
+    seen = set(python)
+    return [p for p in text if p not in seen]
+
+
 def run(
     paths: Sequence[Path],
     settings: Settings,
@@ -373,5 +383,5 @@ def run(
     project = Project.lint(paths, settings, jobs=jobs, cache=cache, progress=progress)
     out = project.result()
     if progress is not None:
-        progress.advance(len(set(project.text) - set(project.python)))
+        progress.advance(len(project.text_only))
     return out

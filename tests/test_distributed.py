@@ -594,3 +594,25 @@ def test_mxl807_needs_a_distributed_launch_and_a_script_of_the_run(tmp_path: Pat
         "elsewhere.sh": "DMLC_ROLE=worker python ../other/train.py --epochs 3\n",
     }
     assert _options(tmp_path, files) == []
+
+
+def test_noqa_in_a_continued_shell_command(tmp_path: Path) -> None:
+    """A directive on the last line of a command continued with backslashes covers it all;
+    `--add-noqa` writes it there, where it ends no continuation."""
+    files = {
+        "train.py": TRAIN_PARSER.format(parse="args = parser.parse_args()"),
+        "run.sh": "DMLC_ROLE=worker python train.py --kvstore dist_sync \\\n    --lr 0.1\n",
+    }
+    assert [(row, col) for _, row, col, _ in _options(tmp_path, files)] == [(1, 34)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", "--select", "MXL807", "--add-noqa", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "run.sh").read_text() == (
+        "DMLC_ROLE=worker python train.py --kvstore dist_sync \\\n    --lr 0.1  # noqa: MXL807\n"
+    )
+    assert _options(tmp_path, {}) == []

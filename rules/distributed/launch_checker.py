@@ -29,9 +29,13 @@ class LaunchFilesChecker(TextChecker):
 
     @classmethod
     def comment_style(cls, filename: str) -> CommentStyle:
-        """Dockerfiles as the versions rules read them: a comment line covers the instruction
-        below it (a `#` after an instruction is no comment to Docker)."""
-        return "dockerfile" if file_kind(filename) == "dockerfile" else "line"
+        """Dockerfiles as the versions rules read them (a comment line covers the instruction
+        below it: a `#` after an instruction is no comment to Docker); a shell command continued
+        with backslashes as a requirements entry is read (the comment goes on its last line,
+        where it ends no continuation, and covers every line of the command)."""
+        if file_kind(filename) == "dockerfile":
+            return "dockerfile"
+        return "requirements" if filename.lower().endswith(_SHELL_SUFFIXES) else "line"
 
     @classmethod
     def matches(cls, filename: str) -> bool:
