@@ -691,9 +691,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_server(args: argparse.Namespace) -> int:
+    from mxlint.server_boot import boot
+
+    started = boot()  # the early index runs while the protocol library imports
     from mxlint.server import main as serve
 
-    return serve()
+    return serve(started)
 
 
 #: Subcommand name -> handler. Other subcommands register here and in `build_parser`.

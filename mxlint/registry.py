@@ -19,12 +19,10 @@ class RegistryError(Exception):
 def _load() -> tuple[
     dict[str, type[Rule]], tuple[type[Checker], ...], tuple[type[TextChecker], ...]
 ]:
-    import mxlint.rules as pkg
-
     rules: dict[str, type[Rule]] = {}
     checkers: list[type[Checker]] = []
     text_checkers: list[type[TextChecker]] = []
-    for name in _rule_modules(pkg.__path__, pkg.__name__):
+    for name in rule_module_names():
         module = importlib.import_module(name)
         for obj in vars(module).values():
             if not isinstance(obj, type) or obj.__module__ != module.__name__:
@@ -66,6 +64,13 @@ def _rule_modules(path: list[str], prefix: str) -> list[str]:
         else:
             names.append(name)
     return names
+
+
+def rule_module_names() -> list[str]:
+    """The rule modules `_load` imports (only their family packages are imported to list them)."""
+    import mxlint.rules as pkg
+
+    return _rule_modules(pkg.__path__, pkg.__name__)
 
 
 def all_rules() -> dict[str, type[Rule]]:

@@ -15,11 +15,10 @@ import asyncio
 import dataclasses
 import logging
 import os
-import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -29,6 +28,7 @@ from mxlint import __version__, registry
 from mxlint.add_noqa import add_to_python, plan_text, write_plan
 from mxlint.notebooks import Notebook
 from mxlint.rule import Edit, Finding, Location
+from mxlint.server_boot import EarlyIndex, boot
 from mxlint.sources import NOTEBOOK_SUFFIX
 from mxlint.suppressions import parse_lines
 from mxlint.workspace import CONFIG_NAMES, NotebookCell, Workspace, standalone
@@ -72,6 +72,9 @@ class MxlintServer(LanguageServer):
         self._pending: asyncio.Task[None] | None = None
         self._text_task: asyncio.Future[None] | None = None
         self.unsafe_fixes = False
+        self.indexing: asyncio.Future[None] | None = None
+        #: The index begun at start-up, before the client named its folder (`server_boot`).
+        self.early: EarlyIndex | None = None
 
     # -- names ---------------------------------------------------------------------------------
 
@@ -99,9 +102,14 @@ class MxlintServer(LanguageServer):
 
     async def start_project(self, root: Path) -> None:
         """Index the workspace in a thread, then publish for what was opened meanwhile."""
-        os.chdir(root)
-        project = Workspace(root)
-        await asyncio.to_thread(project.index)
+        project = None
+        if self.early is not None:
+            early, self.early = self.early, None
+            project = await asyncio.to_thread(early.take, root)
+        if project is None:
+            os.chdir(root)
+            project = Workspace(root)
+            await asyncio.to_thread(project.index)
         self.project = project
         self._warn_config()
         for uri in list(self.workspace.text_documents):
@@ -518,9 +526,10 @@ def build() -> MxlintServer:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: MxlintServer, params: lsp.InitializedParams) -> None:
-        root = _root(ls)
+        # Indexing starts at once; asking the client to watch files waits for no index.
+        ls.indexing = asyncio.ensure_future(ls.start_project(_root(ls)))
         await _watch(ls)
-        await ls.start_project(root)
+        await ls.indexing
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MxlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -635,12 +644,11 @@ async def _watch(ls: MxlintServer) -> None:
         log.info("file watching not registered: %s", exc)
 
 
-def main() -> int:
-    """Serve on stdin/stdout. The protocol gets its own copy of stdout, and file descriptor 1
-    becomes stderr: a stray print (a rule, a library, a worker process) cannot corrupt it."""
+def main(started: tuple[BinaryIO, Any, EarlyIndex | None] | None = None) -> int:
+    """Serve on stdin/stdout (see `server_boot.boot`, which the command runs first)."""
     logging.basicConfig(level=logging.WARNING)
-    protocol_out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    build().start_io(sys.stdin.buffer, protocol_out)
+    protocol_out, protocol_in, early = started if started is not None else boot()
+    server = build()
+    server.early = early
+    server.start_io(protocol_in, protocol_out)
     return 0

@@ -44,6 +44,10 @@ def worker_count(jobs: int, files: int) -> int:
 def _init(settings: Settings) -> None:
     global _settings
     _settings = settings
+    # What the worker starts with (mxlint, libcst, the rules) lives as long as it does: frozen,
+    # the collections that linting triggers do not walk it again and again (a forked worker
+    # inherits its parent's freeze; one from the fork server or spawned does not).
+    gc.freeze()
 
 
 #: Files at least this large leave the native parser's scratch memory behind (see `_trim`).
@@ -86,13 +90,40 @@ def _trim() -> None:
 
 def _context(threaded: bool = False) -> multiprocessing.context.BaseContext:
     """fork starts a worker in milliseconds with mxlint already imported; elsewhere, spawn. A
-    process with threads of its own (the language server) spawns: a forked child inherits the
-    locks other threads held at the fork, and can wait on them forever."""
+    process with threads of its own (the language server) must not fork: a forked child inherits
+    the locks other threads held at the fork, and can wait on them forever. It forks from the
+    single-threaded fork server `start_forkserver` warmed, where there is one."""
     import multiprocessing
 
     if sys.platform == "linux" and not threaded:
         return multiprocessing.get_context("fork")
+    if _forkserver_warm:
+        return multiprocessing.get_context("forkserver")
     return multiprocessing.get_context("spawn")
+
+
+_forkserver_warm = False
+
+
+def start_forkserver() -> None:
+    """Start the fork server now, importing mxlint and every rule module in it, so that the
+    workers of a threaded process (the language server) fork ready from it instead of each
+    importing mxlint again. Its start-up overlaps the caller's; called before any thread."""
+    global _forkserver_warm
+    if sys.platform != "linux" or _forkserver_warm:
+        return
+    import multiprocessing
+    import multiprocessing.forkserver
+
+    from mxlint.registry import rule_module_names
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["mxlint.workers", *rule_module_names()])
+    try:
+        multiprocessing.forkserver.ensure_running()
+    except OSError:  # no processes here: spawn stays the way
+        return
+    _forkserver_warm = True
 
 
 #: Files this large take tens of megabytes each while they are parsed (libcst builds the whole

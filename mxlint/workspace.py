@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,18 +90,23 @@ class Workspace:
             if use_cache
             else None
         )
-        results = lint_all(python, self.settings, jobs=jobs, cache=cache, threaded=True)
-        if cache is not None:
-            cache.save()
-        self.results = {r.path: r for r in results}
         self.text_files = {sources.display(p) for p in text}
         self.discovered = {sources.display(p) for p in (*python, *text)}
         self._checked = {}
+        # The dependency-file pass needs no Python result: it runs in a thread meanwhile, on
+        # what the workers leave of the CPU (the tail of their files).
+        with ThreadPoolExecutor(max_workers=1) as side:
+            text_pass = side.submit(self.check_text, *self.text_inputs())
+            results = lint_all(python, self.settings, jobs=jobs, cache=cache, threaded=True)
+            self.set_text_findings(text_pass.result())
+        if cache is not None:
+            cache.save()
+        self.results = {r.path: r for r in results}
+        self._changed()
         for name in list(self.overlays):
             self._relint(name)
         for name in list(self.notebooks):
             self._relint(name)
-        self._changed(text=True)
 
     # -- documents ---------------------------------------------------------------------------
 
