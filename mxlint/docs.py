@@ -103,17 +103,18 @@ def stale(root: Path, pages: Path) -> list[Path]:
     return out + _leftovers(root, pages, files)
 
 
-def write(root: Path, pages: Path) -> list[Path]:
+def write(root: Path, pages: Path) -> list[tuple[str, Path]]:
+    """What changed, as ("wrote" | "removed", path)."""
     files = expected_files(root, pages)
-    changed = []
+    changed: list[tuple[str, Path]] = []
     for path, text in files.items():
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            changed.append(path)
+            changed.append(("wrote", path))
     for path in _leftovers(root, pages, files):
         path.unlink()
-        changed.append(path)
+        changed.append(("removed", path))
     legacy = root / LEGACY_PAGES
     if legacy.is_dir() and not any(legacy.iterdir()):
         legacy.rmdir()
@@ -131,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in out:
             print(f"stale: {path}", file=sys.stderr)
         return 1 if out else 0
-    for path in write(args.root, args.pages):
-        print(f"wrote {path}", file=sys.stderr)
+    for what, path in write(args.root, args.pages):
+        print(f"{what} {path}", file=sys.stderr)
     return 0
 
 

@@ -37,7 +37,10 @@ def test_generation_round_trip(tmp_path: Path):
     assert docs.stale(root, pages) == [pages / "MXL000.md", root / "rules" / "MXL101.md"]
     args = ["--root", str(root), "--pages", str(pages)]
     assert docs.main([*args, "--check"]) == 1
-    docs.write(root, pages)
+    assert docs.write(root, pages) == [
+        ("removed", pages / "MXL000.md"),
+        ("removed", root / "rules" / "MXL101.md"),
+    ]
     assert not (root / "rules").exists()
     assert docs.main([*args, "--check"]) == 0
     index = (root / "rules.md").read_text()

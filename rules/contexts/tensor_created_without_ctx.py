@@ -66,6 +66,8 @@ class TensorCreatedWithoutCtx(Rule):
     fix_safety = """
         The fix adds `ctx=<first input>.context` to the creator. It is unsafe: it changes where
         the tensor's memory lives, and the first input is not always the one combined with it.
+        An `nd.*` creator in `hybrid_forward` gets no fix: its input becomes a Symbol, which has
+        no `.context`; build the tensor from the inputs with `F.` operators instead.
     """
     fixable = "unsafe"
     invalid = (
@@ -227,13 +229,15 @@ def check_forward(
             keyword, value = "ctx", f"{arg}.ctx"
         else:
             keyword, value = "ctx", f"{arg}.context"
+        # In `hybrid_forward` the input becomes a Symbol, which has no `.context` (MXL103):
+        # there the remedy is an `F.` operator on the inputs, not a `ctx=`.
         fix = (
             FixSpec(
                 "unsafe",
                 f"Create it on `{value}`",
                 (NodeEdit(node, _add_keyword(checker.ctx.code, node, keyword, value)),),
             )
-            if node.args
+            if node.args and not hybrid
             else None
         )
         message = TensorCreatedWithoutCtx.format(
@@ -241,6 +245,14 @@ def check_forward(
         )
         if keyword == "device":
             message = message.replace(f"ctx={arg}.context", f"device={arg}.device")
+        elif hybrid:
+            message = message.replace(
+                f"create it on the input's context (`ctx={arg}.context`) or use "
+                "`zeros_like`/`ones_like`",
+                f"build it from the inputs with `{f_name or 'F'}.` operators "
+                f"(`{f_name or 'F'}.zeros_like({arg})`, `{f_name or 'F'}.ones_like({arg})`), "
+                "which follow their context hybridized or not",
+            )
         checker.ctx.report(
             node,
             TensorCreatedWithoutCtx,

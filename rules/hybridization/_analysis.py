@@ -34,7 +34,11 @@ from mxlint.rules.hybridization._state import (
 )
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
-from mxlint.rules.hybridization.imperative_op_in_hybrid import IMPERATIVE_ADVICE, LEGACY_ADVICE
+from mxlint.rules.hybridization.imperative_op_in_hybrid import (
+    IMPERATIVE_ADVICE,
+    LEGACY_ADVICE,
+    NO_TWIN_ADVICE,
+)
 from mxlint.rules.hybridization.inplace_op_in_hybrid import INPLACE_ADVICE
 from mxlint.rules.hybridization.print_tensor_in_hybrid import PRINT_ADVICE
 from mxlint.rules.hybridization.tensor_as_sequence import (
@@ -440,6 +444,8 @@ class HybridHooks(Hooks):
         else:
             f = self.f_name or "F"
             message = IMPERATIVE_ADVICE.format(call=spelled, f=f, op=op)
+            if ns == "nd" and op and not _symbolic_twin(op):
+                message = NO_TWIN_ADVICE.format(call=spelled, f=f, op=op)
             if ns == "nd" and self.f_name is not None and op:
                 creator = name in knowledge.ndarray_creators() or op.split(".")[0] == "random"
                 has_ctx = any(
@@ -452,6 +458,7 @@ class HybridHooks(Hooks):
                     not has_ctx
                     and op != "array"
                     and (creator or op.replace(".", "_").isidentifier())
+                    and _symbolic_twin(op)
                 ):
                     fix = ("unsafe", f"Replace `{spelled}` with `{f}.{op}`", node.func, f"{f}.{op}")
         self.emit("MXL105", node, message, f"calls `{spelled}()`", fix)
@@ -938,3 +945,10 @@ class FileAnalysis:
         if cls in self.methods and method in self.methods[cls]:
             return self.methods[cls][method], cls
         return None
+
+
+def _symbolic_twin(op: str) -> bool:
+    """Whether `mx.sym` has the operator (`random.uniform` in `sym.random`): with no twin, the
+    `F.` spelling fails once hybridized (MXL111), so it is no fix."""
+    sub, _, leaf = op.rpartition(".")
+    return leaf in api().names(f"sym.{sub}" if sub else "sym")

@@ -18,6 +18,11 @@ IMPERATIVE_ADVICE = (
     "`{call}(...)` runs imperatively: under hybridize() it receives Symbols and fails; "
     "use `{f}.{op}(...)`"
 )
+#: The message for an `nd` function `mx.sym` lacks (`nd.empty`): no `F.` spelling exists.
+NO_TWIN_ADVICE = (
+    "`{call}(...)` runs imperatively: under hybridize() it receives Symbols and fails; "
+    "`mx.sym` has no `{op}`: compute it from the inputs with `{f}.` operators"
+)
 #: The message in MXNet 2 code (deferred compute), with the call and the operator.
 LEGACY_ADVICE = (
     "`{call}` is a legacy imperative NDArray call: deferred compute does not trace it, so "
