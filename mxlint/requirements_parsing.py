@@ -551,13 +551,36 @@ def poetry_to_pep440(version: str) -> str | None:
 
 
 def parse_setup_cfg(text: str) -> ParsedFile:
-    """`[options] install_requires` and `[options.extras_require]` (dangling lists)."""
+    """`[options] install_requires` and `[options.extras_require]` (dangling lists).
+
+    As setuptools reads a list option: a value on several lines has one requirement per line;
+    a value all on the key's line is split at `;` (`install_requires = a; b` is two)."""
     out = ParsedFile()
     section = ""
     key: str | None = None
+    #: The value on the key's line, until it is known whether continuation lines follow.
+    pending: tuple[str, str, str, int, int, str] | None = None
+
+    def flush(split: bool) -> None:
+        nonlocal pending
+        if pending is None:
+            return
+        sect, name, value, number, col, raw = pending
+        pending = None
+        if not split:
+            _cfg_value(out, sect, name, value, number, col, raw)
+            return
+        value = _COMMENT.sub("", value)
+        offset = 0
+        for part in value.split(";"):
+            lead = len(part) - len(part.lstrip())
+            _cfg_value(out, sect, name, part, number, col + offset + lead, raw)
+            offset += len(part) + 1
+
     for number, raw in enumerate(split_lines(text), start=1):
         stripped = raw.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
+            flush(split=True)
             section, key = stripped[1:-1].strip(), None
             if section in ("metadata", "options") and out.metadata is None:
                 out.metadata = Metadata(number, raw.index("[") + 1, stripped, "install_requires")
@@ -566,6 +589,7 @@ def parse_setup_cfg(text: str) -> ParsedFile:
             continue
         indent = len(raw) - len(raw.lstrip())
         if indent == 0:
+            flush(split=True)
             name, sep, value = raw.partition("=")
             if not sep:
                 key = None
@@ -577,9 +601,11 @@ def parse_setup_cfg(text: str) -> ParsedFile:
                 shown = _COMMENT.sub("", raw).strip()
                 out.metadata = Metadata(number, 1, shown, "install_requires")
             value_col = len(name) + 1 + (len(value) - len(value.lstrip())) + 1
-            _cfg_value(out, section, key, value, number, value_col, raw)
+            pending = (section, key, value.lstrip(), number, value_col, raw)
         elif key is not None:
+            flush(split=False)
             _cfg_value(out, section, key, raw, number, indent + 1, raw)
+    flush(split=True)
     return out
 
 

@@ -339,6 +339,25 @@ def test_setup_cfg_reader():
     assert [(r.name, r.line, r.col) for r in parsed.groups["extra:gpu"]] == [("mxnet-cu112", 8, 7)]
 
 
+def test_setup_cfg_one_line_list_is_split_at_semicolons():
+    """As setuptools reads a list option: all on the key's line, `;` separates requirements;
+    on continuation lines, each line is one requirement and `;` starts its marker."""
+    one_line = parse_setup_cfg("[options]\ninstall_requires = mxnet==1.9.1; numpy<1.24  # x\n")
+    assert [(r.name, str(r.specifier), r.line, r.col) for r in one_line.requirements] == [
+        ("mxnet", "==1.9.1", 2, 20),
+        ("numpy", "<1.24", 2, 34),
+    ]
+    assert one_line.malformed == []
+    dangling = parse_setup_cfg(
+        '[options]\ninstall_requires = mxnet==1.9.1\n    numpy<1.24; python_version<"3.12"\n'
+    )
+    assert [(r.name, r.line, r.col) for r in dangling.requirements] == [
+        ("mxnet", 2, 20),
+        ("numpy", 3, 5),
+    ]
+    assert dangling.malformed == []
+
+
 def test_environment_yml_reader():
     text = (
         "name: x\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.9\n"
