@@ -137,7 +137,8 @@ class Runtime:
     in place of their own; "sync" counts the synchronisations of each training step and times
     the loop before and after the rewrite; "profiler" watches MXNet's profiler and what it
     holds; "engine" runs the script on the engine and settings it writes into its environment,
-    and without them.
+    and without them; "timing" runs it on the asynchronous engine and measures the work still
+    queued when the flagged line reads the clock.
     """
 
     check: Literal[
@@ -153,6 +154,7 @@ class Runtime:
         "sync",
         "profiler",
         "engine",
+        "timing",
     ]
     #: The predicted failure is an exception raised at (or after) the flagged line, whose
     #: `Type: message` text matches `error` (any exception when None).
@@ -165,6 +167,15 @@ class Runtime:
     per_batch: bool = False
     #: For "static": why no experiment can show the problem (the verdict's reason).
     reason: str | None = None
+    #: A "hybrid" check's silent failure shows besides differing outputs as: "state" (the
+    #: block's Python-side state differs between imperative and hybridized runs), "mode" (a
+    #: training-mode read is frozen by the trace), "structure" (the forward's output
+    #: containers differ), "silent" (a one-output Symbol indexed, counted or iterated as rows).
+    shows: tuple[str, ...] = ()
+    #: A "seed" check: the flagged line draws the randomness (or builds what draws it, a
+    #: shuffling loader), so its draws alone are left random to show it matters by itself.
+    #: False: the line is a seed call that comes too late; the generator as a whole is tested.
+    draws: bool = True
 
 
 @dataclass(frozen=True)

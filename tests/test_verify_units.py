@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mxlint.rule import Finding, Location
-from mxlint.verify import bench, interpret, plan
+from mxlint.verify import bench, block_verdicts, interpret, plan
 from mxlint.verify.cli import _shard
 from mxlint.verify.doctor import verify_python_check
 from mxlint.verify.model import Rewrite
@@ -172,14 +172,14 @@ def test_a_loud_hybrid_rule_is_confirmed_by_its_error_after_its_line_ran(tmp_pat
         "compare": {},
         "lines_hybrid": [[path, 8], [path, 9]],
     }
-    verdicts = interpret.block_verdicts(items, payload)
+    verdicts = block_verdicts.block_verdicts(items, payload)
     first, other, unreached = (verdicts[it.key] for it in items)
     assert first.verdict == "confirmed" and "after line 9 ran" in first.evidence
     # A rule without a predicted error, and a line that never ran, are not confirmed by it.
     assert other.verdict == "inconclusive"
     assert unreached.verdict == "inconclusive"
     payload["stages"]["hybridize"]["exception"]["message"] = "shape mismatch"  # type: ignore[index]
-    assert interpret.block_verdicts(items[:1], payload)[items[0].key].verdict == "inconclusive"
+    assert block_verdicts.block_verdicts(items[:1], payload)[items[0].key].verdict == "inconclusive"
 
 
 def test_doctor_explains_the_python_limit_of_verify() -> None:

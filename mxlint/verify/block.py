@@ -1,10 +1,13 @@
 """Block harness (runs inside the verify subprocess): hybridization and in-forward context bugs.
 
-Construct the HybridBlock, find an input it accepts, then run it imperatively, hybridized (plain
-and static_alloc/static_shape) on the same parameters and input, and export it. Graph breaks are
-never warnings in MXNet 1.x: loud ones raise, silent ones only show as imperative != hybridized
-outputs or gradients, so both are compared. A rewrite is checked against the original's
-imperative results and must hybridize.
+Construct the HybridBlock, find inputs it accepts (one candidate list per input), then run it
+hybridized *first* — the stage where the finding expects a break, so an imperative reference
+that loops forever on random weights cannot hide it — and only then the imperative reference on
+the same parameters, the hybridized comparisons (plain, training mode, static_alloc/static_shape)
+and the export, each stage under its own time limit. Graph breaks are never warnings in MXNet
+1.x: loud ones raise, silent ones only show as imperative != hybridized outputs, output
+structures or block state, or as what the trace did (observed by `observe`). A rewrite is
+checked against the original's imperative results and must hybridize.
 """
 
 from __future__ import annotations
@@ -15,32 +18,31 @@ import io
 import os
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import mxnet as mx
 import numpy as np
 from mxnet import autograd, gluon
 
-from mxlint.verify import ctxmap
+from mxlint.verify import ctxmap, observe
 from mxlint.verify.harness import exception_info, load_module, trace_lines
+from mxlint.verify.inputs import Input, candidates, describe, signature
+from mxlint.verify.stages import StageTimeout, time_limit
 
 RTOL, ATOL = 1e-4, 1e-5
-#: Input shapes tried (in order) when neither config nor the first layer declares one.
-LADDER: tuple[tuple[int, ...], ...] = (
-    (2, 8),
-    (2, 3, 16, 16),
-    (2, 16),
-    (2, 1, 28, 28),
-    (2, 3, 32, 32),
-    (2, 4, 8),
-    (2, 10),
-    (5, 2, 8),
-    (2, 32),
-    (2, 3, 8, 8),
-    (2, 64),
-    (2, 8, 16),
-    (2, 784),
-)
+#: Seconds for one stage (a hybridized call, the imperative reference, a comparison).
+STAGE_LIMIT = 10.0
+#: Seconds for one probe of an input candidate.
+PROBE_LIMIT = 3.0
+
+
+def configure(job: dict[str, Any]) -> None:
+    """Stage limits within the job's own budget (a short `--verify-timeout` shortens them)."""
+    global STAGE_LIMIT, PROBE_LIMIT
+    budget = float(job.get("budget") or 60.0)
+    STAGE_LIMIT = min(10.0, budget / 5)
+    PROBE_LIMIT = min(3.0, budget / 15)
 
 
 def guess_arguments(cls: type) -> dict[str, Any]:
@@ -91,8 +93,15 @@ class Spec:
         ctor = job.get("ctor") or {}
         self.args = list(ctor.get("args", []))
         self.kwargs = dict(ctor.get("kwargs", {}))
-        self.shapes: list[tuple[int, ...]] | None = None
-        self.integer = False
+        self.kwargs.update(job.get("ctor_override") or {})
+        self.chosen: list[Input] | None = None
+
+    @property
+    def shapes(self) -> list[tuple[int, ...]] | None:
+        """The chosen inputs' shapes (the first part of a list input)."""
+        if self.chosen is None:
+            return None
+        return [i.shape if i.shape is not None else (i.parts or ((),))[0] for i in self.chosen]
 
     def make(self, rewrite: bool = False) -> gluon.HybridBlock:
         cls = self.rewrite_cls if rewrite else self.cls
@@ -110,69 +119,28 @@ class Spec:
             self.job["guessed_ctor"] = filled
             return block
 
-    def inputs(self, ctx: mx.Context) -> list[mx.nd.NDArray]:
-        assert self.shapes is not None
+    def inputs(self, ctx: mx.Context) -> list[Any]:
+        assert self.chosen is not None
         rng = np.random.RandomState(0)
-        out = []
-        for shape in self.shapes:
-            if self.integer:
-                data = rng.randint(0, 5, size=shape).astype("float32")
+
+        def one(shape: tuple[int, ...], integer: bool, high: int) -> mx.nd.NDArray:
+            if integer:
+                data = rng.randint(0, high, size=shape).astype("float32")
             else:
                 data = rng.uniform(-1, 1, size=shape).astype("float32")
-            out.append(mx.nd.array(data, ctx=ctx))
+            return mx.nd.array(data, ctx=ctx)
+
+        out: list[Any] = []
+        for i in self.chosen:
+            if i.parts is not None:
+                out.append([one(p, False, 0) for p in i.parts])
+            else:
+                out.append(one(i.shape or (), i.integer, i.high))
         return out
 
 
 def n_inputs(block: gluon.Block) -> int:
-    method = type(block).hybrid_forward if isinstance(block, gluon.HybridBlock) else None
-    skip = 2
-    if method is None or method is gluon.HybridBlock.hybrid_forward:
-        method, skip = type(block).forward, 1
-    params = list(inspect.signature(method).parameters.values())[skip:]
-    own = set(getattr(block, "_reg_params", {}))
-    return max(
-        1,
-        sum(
-            1
-            for p in params
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-            and p.default is p.empty
-            and p.name not in own
-        ),
-    )
-
-
-def _first_leaf(block: gluon.Block) -> gluon.Block | None:
-    children = list(block._children.values())
-    if not children:
-        return block if block._reg_params else None
-    for child in children:
-        leaf = _first_leaf(child)
-        if leaf is not None:
-            return leaf
-    return None
-
-
-def candidate_shapes(block: gluon.Block) -> tuple[list[tuple[int, ...]], bool]:
-    """Shapes from the first layer's declared input size, then the probe ladder."""
-    leaf = _first_leaf(block)
-    first: list[tuple[int, ...]] = []
-    integer = False
-    if leaf is not None:
-        name = type(leaf).__name__
-        weight = leaf._reg_params.get("weight")
-        shape = tuple(weight.shape) if weight is not None and weight.shape else ()
-        if name == "Embedding":
-            integer = True
-            first = [(2, 6), (6, 2)]
-        elif name == "Dense" and len(shape) == 2 and shape[1]:
-            first = [(2, shape[1])]
-        elif name.startswith("Conv") and len(shape) >= 3 and shape[1]:
-            first = [(2, shape[1]) + (16,) * (len(shape) - 2)]
-        elif name in ("LSTM", "GRU", "RNN"):
-            size = getattr(leaf, "_input_size", 0) or 8
-            first = [(5, 2, size), (2, 5, size)]
-    return first + [s for s in LADDER if s not in first], integer
+    return signature(block).required
 
 
 def flat(value: Any) -> list[mx.nd.NDArray]:
@@ -180,39 +148,108 @@ def flat(value: Any) -> list[mx.nd.NDArray]:
         return [value]
     if isinstance(value, (list, tuple)):
         return [a for v in value for a in flat(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in flat(v)]
     return []
 
 
+@dataclass
+class Probe:
+    """The input search's outcome: inputs that ran imperatively, or the run that got furthest."""
+
+    ok: bool = False
+    inputs: list[Input] | None = None
+    error: str = "no candidate input shape"
+    exception: dict[str, Any] | None = None
+    timed_out: bool = False
+    lines: list[list[Any]] = field(default_factory=list)
+    tried: int = 0
+
+
+def _given(spec: Spec) -> list[list[Input]]:
+    out = []
+    shapes = spec.job.get("input_shapes")
+    if shapes:
+        out.append([Input.from_json(s) for s in shapes])
+    for call in spec.job.get("call_inputs") or []:
+        out.append([Input.from_json(s) for s in call])
+    return out
+
+
+def _wanted(job: dict[str, Any]) -> set[tuple[str, int]]:
+    return {(os.path.realpath(f), int(n)) for f, n in job.get("lines", [])}
+
+
+def _files(job: dict[str, Any]) -> set[str]:
+    return {os.path.realpath(f) for f in (job.get("trace_files") or [job["file"]])}
+
+
+def probe_inputs(spec: Spec, ctx: mx.Context) -> Probe:
+    """Set spec.chosen to the first inputs the block runs on imperatively (each try under
+    PROBE_LIMIT); failing that, to the try that reached the most flagged lines."""
+    block0 = spec.make()
+    sig = signature(block0)
+    wanted, files = _wanted(spec.job), _files(spec.job)
+    best = Probe()
+    best_score = (-1, -1)
+    given = _given(spec)
+    if spec.job.get("all_inputs"):
+        given = [g for g in given if len(g) == len(sig.names)]
+    for inputs in candidates(block0, sig, spec.kwargs, given, bool(spec.job.get("all_inputs"))):
+        spec.chosen = inputs
+        best.tried += 1
+        timed_out, exc_info = False, None
+        with trace_lines(files) as hits:
+            try:
+                with time_limit(PROBE_LIMIT):
+                    mx.random.seed(0)
+                    block = spec.make()
+                    block.initialize(ctx=ctx)
+                    block(*spec.inputs(ctx))
+                    mx.nd.waitall()
+            except StageTimeout:
+                timed_out = True
+            except Exception as exc:  # noqa: BLE001 - a wrong shape is expected while probing
+                exc_info = exception_info(exc)
+        if not timed_out and exc_info is None:
+            return Probe(True, inputs, "", None, False, sorted([f, n] for f, n in hits), best.tried)
+        score = (len(wanted & hits), len(hits))
+        if score > best_score:
+            best_score = score
+            best = Probe(
+                False,
+                inputs,
+                f"timed out after {PROBE_LIMIT:g}s"
+                if timed_out
+                else f"{exc_info['type']}: {exc_info['message'][:200]}",  # type: ignore[index]
+                exc_info,
+                timed_out,
+                sorted([f, n] for f, n in hits),
+                best.tried,
+            )
+        if timed_out:  # a loop on values: every other input would spin as long
+            break
+    spec.chosen = best.inputs
+    return best
+
+
 def find_input(spec: Spec, ctx: mx.Context) -> str | None:
-    """Set spec.shapes to the first input the block runs on imperatively; None or the error."""
-    probe = spec.make()
-    n = n_inputs(probe)
-    given = spec.job.get("input_shapes")
-    candidates, spec.integer = candidate_shapes(probe)
-    options = [[tuple(s) for s in given]] if given else [[c] * n for c in candidates]
-    last = "no candidate input shape"
-    for shapes in options:
-        spec.shapes = shapes
-        try:
-            mx.random.seed(0)
-            block = spec.make()
-            block.initialize(ctx=ctx)
-            block(*spec.inputs(ctx))
-            mx.nd.waitall()
-            return None
-        except Exception as exc:  # noqa: BLE001 - a wrong shape is expected while probing
-            last = f"{type(exc).__name__}: {exception_info(exc)['message'][:200]}"
-    spec.shapes = None
-    return last
+    """Set spec.chosen to the first inputs the block runs on imperatively; None or the error."""
+    found = probe_inputs(spec, ctx)
+    if found.ok:
+        return None
+    spec.chosen = None
+    return found.error
 
 
 class Runner:
     """One block and a snapshot of its parameters, restored before every run."""
 
-    def __init__(self, block: gluon.HybridBlock, xs: Sequence[mx.nd.NDArray], ctx: mx.Context):
+    def __init__(self, block: gluon.HybridBlock, xs: Sequence[Any], ctx: mx.Context):
         self.block, self.xs, self.ctx = block, list(xs), ctx
         self.params = block._collect_params_with_prefix()
         self.snapshot = {k: p.data(ctx).copy() for k, p in self.params.items()}
+        self.structure = ""
 
     def restore(self) -> None:
         for k, p in self.params.items():
@@ -221,15 +258,17 @@ class Runner:
     def predict(self) -> list[np.ndarray]:
         self.restore()
         mx.random.seed(1)
-        out = [a.asnumpy() for a in flat(self.block(*self.xs))]
-        return out
+        value = self.block(*self.xs)
+        self.structure = observe.structure(value)
+        return [a.asnumpy() for a in flat(value)]
 
     def train(self) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
         self.restore()
         mx.random.seed(2)
-        xs = [x.copy() for x in self.xs]
+        xs = [x.copy() if isinstance(x, mx.nd.NDArray) else x for x in self.xs]
         for x in xs:
-            x.attach_grad()
+            if isinstance(x, mx.nd.NDArray):
+                x.attach_grad()
         with autograd.record():
             outs = flat(self.block(*xs))
             loss = sum(o.astype("float32").sum() for o in outs)
@@ -238,11 +277,15 @@ class Runner:
             k: p.grad(self.ctx).asnumpy() for k, p in self.params.items() if p.grad_req != "null"
         }
         for i, x in enumerate(xs):
-            grads[f"input{i}"] = x.grad.asnumpy()
+            if isinstance(x, mx.nd.NDArray):
+                grads[f"input{i}"] = x.grad.asnumpy()
         return [o.asnumpy() for o in outs], grads
 
     def step(self) -> None:
         """One training step for the benchmark (restores nothing; ends in waitall)."""
+        for x in self.xs:
+            if isinstance(x, mx.nd.NDArray) and x.grad is None:
+                x.attach_grad()  # a block without parameters still has a graph to run
         with autograd.record():
             loss = sum(o.sum() for o in flat(self.block(*self.xs)))
         loss.backward()
@@ -274,11 +317,21 @@ def compare_grads(
     return None
 
 
-def _stage(result: dict[str, Any], name: str, fn: Callable[[], Any]) -> Any:
+def _stage(
+    result: dict[str, Any], name: str, fn: Callable[[], Any], limit: float | None = None
+) -> Any:
     try:
-        value = fn()
+        with time_limit(limit or STAGE_LIMIT):
+            value = fn()
         result["stages"][name] = {"ok": True}
         return value
+    except StageTimeout as exc:
+        result["stages"][name] = {
+            "ok": False,
+            "timeout": True,
+            "exception": {"type": "Timeout", "message": str(exc), "frames": []},
+        }
+        return None
     except Exception as exc:  # noqa: BLE001 - the exception is the evidence
         result["stages"][name] = {"ok": False, "exception": exception_info(exc)}
         return None
@@ -288,8 +341,13 @@ def device() -> mx.Context:
     return mx.gpu(0) if (ctxmap.active or mx.context.num_gpus()) else mx.cpu()
 
 
+def _lines(hits: set[tuple[str, int]]) -> list[list[Any]]:
+    return sorted([os.path.realpath(f), ln] for f, ln in hits)
+
+
 def run(job: dict[str, Any]) -> dict[str, Any]:
     """Hybrid mode: the full comparison. Context mode: forward and backward on the device."""
+    configure(job)
     spec = Spec(job)
     result: dict[str, Any] = {"status": "ok", "stages": {}, "compare": {}}
     probe = spec.make()
@@ -305,33 +363,97 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
             f"MXNet {mx.__version__} never hybridizes: the MXNet 2 behaviour the finding "
             "is about cannot be reproduced here",
         }
-    error = find_input(spec, mx.cpu())
-    if error is not None:
-        return {"status": "no-input", "reason": f"no input shape ran imperatively ({error})"}
-    result["input_shapes"] = spec.shapes
+    found = probe_inputs(spec, mx.cpu())
+    if found.inputs is None or (not found.ok and context_mode):
+        return {"status": "no-input", "reason": f"no input shape ran imperatively ({found.error})"}
+    result["input_shapes"] = describe(found.inputs)
+    result["probe"] = {"ok": found.ok, "tried": found.tried, "lines": found.lines}
+    if not found.ok:
+        result["probe"].update(exception=found.exception, timeout=found.timed_out)
     if job.get("guessed_ctor"):
         result["guessed_ctor"] = job["guessed_ctor"]
+    if job.get("ctor_override"):
+        result["ctor_override"] = {k: repr(v) for k, v in job["ctor_override"].items()}
+    if job.get("all_inputs"):
+        result["all_inputs"] = True
     ctx = device()
     mx.random.seed(0)
     block = spec.make()
     block.initialize(ctx=ctx)
     xs = spec.inputs(ctx)
-    first = _stage(result, "imperative", lambda: block(*xs))
-    if first is None:
+    if context_mode:
+        first = _stage(result, "imperative", lambda: block(*xs))
+        if first is not None:
+            runner = Runner(block, xs, ctx)
+            _stage(result, "imperative", runner.predict)
+            _stage(result, "imperative-train", runner.train)
         return result
-    runner = Runner(block, xs, ctx)
-    imp_pred = _stage(result, "imperative", runner.predict)
-    imp_train = _stage(result, "imperative-train", runner.train)
-    if imp_pred is None or context_mode:
-        return result
-    _hybrid_stages(job, result, block, runner, imp_pred, imp_train)
-    if not result["stages"].get("hybridize", {}).get("ok", True):
+    files = _files(job)
+    observer = observe.Observer(files)
+    broke = not _first_hybridized(job, result, block, xs, observer)
+    block.hybridize(active=False)
+    if broke:
         from mxlint.verify import tolerant
 
-        result["tolerant"] = tolerant.trace(block, xs, {job["file"]})
+        with contextlib.suppress(StageTimeout), time_limit(STAGE_LIMIT):
+            result["tolerant"] = tolerant.trace(block, xs, files)
+    if not found.ok:  # no imperative reference: only what its lines read in training mode
+        with trace_lines(files) as imp_hits, observe.observing(observer):
+            observer.stage = "imperative-train"
+            with contextlib.suppress(Exception, StageTimeout), time_limit(PROBE_LIMIT):
+                with autograd.record():
+                    block(*xs)
+                mx.nd.waitall()
+        result["observed"] = observer.events
+        return result
+    result["observed"] = observer.events
+    with trace_lines(files) as imp_hits, observe.observing(observer):
+        observer.stage = "imperative"
+        first = _stage(result, "imperative", lambda: block(*xs))
+        if first is None:
+            result["lines_imperative"] = _lines(imp_hits)
+            return result
+        runner = Runner(block, xs, ctx)
+        imp_pred = _stage(result, "imperative", runner.predict)
+        imp_structure = runner.structure
+        observer.stage = "imperative-train"
+        imp_train = _stage(result, "imperative-train", runner.train)
+    result["lines_imperative"] = _lines(imp_hits)
+    result["observed"] = observer.events
+    if job.get("state"):
+        result["state"] = state_runs(spec, ctx)
+    if imp_pred is not None and not broke:
+        _hybrid_stages(job, result, block, runner, imp_pred, imp_train, imp_structure)
+    _variants(spec, job, result, ctx)
     if spec.rewrite_cls is not None:
         result["rewrite"] = verify_rewrite(spec, runner, imp_pred, imp_train, ctx)
     return result
+
+
+def _first_hybridized(
+    job: dict[str, Any],
+    result: dict[str, Any],
+    block: gluon.HybridBlock,
+    xs: list[Any],
+    observer: observe.Observer,
+) -> bool:
+    """The first hybridized call (its trace builds the graph): lines, printed text, events."""
+    stdout = io.StringIO()
+    block.hybridize()
+    with (
+        trace_lines(_files(job)) as hits,
+        contextlib.redirect_stdout(stdout),
+        observe.observing(observer),
+    ):
+        observer.stage = "hybridize"
+        value = _stage(result, "hybridize", lambda: block(*xs))
+        with contextlib.suppress(Exception):
+            mx.nd.waitall()
+    result["lines_hybrid"] = _lines(hits)
+    result["stdout_hybrid"] = stdout.getvalue()[-2000:]
+    if value is not None:
+        result["structure"] = {"hybridized": observe.structure(value)}
+    return bool(result["stages"]["hybridize"]["ok"])
 
 
 def _hybrid_stages(
@@ -341,17 +463,14 @@ def _hybrid_stages(
     runner: Runner,
     imp_pred: list[np.ndarray],
     imp_train: tuple[list[np.ndarray], dict[str, np.ndarray]] | None,
+    imp_structure: str,
 ) -> None:
     """Hybridized (plain, training mode, static) and export, stopping at the first break."""
-    stdout = io.StringIO()
-    trace_files = set(job.get("trace_files", [job["file"]]))
     block.hybridize()
-    with trace_lines(trace_files) as hits, contextlib.redirect_stdout(stdout):
-        hyb_pred = _stage(result, "hybridize", runner.predict)
-    result["lines_hybrid"] = sorted([os.path.realpath(f), ln] for f, ln in hits)
-    result["stdout_hybrid"] = stdout.getvalue()[-2000:]
+    hyb_pred = _stage(result, "hybridize", runner.predict)
     if hyb_pred is None:
         return
+    result["structure"] = {"imperative": imp_structure, "hybridized": runner.structure}
     result["compare"]["hybridize"] = compare(imp_pred, hyb_pred)
     if imp_train is not None:
         hyb_train = _stage(result, "hybridize-train", runner.train)
@@ -365,6 +484,79 @@ def _hybrid_stages(
         result["compare"]["static"] = compare(imp_pred, st_pred)
     with tempfile.TemporaryDirectory() as tmp:
         _stage(result, "export", lambda: block.export(os.path.join(tmp, "net")))
+
+
+def state_runs(spec: Spec, ctx: mx.Context) -> dict[str, Any]:
+    """The block's own state after the same calls (two predictions, one recorded training
+    forward) on fresh blocks, imperatively and hybridized."""
+    out: dict[str, Any] = {}
+    for mode in ("imperative", "hybridized"):
+        mx.random.seed(0)
+        block = spec.make()
+        block.initialize(ctx=ctx)
+        if mode == "hybridized":
+            block.hybridize()
+        xs = spec.inputs(ctx)
+        error = None
+        try:
+            with time_limit(STAGE_LIMIT):
+                block(*xs)
+                block(*xs)
+                with autograd.record():
+                    block(*xs)
+                mx.nd.waitall()
+        except StageTimeout as exc:
+            error = {"type": "Timeout", "message": str(exc), "frames": []}
+        except Exception as exc:  # noqa: BLE001 - the state so far is still compared
+            error = exception_info(exc)
+        out[mode] = {"state": observe.state(block), "error": error}
+    return out
+
+
+def _bool_parameters(cls: type) -> list[tuple[str, bool]]:
+    try:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]  # type: ignore[misc]
+    except (TypeError, ValueError):
+        return []
+    return [(p.name, p.default) for p in params if isinstance(p.default, bool)]
+
+
+def _variants(spec: Spec, job: dict[str, Any], result: dict[str, Any], ctx: mx.Context) -> None:
+    """Flagged lines no run reached: constructor flags (booleans with a default, one at a
+    time flipped) under which an imperative call reaches them."""
+    wanted = _wanted(job)
+    ran = {(f, n) for key in ("lines_imperative", "lines_hybrid") for f, n in result.get(key, [])}
+    never = wanted - ran
+    if not never or job.get("ctor_override") is not None or job.get("all_inputs"):
+        return
+    found: list[dict[str, Any]] = []
+    for name, default in _bool_parameters(spec.cls):
+        if name in spec.kwargs:
+            continue
+        kwargs = dict(spec.kwargs, **{name: not default})
+        with trace_lines(_files(job)) as hits:
+            try:
+                with time_limit(PROBE_LIMIT):
+                    mx.random.seed(0)
+                    block = spec.cls(*spec.args, **kwargs)
+                    block.initialize(ctx=ctx)
+                    block(*spec.inputs(ctx))
+                    mx.nd.waitall()
+            except (Exception, StageTimeout):  # noqa: BLE001 - reaching the line is enough
+                pass
+        reached = sorted(n for f, n in never & hits)
+        if reached:
+            found.append({"kwargs": {name: not default}, "reaches": reached})
+    sig = signature(spec.make())
+    if len(sig.names) > sig.required and not job.get("all_inputs"):
+        trial = Spec.__new__(Spec)
+        trial.__dict__.update(spec.__dict__)
+        trial.job = dict(job, all_inputs=True)
+        found_all = probe_inputs(trial, ctx)
+        reached = sorted(n for f, n in never & {(f, n) for f, n in found_all.lines})
+        if reached:
+            found.append({"all_inputs": True, "reaches": reached})
+    result["variants"] = found
 
 
 def build_rewrite(spec: Spec, original: Runner, ctx: mx.Context) -> Runner:
@@ -391,8 +583,9 @@ def verify_rewrite(
     ctx: mx.Context,
 ) -> dict[str, Any]:
     try:
-        rewrite = build_rewrite(spec, original, ctx)
-    except Exception as exc:  # noqa: BLE001
+        with time_limit(STAGE_LIMIT):
+            rewrite = build_rewrite(spec, original, ctx)
+    except (Exception, StageTimeout) as exc:  # noqa: BLE001
         return {
             "verified": False,
             "evidence": "the rewrite does not run: "
@@ -405,9 +598,10 @@ def verify_rewrite(
         rewrite.block.hybridize(**flags)
         label = "hybridized" + (" (static_alloc)" if flags else "")
         try:
-            pred = rewrite.predict()
-            outs, grads = rewrite.train()
-        except Exception as exc:  # noqa: BLE001
+            with time_limit(STAGE_LIMIT):
+                pred = rewrite.predict()
+                outs, grads = rewrite.train()
+        except (Exception, StageTimeout) as exc:  # noqa: BLE001
             info = exception_info(exc)
             return {
                 "verified": False,

@@ -92,6 +92,10 @@ def main(argv: list[str]) -> int:
             from mxlint.verify import probe
 
             result = probe.run(job, out_path)
+        elif job["kind"] == "call":
+            from mxlint.verify import call
+
+            result = call.run(job)
         elif job["kind"] == "bench":
             from mxlint.verify import bench
 

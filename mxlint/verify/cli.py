@@ -213,8 +213,11 @@ def table(
                 rewrite += f": {v.rewrite.evidence}"
         escaped = result.escapes.get(v.job, []) if result is not None else []
         sandbox = "".join(f"\n      sandbox {describe(r)}" for r in escaped)
+        how = f"\n      how: {v.reached}" if v.reached else ""
+        if v.standins:
+            how += f"\n      stand-ins: {'; '.join(v.standins)}"
         rows.append(
-            f"{f.filename}:{where(f)}: {f.code} {v.verdict.upper()}\n      {detail}{rewrite}"
+            f"{f.filename}:{where(f)}: {f.code} {v.verdict.upper()}\n      {detail}{rewrite}{how}"
             + sandbox
         )
     if not rows:

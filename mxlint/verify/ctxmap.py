@@ -1,10 +1,12 @@
 """Reproduce GPU context bugs on a CPU-only host (runs inside the verify subprocess).
 
 Every `gpu(i)` becomes the distinct context `cpu(i+1)` before user code runs. Gluon's parameter
-lookup and CachedOp compare full contexts and raise on their own; raw NDArray operators only
-compare the device type on CPU, so a strict check at the operator-invoke level raises the error
-the CUDA build raises. `cpu_pinned`/`cpu_shared` stay compatible with every context, as on a GPU
-host. Messages are translated back (`cpu(1)` -> `gpu(0)`) so the evidence reads as on a GPU.
+lookup and CachedOp compare full contexts and raise on their own; raw NDArray operators compare
+the device *type* (`dev_mask`), which on the CPU build is "cpu" for every emulated GPU, so a
+check at the operator-invoke level compares the emulated types — host vs GPU, never one GPU's id
+with another's, as the CUDA build does not either — and raises the error the CUDA build raises.
+`cpu_pinned`/`cpu_shared` stay compatible with every context, as on a GPU host. Messages are
+translated back (`cpu(1)` -> `gpu(0)`) so the evidence reads as on a GPU.
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ def translate(text: str) -> str:
     return _CPU_SLASH.sub(
         lambda m: f"gpu/{int(m.group(1)) - 1}" if int(m.group(1)) else m.group(0), text
     )
+
+
+def _emulated_type(typeid: int, dev: int) -> str:
+    """The device type a context stands for: cpu(0) is the host, cpu(k >= 1) a GPU."""
+    if typeid == 1:
+        return "gpu" if dev >= 1 else "cpu"
+    return {2: "gpu"}.get(typeid, "cpu")
 
 
 def _ctx_name(typeid: int, dev: int) -> str:
@@ -84,7 +93,7 @@ def install(num_gpus: int = 2) -> None:
                 if ctx.device_typeid in _PINNED:
                     continue
                 key = (ctx.device_typeid, ctx.device_id, i)
-                if seen and (seen[0][0], seen[0][1]) != key[:2]:
+                if seen and _emulated_type(*seen[0][:2]) != _emulated_type(*key[:2]):
                     first = seen[0]
                     raise MXNetError(
                         f"Check failed: inputs[i]->ctx().dev_mask() == ctx.dev_mask(): Operator "

@@ -10,7 +10,7 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -87,15 +87,27 @@ class Watch:
 
 
 @contextmanager
-def trace_lines(files: set[str], watch: Watch | None = None) -> Iterator[set[tuple[str, int]]]:
-    """Record (file, line) executed in `files` only; other frames are not line-traced."""
+def trace_lines(
+    files: set[str], watch: Watch | None = None, hooks: Sequence[Any] = ()
+) -> Iterator[set[tuple[str, int]]]:
+    """Record (file, line) executed in `files` only; other frames are not line-traced. Each
+    of `hooks` (with `lines`, `on_line(frame, key)`, `leave(frame)`) is told the lines that
+    start and the frames that return in its lines' files."""
     hits: set[tuple[str, int]] = set()
     wanted = {os.path.realpath(f) for f in files} | {f for f, _ in (watch.lines if watch else ())}
+    active = [h for h in hooks if h is not None and h.lines]
+    for hook in active:
+        wanted |= {f for f, _ in hook.lines}
     cache: dict[str, str | None] = {}
     from mxnet import autograd
 
     def local(frame: Any, event: str, arg: Any) -> Any:
         key = (cache[frame.f_code.co_filename] or "", frame.f_lineno)
+        for hook in active:
+            if event == "line":
+                hook.on_line(frame, key)
+            elif event == "return":
+                hook.leave(frame)
         if event == "line":
             hits.add(key)
             if watch is not None and key in watch.lines:

@@ -4,257 +4,18 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from mxlint.knowledge.api import api
-from mxlint.rule import CONTEXT_ERROR, FindingKey
+from mxlint.verify.evidence import CTX_ERROR, exc_text, expected, failure, frames_hit, is_context
+from mxlint.verify.evidence import source as exc_source
 from mxlint.verify.model import Rewrite, Verdict, inconclusive
-from mxlint.verify.plan import Item, runtime
-
-HYBRID_STAGES = ("hybridize", "hybridize-train", "static", "export")
-STAGE_TEXT = {
-    "hybridize": "hybridize()",
-    "hybridize-train": "hybridize() in training mode",
-    "static": "hybridize(static_alloc=True, static_shape=True)",
-    "export": "export()",
-}
-CTX_ERROR = re.compile(CONTEXT_ERROR, re.I)
-
-
-def _expected(code: str, exc: dict[str, Any]) -> bool:
-    """Whether `exc` is the failure the rule of `code` predicts (its runtime's `error`)."""
-    how = runtime(code)
-    pattern = how.error if how is not None else None
-    text = f"{exc.get('type')}: {exc.get('message')}"
-    return pattern is None or re.search(pattern, text, re.I) is not None
-
-
-def _is_context(code: str) -> bool:
-    how = runtime(code)
-    return how is not None and how.check == "context"
-
-
-SYMBOL_REPR = re.compile(r"<Symbol\b")
-
-
-def _short(path: str) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
-
-
-def _exc_text(exc: dict[str, Any]) -> str:
-    return f"{exc.get('type')}: {str(exc.get('message', '')).strip()[:300]}"
-
-
-#: MXL115's message names the operator as NDArray spells it ("NDArray's `-` broadcasts").
-_BROADCAST_OPERATOR = re.compile(r"NDArray's `([^`]+)` broadcasts")
-
-
-def _shape_error_node(exc: dict[str, Any], item: Item) -> str | None:
-    """The graph node of MXNet's shape error when it is the operator an MXL115 finding names:
-    shape inference runs after tracing, so no frame points at the line; the node's name does
-    (MXNet names `a - b` `<block>__minus<n>`, see `symbol_nodes` in the generated facts)."""
-    if item.finding.code != "MXL115":
-        return None
-    spelled = _BROADCAST_OPERATOR.search(item.finding.message)
-    stem = api().symbol_nodes.get(spelled.group(1)) if spelled is not None else None
-    if stem is None:
-        return None
-    # The block's prefix ends in "_": `net0__minus0`, never `net0__not_equal0` for `_equal`.
-    found = re.search(
-        rf"Incompatible attr in node ((?:\S*_)?{re.escape(stem)}\d+) at",
-        str(exc.get("message", "")),
-    )
-    return found.group(1) if found is not None else None
-
-
-def _frames_hit(exc: dict[str, Any], item: Item) -> bool:
-    return any(
-        os.path.realpath(f) == item.path and ln == item.line for f, ln in exc.get("frames", [])
-    )
-
-
-def _raised_after(code: str, exc: dict[str, Any]) -> bool:
-    """A loud hybrid rule's failure raised after its line ran, outside the forward (MXNet
-    checking what the forward returned): its `error` must match, a bare `loud` is not enough."""
-    how = runtime(code)
-    return how is not None and how.loud and how.error is not None and _expected(code, exc)
-
-
-def _failure(payload: dict[str, Any]) -> str | None:
-    if payload.get("status") == "harness-error":
-        exc = payload.get("exception", {})
-        return f"the harness could not run it: {_exc_text(exc)}"
-    if payload.get("status") in ("not-hybrid", "no-input"):
-        return str(payload.get("reason"))
-    return None
-
-
-# -- hybridization and in-forward contexts ---------------------------------------------------
-
-
-def block_verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[FindingKey, Verdict]:
-    failure = _failure(payload)
-    if failure:
-        return {it.key: inconclusive(failure) for it in items}
-    stages = payload.get("stages", {})
-    imperative = stages.get("imperative", {})
-    mode_ctx = any(_is_context(it.finding.code) for it in items)
-    shapes = payload.get("input_shapes")
-    where = f"input shape {shapes}" if shapes else "the probe input"
-    if payload.get("guessed_ctor"):
-        where += f"; constructor arguments guessed: {payload['guessed_ctor']}"
-    if mode_ctx:
-        return _ctx_block(items, stages, where)
-    if not imperative.get("ok", False):
-        exc = imperative.get("exception", {})
-        return {
-            it.key: inconclusive(f"the block fails imperatively: {_exc_text(exc)}") for it in items
-        }
-    out: dict[FindingKey, Verdict] = {}
-    executed = {(os.path.realpath(f), ln) for f, ln in payload.get("lines_hybrid", [])}
-    broken = next(
-        ((s, stages[s]) for s in HYBRID_STAGES if s in stages and not stages[s].get("ok")), None
-    )
-    mismatch = next(((s, d) for s, d in payload.get("compare", {}).items() if d), None)
-    printed = SYMBOL_REPR.search(payload.get("stdout_hybrid", "") or "")
-    for it in items:
-        ran = (it.path, it.line) in executed
-        if broken is not None:
-            stage, info = broken
-            exc = info.get("exception", {})
-            if _frames_hit(exc, it):
-                out[it.key] = Verdict(
-                    "confirmed",
-                    f"{STAGE_TEXT[stage]} raised {_exc_text(exc)} at line {it.line} ({where})",
-                )
-                continue
-            if ran and _raised_after(it.finding.code, exc):
-                out[it.key] = Verdict(
-                    "confirmed",
-                    f"{STAGE_TEXT[stage]} raised {_exc_text(exc)} after line {it.line} ran "
-                    f"({where})",
-                )
-                continue
-            lines = [ln for f, ln in exc.get("frames", []) if os.path.realpath(f) == it.path]
-            at = f" at line {lines[-1]}" if lines else ""
-            kind = "print" if it.finding.code == "MXL106" else "raise"
-            later = next(
-                (
-                    e
-                    for e in payload.get("tolerant", [])
-                    if e["file"] == it.path
-                    and e["line"] == it.line
-                    and e.get("kind", "raise") == kind
-                ),
-                None,
-            )
-            if later is not None:
-                out[it.key] = Verdict(
-                    "confirmed",
-                    f"masked by the break{at}; with that "
-                    f"break answered, line {it.line} {'fails' if kind == 'raise' else 'misbehaves'} too under "
-                    f"{STAGE_TEXT[stage]}: {later['what']}",
-                )
-                continue
-            node = _shape_error_node(exc, it)
-            if node is not None:
-                out[it.key] = Verdict(
-                    "confirmed",
-                    f"{STAGE_TEXT[stage]} raised {_exc_text(exc)} ({where}): the graph node "
-                    f"`{node}` is the flagged operator, which a Symbol does not broadcast",
-                )
-                continue
-            out[it.key] = inconclusive(
-                f"{STAGE_TEXT[stage]} fails{at} for another reason "
-                f"first ({_exc_text(exc)}); this line is masked"
-            )
-            continue
-        if it.finding.code == "MXL106" and ran and printed:
-            shown = next(ln for ln in payload["stdout_hybrid"].splitlines() if "<Symbol" in ln)
-            out[it.key] = Verdict(
-                "confirmed",
-                "under hybridize() print() showed "
-                f"{shown.strip()[:80]!r} (a graph node), not values",
-            )
-            continue
-        if mismatch is not None and ran:
-            stage, detail = mismatch
-            out[it.key] = Verdict(
-                "confirmed",
-                f"silent graph break: imperative and "
-                f"{STAGE_TEXT[stage]} results differ: {detail} ({where})",
-            )
-            continue
-        if not ran:
-            out[it.key] = Verdict(
-                "refuted",
-                "the line never runs under hybridize() "
-                f"({where}); hybridized results equal imperative ones",
-            )
-            continue
-        out[it.key] = Verdict(
-            "refuted",
-            "ran hybridized (plain and static_alloc) and "
-            f"exported; outputs and gradients equal the imperative run "
-            f"({where})",
-        )
-    rewrite = payload.get("rewrite")
-    if rewrite:
-        verified, evidence = rewrite.get("verified"), str(rewrite.get("evidence", ""))
-        unfixed = {it.line for it in items if it.finding.fix is None}
-        blocked = [
-            ln
-            for f, ln in rewrite.get("frames", [])
-            if os.path.realpath(f) == items[0].path and ln in unfixed
-        ]
-        if verified is False and blocked:
-            verified = None
-            evidence = (
-                f"cannot be verified alone: the block still breaks at line {blocked[-1]}"
-                f", a finding without a fix ({evidence})"
-            )
-        for it in items:
-            if it.finding.fix is not None and it.key in out:
-                out[it.key].rewrite = Rewrite(verified, evidence)
-    return out
-
-
-def _ctx_block(
-    items: Sequence[Item], stages: dict[str, Any], where: str
-) -> dict[FindingKey, Verdict]:
-    out: dict[FindingKey, Verdict] = {}
-    failed = next(((s, v) for s, v in stages.items() if not v.get("ok")), None)
-    for it in items:
-        if failed is None:
-            out[it.key] = Verdict(
-                "refuted",
-                "forward and backward ran with parameters and "
-                f"input on gpu(0) ({where}) without a context error",
-            )
-            continue
-        exc = failed[1].get("exception", {})
-        in_file = [ln for f, ln in exc.get("frames", []) if os.path.realpath(f) == it.path]
-        # Parameters and input were placed on the device: a context error inside this
-        # block's forward comes from a tensor the forward created on the default context.
-        if in_file and CTX_ERROR.search(str(exc.get("message", ""))):
-            at = "" if in_file[-1] == it.line else f" (raised at line {in_file[-1]})"
-            out[it.key] = Verdict(
-                "confirmed", f"with parameters and input on gpu(0): {_exc_text(exc)}{at}"
-            )
-        else:
-            out[it.key] = inconclusive(f"the block fails on gpu(0) elsewhere: {_exc_text(exc)}")
-    return out
-
+from mxlint.verify.plan import Item
 
 # -- scripts: contexts, autograd and memory, lifecycle ---------------------------------------
 
 
-def _watch(payload: dict[str, Any], item: Item) -> dict[str, Any]:
+def watched(payload: dict[str, Any], item: Item) -> dict[str, Any]:
     for w in payload.get("watch", []):
         if os.path.realpath(w["file"]) == item.path and w["line"] == item.line:
             return dict(w)
@@ -266,39 +27,99 @@ def _bounded(payload: dict[str, Any]) -> str:
     return f"{steps} training step{'s' if steps != 1 else ''}" if steps else "the bounded run"
 
 
+def _raised(item: Item, payload: dict[str, Any], exc: dict[str, Any], text: str) -> Verdict:
+    basis, said = exc_source(exc, payload)
+    return Verdict("confirmed", f"{text}; {said}", basis=basis)
+
+
+def _what_ran(payload: dict[str, Any]) -> str:
+    """`the script` or the called function, for reasons."""
+    target = payload.get("target")
+    return f"{target}()" if target else "the script"
+
+
+def _failed_before(item: Item, payload: dict[str, Any], exc: dict[str, Any]) -> str:
+    who = _what_ran(payload)
+    if exc.get("type") == "SystemExit" and str(exc.get("message")) == "2":
+        return (
+            f"{who} exits with status 2 before reaching line {item.line}: its command line is "
+            'missing arguments; give them in [tool.mxlint.verify.scripts."<file name>"] argv'
+        )
+    return f"{who} failed before reaching line {item.line}: {exc_text(exc)}"
+
+
+def _misplaced(item: Item, payload: dict[str, Any]) -> Verdict | None:
+    """A layer the line initialised on one device type inside a network on another."""
+    here = [item.path, item.line]
+    for event in payload.get("placement") or []:
+        if [event.get("file"), event.get("line")] != here and here not in event.get("stack", []):
+            continue
+        own, theirs = set(event.get("devices", [])), set(event.get("network_devices", []))
+        if own and theirs and not own & theirs:
+            return Verdict(
+                "confirmed",
+                f"after line {item.line}, {event['block']}'s parameters are on "
+                f"{', '.join(sorted(own))} while the rest of {event['network']} is on "
+                f"{', '.join(sorted(theirs))}: its first forward pass raises a context error "
+                "(gpu(i) emulated as cpu(i+1))"
+                if payload.get("env", {}).get("ctx_map")
+                else f"after line {item.line}, {event['block']}'s parameters are on "
+                f"{', '.join(sorted(own))} while the rest of {event['network']} is on "
+                f"{', '.join(sorted(theirs))}: its first forward pass raises a context error",
+                basis="observed",
+            )
+    return None
+
+
 def loud_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
     """Codes whose failure is an exception at (or, for contexts, after) the flagged line."""
-    failure = _failure(payload)
-    if failure:
-        return inconclusive(failure)
-    w = _watch(payload, item)
+    why = failure(payload)
+    if why:
+        return inconclusive(why)
+    w = watched(payload, item)
     code = item.finding.code
-    mapped = _amp_mapped(payload)
-    if w.get("exception") and _expected(code, w["exception"]):
-        return Verdict("confirmed", f"line {item.line} raised {_exc_text(w['exception'])}{mapped}")
+    if w.get("exception") and expected(code, w["exception"]):
+        return _raised(
+            item,
+            payload,
+            w["exception"],
+            f"line {item.line} raised {exc_text(w['exception'])}{_amp_mapped(payload)}",
+        )
     exc = payload.get("exception")
-    if exc and _frames_hit(exc, item) and _expected(code, exc):
-        return Verdict("confirmed", f"line {item.line} raised {_exc_text(exc)}{mapped}")
+    if exc and frames_hit(exc, item) and expected(code, exc):
+        return _raised(
+            item, payload, exc, f"line {item.line} raised {exc_text(exc)}{_amp_mapped(payload)}"
+        )
     for text in payload.get("unraisable", []):
-        if _is_context(code) and CTX_ERROR.search(text):
+        if is_context(code) and CTX_ERROR.search(text):
             return Verdict(
                 "confirmed",
                 "the kvstore updater raised (swallowed by ctypes, "
                 f"'Exception ignored on calling ctypes callback'): {text[:300]}",
+                basis="emulated" if "same context" in text else "raised",
             )
-    if exc and _is_context(code) and w["runs"] and _expected(code, exc):
-        return Verdict(
-            "confirmed", f"after line {item.line} ran, the script failed with {_exc_text(exc)}"
+    if exc and is_context(code) and w["runs"] and expected(code, exc):
+        return _raised(
+            item,
+            payload,
+            exc,
+            f"after line {item.line} ran, {_what_ran(payload)} failed with {exc_text(exc)}",
         )
     if exc and not w["runs"]:
-        return inconclusive(f"the script failed before reaching line {item.line}: {_exc_text(exc)}")
+        return inconclusive(_failed_before(item, payload, exc))
     if not w["runs"]:
         return inconclusive(f"line {item.line} was not reached in {_bounded(payload)}")
+    placed = _misplaced(item, payload) if is_context(code) else None
+    if placed is not None:
+        return placed
     if exc:
-        return inconclusive(f"the script failed for another reason first: {_exc_text(exc)}")
+        return inconclusive(
+            f"{_what_ran(payload)} failed for another reason first: {exc_text(exc)}"
+        )
     return Verdict(
         "refuted",
         f"line {item.line} ran {w['runs']}x in {_bounded(payload)} without the predicted error",
+        basis="compared",
     )
 
 
@@ -330,12 +151,14 @@ def roundtrip_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
             "confirmed",
             f"export and re-import at line {item.line}: run on the arrays the exported network "
             f"last saw, the imported block and the network disagree: {detail}",
+            basis="compared",
         )
     if trips and all(t.get("equal") for t in trips):
         return Verdict(
             "refuted",
             f"export and re-import at line {item.line}: the imported block and the exported "
             f"network give equal outputs ({trips[0]['detail']})",
+            basis="compared",
         )
     if loud.verdict == "refuted":
         return inconclusive(
@@ -348,13 +171,13 @@ def roundtrip_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
 def amp_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
     """`amp.init()` after the network was built: the networks that already had a cached
     graph when it ran keep running it in float32."""
-    failure = _failure(payload)
-    if failure:
-        return inconclusive(failure)
+    why = failure(payload)
+    if why:
+        return inconclusive(why)
     inits = [i for i in payload.get("lifecycle", {}).get("amp_inits", []) if _at(i, item)]
     if not inits:
         exc = payload.get("exception")
-        why = f"; the script failed: {_exc_text(exc)}" if exc else ""
+        why = f"; the script failed: {exc_text(exc)}" if exc else ""
         return inconclusive(f"`amp.init()` at line {item.line} did not run{why}")
     cached = max(i.get("cached", 0) for i in inits)
     if not cached:
@@ -362,6 +185,7 @@ def amp_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
             "refuted",
             f"when `amp.init()` ran at line {item.line} no network had been hybridized and run "
             "yet: networks built before it still cast their operators for AMP",
+            basis="observed",
         )
     outputs = payload.get("lifecycle", {}).get("stale_outputs", {})
     seen = (
@@ -375,10 +199,13 @@ def amp_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
         f"when `amp.init()` ran at line {item.line}, {cached} network(s) had already been "
         f"hybridized and run: they keep their cached float32 graph, without AMP's casts{seen}"
         f"{_amp_mapped(payload)}",
+        basis="observed",
     )
 
 
 _PLURAL = {"step": "steps", "batch": "batches"}
+#: An engine this far behind at the end of a run ran ahead of the loop (seconds).
+BEHIND_FLOOR = 0.05
 
 
 def growth(series: Sequence[float], warmup: int = 2) -> float | None:
@@ -398,13 +225,13 @@ def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] |
     code = item.finding.code
     if code in ("MXL403", "MXL404"):
         return loud_verdict(item, naive)
-    failure = _failure(naive)
-    if failure:
-        return inconclusive(failure)
-    w = _watch(naive, item)
+    why = failure(naive)
+    if why:
+        return inconclusive(why)
+    w = watched(naive, item)
     if not w["runs"]:
         exc = naive.get("exception")
-        why = f"; the script failed: {_exc_text(exc)}" if exc else ""
+        why = f"; {_what_ran(naive)} failed: {exc_text(exc)}" if exc else ""
         return inconclusive(f"line {item.line} was not reached in {_bounded(naive)}{why}")
     if code == "MXL405":
         if w["recording"]:
@@ -413,8 +240,13 @@ def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] |
                 f"line {item.line} ran {w['recording']}x inside "
                 "autograd.record(): its graph was recorded and layers ran in "
                 "training mode (dropout, batch-norm statistics)",
+                basis="observed",
             )
-        return Verdict("refuted", f"line {item.line} ran {w['runs']}x, never while recording")
+        return Verdict(
+            "refuted",
+            f"line {item.line} ran {w['runs']}x, never while recording",
+            basis="observed",
+        )
     mem = naive.get("memory", {})
     storage, live = mem.get("storage_kib", []), mem.get("live_ndarrays", [])
     per = "step"
@@ -434,29 +266,44 @@ def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] |
             "confirmed",
             f"memory grows every {per} under NaiveEngine: "
             f"{' and '.join(parts)} per {per} over {len(storage)} {_PLURAL[per]}",
+            basis="measured",
         )
         verdict.series = series
         return verdict
     if code == "MXL402" and not w["recording"]:
         return Verdict(
-            "refuted", f"line {item.line} never ran inside autograd.record() and memory stays flat"
+            "refuted",
+            f"line {item.line} never ran inside autograd.record() and memory stays flat",
+            basis="measured",
         )
-    if threaded is not None and not _failure(threaded):
+    if threaded is not None and not failure(threaded):
         t_storage = threaded.get("memory", {}).get("storage_kib", [])
         series["storage_kib (ThreadedEngine)"] = t_storage
         g = growth(t_storage)
+        behind = threaded.get("behind_s")
+        if not g and behind is not None and behind >= BEHIND_FLOOR and threaded.get("steps"):
+            verdict = Verdict(
+                "confirmed",
+                f"engine run-ahead: nothing in the loop waits, so after "
+                f"{threaded['steps']} steps the threaded engine was {1000 * behind:.0f} ms of "
+                "work behind; every queued step keeps its buffers allocated",
+                basis="measured",
+            )
+            verdict.series = series
+            return verdict
         if g:
             verdict = Verdict(
                 "confirmed",
                 f"engine run-ahead: MXNet storage grows +{g:.1f} KiB "
                 "per step under the threaded engine and stays flat under "
                 "NaiveEngine (no synchronisation in the loop)",
+                basis="measured",
             )
             verdict.series = series
             return verdict
     if len(storage) < 6:
         exc = naive.get("exception")
-        why = f"; the script failed: {_exc_text(exc)}" if exc else ""
+        why = f"; the script failed: {exc_text(exc)}" if exc else ""
         return inconclusive(
             f"only {len(storage)} training steps ran: too few to measure memory growth{why}"
         )
@@ -466,23 +313,67 @@ def memory_verdict(item: Item, naive: dict[str, Any], threaded: dict[str, Any] |
         f"memory stays flat over {len(storage)} steps under "
         f"NaiveEngine{' and the threaded engine' if threaded else ''} ({flat}, "
         f"{live[-1] if live else 0} live NDArrays)",
+        basis="measured",
     )
     verdict.series = series
     return verdict
 
 
+def fix_verdict(item: Item, rewritten: dict[str, Any], original: dict[str, Any]) -> Rewrite:
+    """The fix applied (with the task's other fixes): its line runs without the failure."""
+    why = failure(rewritten)
+    if why:
+        return Rewrite(None, f"the rewritten program did not run: {why}")
+    w = watched(rewritten, item)
+    if not w["runs"]:
+        exc = rewritten.get("exception")
+        tail = f" ({exc_text(exc)})" if exc else ""
+        return Rewrite(None, f"with the fix applied, line {item.line} was not reached{tail}")
+    caught = [e for e in (w.get("exception"), rewritten.get("exception")) if e]
+    failed = [e for e in caught if expected(item.finding.code, e) and frames_hit(e, item)]
+    if failed or (w.get("exception") and expected(item.finding.code, w["exception"])):
+        bad = failed[0] if failed else w["exception"]
+        return Rewrite(False, f"with the fix applied line {item.line} still raises {exc_text(bad)}")
+    steps = rewritten.get("steps") or 0
+    ms = rewritten.get("step_ms")
+    timed = (
+        f"; {steps} training steps at {ms:.1f} ms each (the original stops at the failure: "
+        "no step time to compare with)"
+        if ms and not original.get("step_ms")
+        else (
+            f"; {ms:.1f} ms per step against {original['step_ms']:.1f} ms for the original"
+            if ms and original.get("step_ms")
+            else ""
+        )
+    )
+    return Rewrite(
+        True, f"with the fix applied line {item.line} ran {w['runs']}x without the failure{timed}"
+    )
+
+
 # -- seeds -----------------------------------------------------------------------------------
 
 
-def fingerprint_diff(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool | None, str]:
-    """(differ?, what) over the components both runs produced; None when nothing compares."""
+FINGERPRINT = (
+    ("first_batch", "first batch"),
+    ("losses", "losses"),
+    ("params", "parameters after the bounded run"),
+    ("result", "returned value"),
+    ("stdout", "printed output"),
+    ("built", "first batch of the loader built on the line"),
+)
+
+
+def fingerprint_diff(
+    a: dict[str, Any], b: dict[str, Any], only: set[str] | None = None
+) -> tuple[bool | None, str]:
+    """(differ?, what) over the components both runs produced (of `only`, when given); None
+    when nothing compares."""
     fa, fb = a.get("fingerprint", {}), b.get("fingerprint", {})
     compared = []
-    for key, label in (
-        ("first_batch", "first batch"),
-        ("losses", "losses"),
-        ("params", "parameters after the bounded run"),
-    ):
+    for key, label in FINGERPRINT:
+        if only is not None and key not in only:
+            continue
         x, y = fa.get(key), fb.get(key)
         if not x or not y:
             continue
@@ -497,55 +388,178 @@ def fingerprint_diff(a: dict[str, Any], b: dict[str, Any]) -> tuple[bool | None,
     return False, ", ".join(compared)
 
 
+def _differing(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str]]:
+    """Fingerprint components both runs produced that differ."""
+    fa, fb = a.get("fingerprint", {}), b.get("fingerprint", {})
+    out = []
+    for key, label in FINGERPRINT:
+        x, y = fa.get(key), fb.get(key)
+        if not x or not y:
+            continue
+        if key == "losses":
+            n = min(len(x), len(y))
+            x, y = x[:n], y[:n]
+        if x != y:
+            out.append((key, label))
+    return out
+
+
+def seed_reached(item: Item, first: dict[str, Any]) -> Verdict | None:
+    """After the first run: an inconclusive verdict when it cannot go on (failed to run, or
+    never reached the line), else None."""
+    why = failure(first)
+    if why:
+        return inconclusive(why)
+    if not watched(first, item)["runs"]:
+        exc = first.get("exception")
+        tail = f"; it failed: {exc_text(exc)}" if exc else ""
+        return inconclusive(f"line {item.line} was not reached in {_bounded(first)}{tail}")
+    return None
+
+
 def seed_verdict(
     item: Item,
     rng: str,
     unseeded: Sequence[dict[str, Any]],
-    seeded: Sequence[dict[str, Any]],
+    fixed: Sequence[dict[str, Any]] | None,
     how: str,
+    alone: bool = False,
 ) -> Verdict:
-    for p in list(unseeded) + list(seeded):
-        failure = _failure(p)
-        if failure:
-            return inconclusive(failure)
+    """`alone`: the two runs had every generator seeded but this line's draws of `rng` (from a
+    stream started from two seeds); else `rng` was left unseeded as a whole. `fixed`: two runs
+    the same way with the rewrite applied (needed when the first two differ): what differs
+    there too is other nondeterminism (timings printed), not the line."""
+    for p in list(unseeded) + list(fixed or []):
+        why = failure(p)
+        if why:
+            return inconclusive(why)
     u1, u2 = unseeded
-    if not _watch(u1, item)["runs"]:
-        exc = u1.get("exception")
-        why = f"; the script failed: {_exc_text(exc)}" if exc else ""
-        return inconclusive(f"line {item.line} was not reached in {_bounded(u1)}{why}")
+    early = seed_reached(item, u1)
+    if early is not None:
+        return early
+    runs = (
+        f"two runs with every generator seeded and only line {item.line}'s {rng} draws left random"
+        if alone
+        else f"two fresh runs (all other generators seeded, {rng} not)"
+    )
     differ, what = fingerprint_diff(u1, u2)
     if differ is None:
         exc = u1.get("exception")
         return inconclusive(
-            "nothing to fingerprint (no batches, losses or trainer)"
-            + (f"; the script failed: {_exc_text(exc)}" if exc else "")
+            "nothing to fingerprint (no batches, losses, trainer, result or output)"
+            + (f"; it failed: {exc_text(exc)}" if exc else "")
         )
     if not differ:
         exc = u1.get("exception") or u2.get("exception")
         if exc:
             return inconclusive(
-                f"the script failed ({_exc_text(exc)}) before runs without a "
-                f"{rng} seed could differ (same {what} so far)"
+                f"it failed ({exc_text(exc)}) before {runs} could differ (same {what} so far)"
             )
-        if not (u1.get("steps") or u1.get("batches") or u1.get("fingerprint", {}).get("losses")):
+        if not (
+            u1.get("steps")
+            or u1.get("batches")
+            or any(u1.get("fingerprint", {}).get(k) for k in ("losses", "result", "stdout"))
+        ):
             return inconclusive(
-                "no training step, batch or loss to compare; only initial "
+                "no training step, batch, loss, result or output to compare; only initial "
                 f"parameters ({what}) were equal"
             )
-        return Verdict("refuted", f"two fresh runs without a {rng} seed give the same {what}")
-    s_differ, s_what = fingerprint_diff(*seeded)
-    if s_differ:
+        tail = (
+            ": the line's draws do not reach the results"
+            if alone
+            else (
+                "; MXNet's generator starts from the same state in every process"
+                if rng == "mxnet"
+                else ""
+            )
+        )
+        return Verdict("refuted", f"{runs} give the same {what}{tail}", basis="compared")
+    changed = _differing(u1, u2)
+    if not fixed:
+        return Verdict(
+            "confirmed",
+            f"{runs} differ in their {', '.join(label for _, label in changed)}",
+            basis="compared",
+        )
+    still = {key for key, _ in _differing(fixed[0], fixed[1])}
+    explained = [(k, label) for k, label in changed if k not in still]
+    if not explained:
         return inconclusive(
-            f"two runs differ in their {what} without a {rng} seed, but also "
-            f"with every RNG seeded ({s_what}): other nondeterminism"
+            f"{runs} differ in their {', '.join(label for _, label in changed)}, but so do two "
+            f"runs {how}: other nondeterminism (timings in the printed output?)"
         )
     verdict = Verdict(
-        "confirmed", f"two fresh runs (all other RNGs seeded, {rng} not) differ in their {what}"
+        "confirmed",
+        f"{runs} differ in their {', '.join(label for _, label in explained)}",
+        basis="compared",
     )
+    agree = ", ".join(label for _, label in explained)
     verdict.rewrite = Rewrite(
-        s_differ is False,
-        f"{how}: both runs give the same {s_what}"
-        if s_differ is False
-        else "the seeded runs had nothing to compare",
+        True,
+        f"{how}: two runs give the same {agree} (the two runs with the rewrite applied compared "
+        "with each other; nothing to time: it adds no work per step)",
     )
     return verdict
+
+
+# -- timing and AMP ----------------------------------------------------------------------------
+
+#: Queued work below this is the engine keeping up (seconds), and below this share of the
+#: timed interval a reading is accurate enough.
+PENDING_FLOOR = 0.001
+PENDING_SHARE = 0.05
+#: A timed interval shorter than this held no real work to judge by (seconds).
+INTERVAL_FLOOR = 0.02
+
+
+def timing_verdict(item: Item, payload: dict[str, Any] | None) -> Verdict:
+    """MXL601: how much queued work the clock read at the line missed, on the threaded engine
+    (the rewrite, `mx.nd.waitall()` before the read, compared with the reading as written)."""
+    if payload is None:
+        return inconclusive("no run on the asynchronous engine")
+    why = failure(payload)
+    if why:
+        return inconclusive(why)
+    reads: list[dict[str, Any]] = next(
+        (
+            t["reads"]
+            for t in payload.get("timing", [])
+            if os.path.realpath(t["file"]) == item.path and t["line"] == item.line
+        ),
+        [],
+    )
+    if not reads:
+        exc = payload.get("exception")
+        tail = f"; it failed: {exc_text(exc)}" if exc else ""
+        return inconclusive(f"line {item.line} was not reached in {_bounded(payload)}{tail}")
+    worked = [r for r in reads if r.get("work") is None or r["work"] > 0]
+    if not worked:
+        return inconclusive(
+            f"line {item.line} read the clock before any batch or training step of its function "
+            f"ran in {_bounded(payload)}: nothing was timed"
+        )
+    worst = max(worked, key=lambda r: r["pending_s"])
+    pending, interval = worst["pending_s"], worst.get("interval_s")
+    measured = (
+        f"the reading at line {item.line} says {interval * 1000:.1f} ms"
+        if interval is not None
+        else f"the clock read at line {item.line}"
+    )
+    compared = (
+        f"{measured}; mx.nd.waitall() moved in front of it (the rewrite) waits another "
+        f"{pending * 1000:.1f} ms for queued work (threaded engine)"
+    )
+    share = pending / (pending + interval) if interval else None
+    if pending >= PENDING_FLOOR and (share is None or share >= PENDING_SHARE):
+        missed = f": the reading misses {100 * share:.0f}% of the work" if share else ""
+        return Verdict("confirmed", compared + missed, basis="measured")
+    if interval is not None and interval < INTERVAL_FLOOR:
+        return inconclusive(
+            f"{measured}: too little MXNet work was timed to judge (the loop it times did "
+            f"not run in {_bounded(payload)})"
+        )
+    return Verdict(
+        "refuted",
+        f"{compared}: the engine had kept up, the reading is accurate here",
+        basis="measured",
+    )

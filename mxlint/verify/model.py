@@ -38,6 +38,14 @@ class Rewrite:
         return out
 
 
+#: What a definite verdict rests on: an exception MXNet raised ("raised"), one raised by
+#: mxlint's same-device check on an emulated GPU ("emulated"), a failure inferred past an
+#: earlier break by the tolerant Symbol ("inferred"), something the hybridized trace was seen
+#: doing ("observed"), a comparison of two runs' results or state ("compared"), or a measured
+#: series ("measured").
+Basis = Literal["", "raised", "emulated", "inferred", "observed", "compared", "measured"]
+
+
 @dataclass
 class Verdict:
     verdict: VerdictKind
@@ -47,14 +55,27 @@ class Verdict:
     #: Per-step series for the HTML report (e.g. {"storage_kib": [...], "live_ndarrays": [...]}).
     series: dict[str, list[float]] = field(default_factory=dict)
     job: str = ""
+    basis: Basis = ""
+    #: How the code was reached: the entry script, or the function called directly with
+    #: arguments mxlint built (what they were).
+    reached: str = ""
+    #: What stood in for data, weights or files the run could not have (named).
+    standins: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "verdict": self.verdict,
             "evidence": self.evidence,
             "reason": self.reason,
             "rewrite": self.rewrite.to_json() if self.rewrite else None,
         }
+        if self.basis:
+            out["basis"] = self.basis
+        if self.reached:
+            out["reached"] = self.reached
+        if self.standins:
+            out["standins"] = list(self.standins)
+        return out
 
 
 def inconclusive(reason: str) -> Verdict:

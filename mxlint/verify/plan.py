@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import fnmatch
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 from mxlint import registry
 from mxlint.rule import Finding, FindingKey, Runtime
+from mxlint.verify import callsites, targets
 
 
 def runtime(code: str) -> Runtime | None:
@@ -32,6 +34,8 @@ class Item:
     finding: Finding
     path: str  # real path
     line: int
+    #: The function or method holding the line (targets.Target.to_json()), if any.
+    target: dict[str, Any] | None = None
 
     @property
     def key(self) -> FindingKey:
@@ -69,10 +73,16 @@ def module_of(path: Path) -> tuple[str, list[str]]:
     return ".".join(parts), roots
 
 
+#: Source text of the files parsed by `_parse` (a quick test before walking a tree).
+_TEXTS: dict[Path, str] = {}
+
+
 def _parse(path: Path, cache: dict[Path, ast.Module | None]) -> ast.Module | None:
     if path not in cache:
         try:
-            cache[path] = ast.parse(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            cache[path] = ast.parse(text)
+            _TEXTS[path] = text
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             cache[path] = None
     return cache[path]
@@ -148,6 +158,24 @@ def constructor_args(
     return None
 
 
+def call_inputs(
+    cls: str, sources: list[Path], cache: dict[Path, ast.Module | None], limit: int = 3
+) -> list[list[dict[str, Any]]]:
+    """Literal inputs the project calls `cls` with (its scripts, tests, `__main__` blocks)."""
+    name = cls.rsplit(".", 1)[-1]
+    found: list[list[dict[str, Any]]] = []
+    for path in sources:
+        tree = _parse(path, cache)
+        if tree is None or name not in _TEXTS.get(path, ""):
+            continue
+        for inputs in callsites.block_inputs(name, tree):
+            if inputs not in found:
+                found.append(inputs)
+            if len(found) >= limit:
+                return found
+    return found
+
+
 def rng_of(source_line: str, code: str) -> str:
     """Which RNG a seed finding is about, from the flagged line."""
     text = source_line.replace(" ", "")
@@ -177,6 +205,7 @@ def build(
 ) -> tuple[list[Task], list[Skipped]]:
     """Group findings into tasks. `scripts` are the run's Python files (entry candidates)."""
     cache: dict[Path, ast.Module | None] = {}
+    _TEXTS.clear()
     tasks: dict[str, Task] = {}
     skipped: list[Skipped] = []
     sources = [p.resolve() for p in scripts]
@@ -259,13 +288,31 @@ def build(
                     "ctx_map": mode == "context",
                     "ctor": ctor or constructor_args(cls, sources, cache),
                     "input_shapes": conf.get("input-shapes") or conf.get("input_shapes"),
+                    "call_inputs": call_inputs(cls, sources, cache),
+                    "lines": [],
+                    "state": False,
                 }
                 task = tasks[key] = Task("block", key, [], job)
             task.items.append(item)
+            task.job["lines"].append([str(path), item.line])
+            task.job["state"] = task.job["state"] or "state" in how.shows
             continue
+        holder = targets.enclosing(tree, item.line)
+        item.target = holder.to_json() if holder is not None else None
         script = path if is_runnable(tree) else _entry_for(path, sources, cache)
         if script is None:
-            skipped.append(Skipped(item, "no entry script in the run executes this file"))
+            if item.target is None:
+                skipped.append(
+                    Skipped(item, "module-level code of a file no entry script of the run runs")
+                )
+                continue
+            key = f"call:{path}:{item.target['qualname']}"
+            task = tasks.get(key)
+            if task is None:
+                task = tasks[key] = Task("script", key, [item], call_job([item], options))
+            else:
+                task.items.append(item)
+                add_watch(task.job, item)
             continue
         key = f"script:{script}"
         task = tasks.get(key)
@@ -277,16 +324,143 @@ def build(
                 "roots": roots,
                 "steps": int(options.get("steps", 8)),
                 "ctx_map": True,
-                "argv": list(config.get("argv", [])),
+                "argv": argv_for(script, config),
                 "watch": [],
                 "trace_files": [],
+                "contexts": False,
+                "ctx_exprs": [],
             }
             task = tasks[key] = Task("script", key, [], job)
         task.items.append(item)
-        task.job["watch"].append([str(path), item.line])
-        if str(path) != str(script) and str(path) not in task.job["trace_files"]:
-            task.job["trace_files"].append(str(path))
+        add_watch(task.job, item)
+        flags = guard_flags(tree, item.line, _parse(script, cache))
+        task.job["argv"] += [f for f in flags if f not in task.job["argv"]]
     return list(tasks.values()), skipped
+
+
+def statement_span(path: str, line: int) -> tuple[int, int]:
+    """The lines of the simple statement that holds `line` (a call written over several
+    lines runs its line events on each of them)."""
+    tree = _parse(Path(path), {})
+    best = (line, line)
+    if tree is None:
+        return best
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
+            continue
+        start, end = node.lineno, getattr(node, "end_lineno", None) or node.lineno
+        compound = hasattr(node, "body") and isinstance(node.body, list)
+        if compound:  # a loop's or with's header only
+            first = node.body[0].lineno if node.body else end + 1  # type: ignore[attr-defined]
+            end = first - 1
+        if start <= line <= end and (best == (line, line) or end - start < best[1] - best[0]):
+            best = (start, end)
+    return best
+
+
+def add_watch(job: dict[str, Any], item: Item) -> None:
+    """Watch the item's line (and trace its file) in a script or call job."""
+    job["watch"].append([item.path, item.line])
+    if item.path != job["file"] and item.path not in job["trace_files"]:
+        job["trace_files"].append(item.path)
+    how = runtime(item.finding.code)
+    if how is not None and how.check == "context":
+        job["contexts"] = True
+    if how is not None and how.loud and how.error and how.error not in job.setdefault("expect", []):
+        job["expect"].append(how.error)
+    ctx = (item.finding.data or {}).get("ctx")
+    if isinstance(ctx, str) and ctx not in job["ctx_exprs"]:
+        job["ctx_exprs"].append(ctx)
+
+
+def call_job(items: list[Item], options: dict[str, Any]) -> dict[str, Any]:
+    """A job calling the function that holds these items' lines (all in one function)."""
+    first = items[0]
+    assert first.target is not None
+    module, roots = module_of(Path(first.path))
+    job: dict[str, Any] = {
+        "kind": "call",
+        "file": first.path,
+        "module": module,
+        "roots": roots,
+        "target": first.target,
+        "steps": int(options.get("steps", 8)),
+        "ctx_map": True,
+        "watch": [],
+        "trace_files": [],
+        "contexts": False,
+        "ctx_exprs": [],
+    }
+    for item in items:
+        add_watch(job, item)
+    return job
+
+
+def argv_for(script: Path, config: dict[str, Any]) -> list[str]:
+    """Command-line arguments for a script: `argv` for every script, then those of the
+    `[tool.mxlint.verify.scripts."<name or glob>"]` tables that match it."""
+    argv = [str(a) for a in config.get("argv", [])]
+    table = config.get("scripts", {})
+    if isinstance(table, dict):
+        for pattern, entry in table.items():
+            if not isinstance(entry, dict):
+                continue
+            if script.name == pattern or fnmatch.fnmatch(str(script), f"*{pattern}"):
+                argv += [str(a) for a in entry.get("argv", [])]
+    return argv
+
+
+def guard_flags(tree: ast.Module, line: int, script: ast.Module | None) -> list[str]:
+    """`--flag`s of the script's argparse parser (`store_true` options) that the `if args.X:`
+    tests around `line` need, so the run reaches it (`--amp` for `if args.amp: amp.init()`)."""
+    if script is None:
+        return []
+    dests: set[str] = set()
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            end = getattr(node, "end_lineno", None) or node.lineno
+            if not node.lineno <= line <= end:
+                continue
+            if isinstance(node, ast.If) and any(
+                s.lineno <= line <= (getattr(s, "end_lineno", None) or s.lineno) for s in node.body
+            ):
+                test = node.test
+                if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name):
+                    dests.add(test.attr)
+            for field_name in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(node, field_name, None)
+                if isinstance(inner, list):
+                    walk(inner)
+
+    walk(tree.body)
+    flags = []
+    for node in ast.walk(script):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+        ):
+            continue
+        options = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        action = keywords.get("action")
+        if not (isinstance(action, ast.Constant) and action.value == "store_true"):
+            continue
+        long = next((o for o in options if o.startswith("--")), None)
+        dest = keywords.get("dest")
+        name = (
+            dest.value
+            if isinstance(dest, ast.Constant)
+            else (long[2:].replace("-", "_") if long else None)
+        )
+        if name in dests and long:
+            flags.append(long)
+    return flags
 
 
 def _onnx_task(

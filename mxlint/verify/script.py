@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import io
 import os
 import random
 import re
@@ -66,22 +67,10 @@ class Probe:
         #: Also sample memory at each batch while no training step has run (an evaluation
         #: loop has batches and no steps).
         self.per_batch = per_batch and bool(memory)
-        self.batch_storage_kib: list[float] = []
-        self.batch_live: list[int] = []
-        self.steps = 0
-        self.backwards = 0
-        self.batches = 0
-        self.first_batch: str | None = None
-        self.losses: list[str] = []
-        self.storage_kib: list[float] = []
-        self.live: list[int] = []
-        self.trainers: list[Any] = []
         #: Timing: after `timed` warm-up steps and at the last step, wait for the engine and
         #: read the clock; steps in between keep whatever overlap the program has.
         self.timed = timed
-        self.window: list[float] = []
-        #: The same window in process CPU time (all threads: Python's and the engine's).
-        self.cpu_window: list[float] = []
+        self.reset()
         if memory:
             mx.profiler.set_config(
                 profile_memory=True,
@@ -93,6 +82,38 @@ class Probe:
             )
             mx.profiler.set_state("run")
             self._storage = 0.0
+
+    def reset(self) -> None:
+        """Forget what was observed (a new attempt of a called function starts)."""
+        self.batch_storage_kib: list[float] = []
+        self.batch_live: list[int] = []
+        self.steps = 0
+        self.backwards = 0
+        self.batches = 0
+        self.first_batch: str | None = None
+        self.losses: list[str] = []
+        self.storage_kib: list[float] = []
+        self.live: list[int] = []
+        self.trainers: list[Any] = []
+        self.window: list[float] = []
+        #: The same window in process CPU time (all threads: Python's and the engine's).
+        self.cpu_window: list[float] = []
+        self.step_times: list[float] = []
+        self.behind_s: float | None = None
+
+    def catch_up(self) -> None:
+        """At the end of the run, before anything waits: how far the asynchronous engine is
+        behind (on the threaded engine, "light" memory runs only)."""
+        if self.memory != "light":
+            return
+        start = time.perf_counter()
+        mx.nd.waitall()
+        self.behind_s = time.perf_counter() - start
+
+    def step_ms(self) -> float | None:
+        """Median wall time of a training step (ms), from the second step on."""
+        gaps = [b - a for a, b in zip(self.step_times, self.step_times[1:])]
+        return round(1000 * sorted(gaps)[len(gaps) // 2], 3) if gaps else None
 
     def observe(self) -> None:
         if not self.memory:
@@ -111,6 +132,7 @@ class Probe:
 
     def on_step(self) -> None:
         self.steps += 1
+        self.step_times.append(time.perf_counter())
         if self.timed and self.steps in (self.timed, self.limit) and len(self.window) < 2:
             mx.nd.waitall()
             self.window.append(time.perf_counter())
@@ -127,7 +149,9 @@ class Probe:
 
     def on_backward(self, loss: Any) -> None:
         self.backwards += 1
-        if len(self.losses) < self.limit:
+        # Reading a loss back synchronises: on the asynchronous engine ("light" memory, the
+        # engine's run-ahead is what is measured) losses are not fingerprinted.
+        if len(self.losses) < self.limit and self.memory != "light":
             with contextlib.suppress(Exception):  # a loss we cannot read is no fingerprint
                 self.losses.append(_digest(loss))
         if self.steps == 0 and self.backwards > self.limit:
@@ -135,7 +159,7 @@ class Probe:
 
     def on_batch(self, batch: Any) -> None:
         self.batches += 1
-        if self.first_batch is None:
+        if self.first_batch is None and self.memory != "light":
             self.first_batch = _digest(batch)
         if self.per_batch and self.steps == 0:
             mx.nd.waitall()
@@ -213,6 +237,7 @@ def install_hooks(probe: Probe, facts: DistFacts | None = None) -> None:
                 return
 
     gluon.data.DataLoader.__iter__ = iterate  # type: ignore[method-assign]
+    gluon.data.DataLoader._mxlint_iter = loader_iter  # type: ignore[attr-defined]
     iter_next = mx.io.DataIter.__next__
 
     def next_(self: Any) -> Any:
@@ -396,43 +421,122 @@ def seed(which: list[str], value: int = 0) -> None:
         mx.random.seed(value)
 
 
-def run(job: dict[str, Any]) -> dict[str, Any]:
-    path = job["file"]
-    for root in reversed(job.get("roots", [])):
-        if root not in sys.path:
-            sys.path.insert(0, root)
-    probe = Probe(
-        int(job.get("steps", 5)),
-        job.get("memory") or False,
-        bool(job.get("per_batch")),
-        int(job.get("timed", 0)),
-    )
-    blocked = None
-    if job.get("timed"):  # under the step hooks: the drain at the window's end is not counted
-        blocked = BlockedTimer(lambda: len(probe.window) == 1)
-        blocked.install()
-    facts = None
-    if job.get("dist"):
-        facts = DistFacts({os.path.realpath(f) for f in [path, *job.get("trace_files", [])]})
-        install_dist_hooks(facts)
-    install_hooks(probe, facts)
-    from mxlint.verify.lifecycle import LifecycleProbe
+class Session:
+    """Everything one verify process observes, installed once before the project's code loads:
+    the step probe and its hooks, stand-ins, the lifecycle, distributed, sync and profiler
+    probes, placements, clock reads and live lines. The script harness runs a program under it
+    once; the call harness once per attempt (`reset` between)."""
 
-    lifecycle = LifecycleProbe(
-        {path} | set(job.get("trace_files", [])),
-        map_amp=not job.get("gpu"),
-        roundtrip=bool(job.get("roundtrip")),
-        amp_watch=bool(job.get("amp_watch")),
-    )
-    lifecycle.install()
-    counter = watch_profiler = None
-    if job.get("sync_lines"):
-        counter = SyncCounter([(f, n) for f, n in job["sync_lines"]], lambda: probe.steps)
-        counter.install()
-    if job.get("profiler"):
-        watch_profiler = ProfilerWatch()
-        watch_profiler.install()
-    seed(job.get("seed", []))
+    def __init__(self, job: dict[str, Any]) -> None:
+        from mxlint.verify import standins
+        from mxlint.verify.lifecycle import LifecycleProbe
+        from mxlint.verify.monitors import Placement, Timing
+        from mxlint.verify.seeding import LiveLines
+
+        path = job["file"]
+        self.job = job
+        self.files = {path} | set(job.get("trace_files", []))
+        for root in reversed(job.get("roots", [])):
+            if root not in sys.path:
+                sys.path.insert(0, root)
+        standins.install()
+        self.standins = standins.NOTES
+        self.probe = probe = Probe(
+            int(job.get("steps", 5)),
+            job.get("memory") or False,
+            bool(job.get("per_batch")),
+            int(job.get("timed", 0)),
+        )
+        self.blocked = None
+        if job.get("timed"):  # under the step hooks: the drain at the window's end is not counted
+            self.blocked = BlockedTimer(lambda: len(probe.window) == 1)
+            self.blocked.install()
+        self.facts = None
+        if job.get("dist"):
+            self.facts = DistFacts({os.path.realpath(f) for f in self.files})
+            install_dist_hooks(self.facts)
+        install_hooks(probe, self.facts)
+        self.lifecycle = LifecycleProbe(
+            self.files,
+            map_amp=not job.get("gpu"),
+            roundtrip=bool(job.get("roundtrip")),
+            amp_watch=bool(job.get("amp_watch")),
+        )
+        self.lifecycle.install()
+        self.counter = self.profiler = None
+        if job.get("sync_lines"):
+            self.counter = SyncCounter([(f, n) for f, n in job["sync_lines"]], lambda: probe.steps)
+            self.counter.install()
+        if job.get("profiler"):
+            self.profiler = ProfilerWatch()
+            self.profiler.install()
+        self.placement = Placement(self.files) if job.get("contexts") else None
+        self.timing = Timing(job.get("timing", []), probe)
+        seed(job.get("seed", []))  # before the live lines watch the program seeding
+        self.live = LiveLines(
+            job.get("live", []), job.get("live_rng"), int(job.get("live_seed", 0))
+        )
+        self.stdout = io.StringIO()
+
+    def reset(self) -> None:
+        """A new attempt: forget the steps, memory, clock reads and output observed so far."""
+        self.probe.reset()
+        self.timing.reads.clear()
+        self.stdout = io.StringIO()
+        if self.counter is not None:
+            self.counter.counts.clear()
+
+    def tracing(self, watch: Watch) -> contextlib.AbstractContextManager[set[tuple[str, int]]]:
+        """Line tracing of the project's files (none for timing runs: it would slow them)."""
+        if not self.job.get("trace", True):
+            return contextlib.nullcontext(set())
+        return trace_lines(self.files, watch, [self.live, self.timing])
+
+    def observed(self) -> dict[str, Any]:
+        """What the run showed besides its lines and exception (the payload's other fields)."""
+        probe = self.probe
+        output = self.stdout.getvalue()
+        built = _safe(self.live.built) if self.live.lines else None
+        return {
+            "steps": probe.steps,
+            "step_ms": probe.step_ms(),
+            "behind_s": probe.behind_s,
+            "backwards": probe.backwards,
+            "batches": probe.batches,
+            "fingerprint": {
+                "first_batch": probe.first_batch,
+                "losses": list(probe.losses),
+                "params": _safe(probe.params_digest),
+                "stdout": hashlib.sha1(output.encode()).hexdigest()[:16] if output else None,
+                "built": _digest(built) if built else None,
+            },
+            "standins": list(self.standins),
+            "placement": _safe(self.placement.to_json) if self.placement is not None else [],
+            "timing": self.timing.to_json(),
+            "lifecycle": self.lifecycle.to_json(),
+            "dist": self.facts.to_json() if self.facts is not None else None,
+            "window": {
+                "seconds": probe.window[1] - probe.window[0],
+                "cpu_seconds": probe.cpu_window[1] - probe.cpu_window[0],
+                "steps": probe.limit - probe.timed,
+                "blocked": self.blocked.seconds if self.blocked is not None else None,
+            }
+            if len(probe.window) == 2
+            else None,
+            "syncs": self.counter.to_json() if self.counter is not None else {},
+            "profiler": _safe(self.profiler.to_json) if self.profiler is not None else None,
+            "memory": {
+                "storage_kib": list(probe.storage_kib),
+                "live_ndarrays": list(probe.live),
+                "batch_storage_kib": list(probe.batch_storage_kib),
+                "batch_live_ndarrays": list(probe.batch_live),
+            },
+        }
+
+
+def run(job: dict[str, Any]) -> dict[str, Any]:
+    session = Session(job)
+    path = job["file"]
     source = job.get("rewrite_source")
     if source is None:
         with open(path, encoding="utf-8") as fh:
@@ -447,16 +551,13 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         code = compile(source, path, "exec")
         exec(code, {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__})
 
+    hits: set[tuple[str, int]] = set()
     try:
         watch = Watch(job.get("watch", []))
-        tracing: contextlib.AbstractContextManager[set[tuple[str, int]]] = (
-            trace_lines({path} | set(job.get("trace_files", [])), watch)
-            if job.get("trace", True)
-            else contextlib.nullcontext(set())  # timing runs: no line tracing to slow them
-        )
-        with tracing as hits:
+        with session.tracing(watch) as hits, contextlib.redirect_stdout(session.stdout):
             try:
                 runner()
+                session.probe.catch_up()
                 mx.nd.waitall()
             except StopRun:
                 result["status"] = "stopped"
@@ -479,38 +580,8 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
                 result["exception"] = exception_info(exc)
     finally:
         lines = sorted([os.path.realpath(f), ln] for f, ln in hits)
-    result.update(
-        {
-            "steps": probe.steps,
-            "backwards": probe.backwards,
-            "batches": probe.batches,
-            "lines": lines,
-            "watch": watch.to_json(),
-            "fingerprint": {
-                "first_batch": probe.first_batch,
-                "losses": probe.losses,
-                "params": _safe(probe.params_digest),
-            },
-            "lifecycle": lifecycle.to_json(),
-            "dist": facts.to_json() if facts is not None else None,
-            "window": {
-                "seconds": probe.window[1] - probe.window[0],
-                "cpu_seconds": probe.cpu_window[1] - probe.cpu_window[0],
-                "steps": probe.limit - probe.timed,
-                "blocked": blocked.seconds if blocked is not None else None,
-            }
-            if len(probe.window) == 2
-            else None,
-            "syncs": counter.to_json() if counter is not None else {},
-            "profiler": _safe(watch_profiler.to_json) if watch_profiler is not None else None,
-            "memory": {
-                "storage_kib": probe.storage_kib,
-                "live_ndarrays": probe.live,
-                "batch_storage_kib": probe.batch_storage_kib,
-                "batch_live_ndarrays": probe.batch_live,
-            },
-        }
-    )
+    result.update({"lines": lines, "watch": watch.to_json()})
+    result.update(session.observed())
     return result
 
 

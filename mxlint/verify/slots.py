@@ -53,8 +53,12 @@ class Slots:
         with self.slot():
             yield
 
+    def current_task(self) -> str | None:
+        """The task this thread's jobs are attributed to."""
+        return getattr(self._task, "key", None)
+
     @contextmanager
-    def task(self, key: str) -> Iterator[None]:
+    def task(self, key: str | None) -> Iterator[None]:
         """Attribute the jobs this thread runs to the task `key`."""
         self._task.key = key
         try:
@@ -66,7 +70,8 @@ class Slots:
         self, job: dict[str, Any], options: VerifyOptions, engine: str = "NaiveEngine"
     ) -> ChildResult:
         with self.slot() as slot:
-            job = dict(job, gpu=bool(self.gpus))
+            # `budget`: the job's stage limits follow its timeout
+            job = dict(job, gpu=bool(self.gpus), budget=options.timeout)
             result = run_job(
                 job,
                 timeout=options.timeout,

@@ -21,6 +21,7 @@ from typing import Any
 
 from mxlint.rule import FindingKey
 from mxlint.verify import interpret
+from mxlint.verify.evidence import exc_text, expected, failure
 from mxlint.verify.model import Rewrite, Verdict, inconclusive
 from mxlint.verify.plan import Item, Task
 
@@ -127,14 +128,14 @@ def _per_step(payload: dict[str, Any], item: Item) -> dict[int, int]:
 
 
 def _sync_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
-    failure = interpret._failure(payload)
-    if failure:
-        return inconclusive(failure)
-    runs = interpret._watch(payload, item)["runs"]
+    why = failure(payload)
+    if why:
+        return inconclusive(why)
+    runs = interpret.watched(payload, item)["runs"]
     per_step = _per_step(payload, item)
     exc = payload.get("exception")
     if not runs:
-        why = f"; the script failed: {interpret._exc_text(exc)}" if exc else ""
+        why = f"; the script failed: {exc_text(exc)}" if exc else ""
         return inconclusive(f"line {item.line} was not reached in {_steps(payload)}{why}")
     steps = payload.get("steps", 0)
     if not per_step:
@@ -175,12 +176,12 @@ def _sync_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
 def _sync_rewrite(
     fixed: Sequence[Item], original: dict[str, Any], rewritten: dict[str, Any]
 ) -> Rewrite:
-    failure = interpret._failure(rewritten)
-    if failure:
+    why = failure(rewritten)
+    if why:
         return Rewrite(None, f"the rewrite could not run: {failure}")
     exc = rewritten.get("exception")
     if exc and not original.get("exception"):
-        return Rewrite(False, f"the rewrite raised {interpret._exc_text(exc)}")
+        return Rewrite(False, f"the rewrite raised {exc_text(exc)}")
     differ, what = interpret.fingerprint_diff(original, rewritten)
     if differ is None:
         return Rewrite(None, "nothing to compare (no batches, losses or trainer)")
@@ -254,13 +255,13 @@ def profiler_verdicts(
 
 
 def _profiler_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
-    failure = interpret._failure(payload)
-    if failure:
-        return inconclusive(failure)
-    runs = interpret._watch(payload, item)["runs"]
+    why = failure(payload)
+    if why:
+        return inconclusive(why)
+    runs = interpret.watched(payload, item)["runs"]
     exc = payload.get("exception")
     if not runs:
-        why = f"; the script failed: {interpret._exc_text(exc)}" if exc else ""
+        why = f"; the script failed: {exc_text(exc)}" if exc else ""
         return inconclusive(f"line {item.line} was not reached in {_steps(payload)}{why}")
     profiler = payload.get("profiler") or {}
     if item.finding.code == "MXL604":
@@ -365,20 +366,20 @@ def _invalid_setting(task: Task, item: Item, name: str, value: str, run: Run, gp
     engine, extra = _environment(name, value)
     payload = run(dict(task.job, env=extra), engine)
     texts = [
-        interpret._exc_text(e)
+        exc_text(e)
         for e in (payload.get("exception"), payload.get("harness_exception"))
         if isinstance(e, dict)
     ]
     if payload.get("status") == "harness-error":
-        texts.append(interpret._exc_text(payload.get("exception", {})))
+        texts.append(exc_text(payload.get("exception", {})))
     texts.append(str(payload.get("child_failed", "")))
     texts.append(str(payload.get("stderr_tail", "")))
     for text in texts:
-        if interpret._expected(item.finding.code, {"type": "", "message": text}) and text.strip():
+        if expected(item.finding.code, {"type": "", "message": text}) and text.strip():
             return Verdict("confirmed", f"with {name}={value!r} MXNet failed: {text.strip()[:300]}")
-    failure = interpret._failure(payload)
-    if failure:
-        return inconclusive(failure)
+    why = failure(payload)
+    if why:
+        return inconclusive(why)
     return Verdict(
         "refuted",
         f"the script ran {_steps(payload)} with {name}={value!r} without an engine or "
@@ -399,15 +400,13 @@ def _debug_setting(
             "MXNet 1.9.1 does not read MXNET_EXEC_VERBOSE: there is no effect to run"
         )
     probe = run(dict(task.job, steps=8), THREADED)
-    failure = interpret._failure(probe)
-    if failure:
-        return inconclusive(failure)
-    if not interpret._watch(probe, item)["runs"]:
+    why = failure(probe)
+    if why:
+        return inconclusive(why)
+    if not interpret.watched(probe, item)["runs"]:
         exc = probe.get("exception")
         if exc:
-            return inconclusive(
-                f"the script failed before line {item.line}: {interpret._exc_text(exc)}"
-            )
+            return inconclusive(f"the script failed before line {item.line}: {exc_text(exc)}")
         return Verdict(
             "refuted",
             f"line {item.line} does not run when the script is launched as it is "
@@ -427,11 +426,11 @@ def _debug_setting(
         )
         without.append(run(clean, THREADED))
     for payload in with_setting + without:
-        failure = interpret._failure(payload)
-        if failure:
-            return inconclusive(failure)
+        why = failure(payload)
+        if why:
+            return inconclusive(why)
         if payload.get("exception"):
-            return inconclusive(f"the script failed: {interpret._exc_text(payload['exception'])}")
+            return inconclusive(f"the script failed: {exc_text(payload['exception'])}")
     differ, what = interpret.fingerprint_diff(with_setting[0], without[0])
     found = compare_times(with_setting, without)
     if found is None:

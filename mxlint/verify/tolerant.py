@@ -29,15 +29,15 @@ class Tracer:
         self.events: list[dict[str, Any]] = []
 
     def record(self, what: str, kind: str = "raise") -> None:
-        frame = sys._getframe(2)
-        while frame is not None:
-            real = os.path.realpath(frame.f_code.co_filename)
-            if real in self.files:
-                self.events.append(
-                    {"file": real, "line": frame.f_lineno, "what": what, "kind": kind}
-                )
-                return
-            frame = frame.f_back  # type: ignore[assignment]
+        """The event at the innermost project line, with the project lines that called it."""
+        from mxlint.verify.observe import project_stack
+
+        stack = project_stack(self.files, 3)
+        if stack:
+            file, line = stack[0]
+            self.events.append(
+                {"file": file, "line": line, "what": what, "kind": kind, "stack": stack}
+            )
 
     def shape_of(self, sym: Any) -> tuple[int, ...]:
         try:
@@ -82,9 +82,15 @@ def tolerant(tracer: Tracer) -> Iterator[None]:
 
         return call
 
+    asked: set[int] = set()
+
     def truth(self: Any) -> bool:
+        """True the first time a line asks, False after: a `while` on a value ends."""
         tracer.record('Function __bool__ (namely operator "bool") is not implemented for Symbol')
-        return True
+        line = sys._getframe(1).f_lineno
+        first = line not in asked
+        asked.add(line)
+        return first
 
     def setitem(self: Any, key: Any, value: Any) -> None:
         tracer.record("'Symbol' object does not support item assignment")
@@ -114,6 +120,26 @@ def tolerant(tracer: Tracer) -> Iterator[None]:
         tracer.record(f"print() shows {text} (a graph node), not values", kind="print")
         return text
 
+    def number(kind: type) -> Any:
+        def convert(self: Any) -> Any:
+            tracer.record(
+                f"{kind.__name__}() argument must be a string or a real number, not 'Symbol'"
+            )
+            return kind(0)
+
+        return convert
+
+    def transposed(self: Any) -> Any:
+        tracer.record("'Symbol' object has no attribute 'T'")
+        return self.transpose()
+
+    for name, value in (
+        ("__int__", number(int)),
+        ("__float__", number(float)),
+        ("T", property(transposed)),
+    ):
+        saved[name] = Symbol.__dict__.get(name, None)
+        setattr(Symbol, name, value)
     saved["__str__"] = Symbol.__dict__.get("__str__", None)
     Symbol.__str__ = shown  # type: ignore[method-assign]
     Symbol.__bool__ = truth  # type: ignore[method-assign]
@@ -151,11 +177,23 @@ def tolerant(tracer: Tracer) -> Iterator[None]:
             return isinstance(obj, (real_base, Symbol))
 
     register.NDArrayBase = _Either("NDArrayBase", (), {})
+    from mxnet import gluon
+
+    set_data = gluon.Parameter.set_data
+
+    def set_symbol(self: Any, data: Any) -> None:
+        if isinstance(data, Symbol):
+            tracer.record(f"Parameter.set_data() of {self.name} got a Symbol, which has no values")
+            return None
+        return set_data(self, data)
+
+    gluon.Parameter.set_data = set_symbol  # type: ignore[method-assign]
     register._verify_all_legacy_ndarrays = lenient_verify
     register._imperative_invoke = symbolic_invoke
     try:
         yield
     finally:
+        gluon.Parameter.set_data = set_data  # type: ignore[method-assign]
         register.NDArrayBase = real_base
         register._verify_all_legacy_ndarrays = verify
         register._imperative_invoke = invoke
@@ -168,17 +206,31 @@ def tolerant(tracer: Tracer) -> Iterator[None]:
 
 
 def trace(block: Any, xs: list[Any], files: set[str]) -> list[dict[str, Any]]:
-    """Build the block's graph with misuse recorded; the events, first break first."""
-    n = len(xs)
-    names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
-    shapes = {name: tuple(x.shape) for name, x in zip(names, xs)}
+    """Build the block's graph with misuse recorded; the events, first break first. Silent
+    misuse seen on the way (`observe`) is recorded too, as events of kind "silent"/"mode"."""
+    from mxlint.verify import observe
+
+    shapes: dict[str, tuple[int, ...]] = {}
+    inputs: list[Any] = []
+    single = len(xs) == 1 and not isinstance(xs[0], (list, tuple))
+    for i, x in enumerate(xs):
+        name = "data" if single else f"data{i}"
+        if isinstance(x, (list, tuple)):
+            parts = [f"{name}_{j}" for j in range(len(x))]
+            shapes.update({p: tuple(a.shape) for p, a in zip(parts, x)})
+            inputs.append([mx.sym.var(p) for p in parts])
+        else:
+            shapes[name] = tuple(x.shape)
+            inputs.append(mx.sym.var(name))
     for p in block.collect_params().values():
         if p.shape and all(d > 0 for d in p.shape):
             shapes[p.name] = tuple(p.shape)
     tracer = Tracer(files, shapes)
-    inputs = [mx.sym.var(name) for name in names]
+    observer = observe.Observer(files)
+    observer.stage = "tolerant"
+    observer.answer = True
     params = {k: v.var() for k, v in block._reg_params.items()}
-    with tolerant(tracer), block.name_scope():
+    with tolerant(tracer), observe.observing(observer), block.name_scope():
         try:
             block.hybrid_forward(mx.sym, *inputs, **params)
         except Exception as exc:  # noqa: BLE001 - a break we cannot answer ends the trace
@@ -198,4 +250,4 @@ def trace(block: Any, xs: list[Any], files: set[str]) -> list[dict[str, Any]]:
                         "what": f"{type(exc).__name__}: {exc}"[:200],
                     }
                 )
-    return tracer.events
+    return tracer.events + observer.events

@@ -27,7 +27,7 @@ SITE_ADVICE = "pass the mode as a constructor argument"
 class AutogradStateInHybrid(Rule):
     code = "MXL108"
     name = "autograd-state-in-hybrid"
-    runtime = Runtime("hybrid")
+    runtime = Runtime("hybrid", shows=("mode",))
     message = (
         "`autograd.is_training()`/`is_recording()` in hybridized code is frozen when "
         "the graph is built; use mode-aware operators or a constructor argument"

@@ -11,7 +11,7 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_hybridization
 
 from __future__ import annotations
 
-from mxlint.rule import Example, Rule
+from mxlint.rule import Example, Rule, Runtime
 from mxlint.rules.hybridization._examples import _IMPORTS, _L, _MX2, _PLAIN_BLOCK, _block
 
 #: The message for an attribute or a container of the block changed, with the statement.
@@ -46,6 +46,7 @@ _COUNTER = "self.count = 0"
 class BlockStateInForward(Rule):
     code = "MXL113"
     name = "block-state-in-forward"
+    runtime = Runtime("hybrid", shows=("state",))
     message = (
         "Block state changed in a hybridized forward pass happens once, when the graph is "
         "traced; keep state outside the forward or return it as an output"

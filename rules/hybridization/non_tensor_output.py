@@ -47,7 +47,12 @@ ADVICE = {
 class NonTensorOutput(Rule):
     code = "MXL114"
     name = "non-tensor-output"
-    runtime = Runtime("hybrid", loud=True, error=r"output must be \(nested\) list|list of symbols")
+    runtime = Runtime(
+        "hybrid",
+        loud=True,
+        error=r"output must be \(nested\) list|list of symbols",
+        shows=("structure",),
+    )
     message = (
         "A hybridized forward returns something other than tensors and lists or tuples of "
         "them; return a tuple of tensors"

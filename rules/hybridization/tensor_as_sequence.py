@@ -45,7 +45,7 @@ SITE_ADVICE = "use `F.slice_axis`/`F.take`/`F.split` instead"
 class TensorAsSequence(Rule):
     code = "MXL104"
     name = "tensor-as-sequence"
-    runtime = Runtime("hybrid")
+    runtime = Runtime("hybrid", shows=("silent",))
     message = (
         "Tensor used as a Python sequence in MXNet 1.x hybridized code; use "
         "`F.slice_axis`/`F.take`/`F.split`"

@@ -16,7 +16,7 @@ from mxlint.rules.reproducibility._analysis import _GENERATOR, EntryFacts, Item,
 class SeedAfterRandomness(Rule):
     code = "MXL304"
     name = "seed-after-randomness"
-    runtime = Runtime("seed")
+    runtime = Runtime("seed", draws=False)
     message = (
         "`{seed}` runs after `{what}` (line {line}) already drew from {generator}: move "
         "the seed before the first draw"

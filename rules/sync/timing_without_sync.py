@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from mxlint.rule import Example, Rule, Valid
+from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 class TimingWithoutSync(Rule):
     code = "MXL601"
     name = "timing-without-sync"
+    runtime = Runtime("timing")
     message = (
         "`{expr}` times MXNet work that may not have run yet: operators return before "
         "they compute; call `mx.nd.waitall()` before reading the end time"
