@@ -13,6 +13,10 @@ from mxlint.verify.model import Basis
 from mxlint.verify.plan import Item, runtime
 
 CTX_ERROR = re.compile(CONTEXT_ERROR, re.I)
+#: Errors Python itself raises on MXNet's objects (a Symbol without `.shape`, unpacking it).
+_PYTHON_LEVEL = re.compile(
+    r"object has no attribute|values to unpack|argument must be|object is not|not subscriptable"
+)
 #: The emulation's own check (mxlint/verify/ctxmap.py) raised, not MXNet.
 _CTXMAP = os.sep + os.path.join("verify", "ctxmap.py")
 
@@ -62,11 +66,11 @@ def source(exc: dict[str, Any], payload: dict[str, Any]) -> tuple[Basis, str]:
             "raised by mxlint's same-device check standing in for the CUDA build's "
             "(gpu(i) emulated as cpu(i+1))",
         )
-    frames = [str(f) for f, _ in exc.get("frames", [])]
-    inside = exc.get("type") == "MXNetError" or (
-        bool(frames) and f"{os.sep}mxnet{os.sep}" in frames[-1]
+    said = (
+        "raised by Python on MXNet's objects"
+        if exc.get("type") != "MXNetError" and _PYTHON_LEVEL.search(str(exc.get("message", "")))
+        else "raised by MXNet"
     )
-    said = "raised by MXNet" if inside else "raised by Python on MXNet's objects"
     if emulated(payload) and "gpu(" in str(exc.get("message", "")):
         return "raised", f"{said} (gpu(i) emulated as cpu(i+1))"
     return "raised", said
