@@ -188,7 +188,7 @@ def test_without_a_sandbox_the_run_warns_and_reports_what_the_code_did(tmp_path:
     assert (
         f"net.py:{FLAGGED_ROW}:16: MXL102 CONFIRMED\n"
         "      hybridize() raised NotImplementedForSymbol: Function asnumpy is not implemented "
-        "for Symbol and only available in NDArray. at line 27 (input shape [[2, 8]])\n"
+        "for Symbol and only available in NDArray. at line 27 (inputs [[2, 8]]); raised by MXNet\n"
         f"      sandbox not blocked: write to {target}\n"
         f"      sandbox not blocked: connect to 127.0.0.1:{listener.port}\n"
     ) in proc.stdout
