@@ -74,7 +74,12 @@ def main(argv: list[str]) -> int:
         _ps_node(out_path)
     sys.unraisablehook = lambda u: UNRAISABLE.append(f"{type(u.exc_value).__name__}: {u.exc_value}")
     result: dict[str, Any]
+    written: list[dict[str, Any]] = []
     try:
+        if job.get("before") and job["kind"] in ("script", "call"):
+            from mxlint.verify import writers
+
+            written = writers.run(job)
         info = _setup(job)
         if job["kind"] == "block" and job.get("mode") == "onnx":
             from mxlint.verify import onnx_export
@@ -109,8 +114,12 @@ def main(argv: list[str]) -> int:
             "exception": exception_info(exc),
             "trace": traceback.format_exc()[-2000:],
         }
+    if written:
+        result["before"] = written
     if monitor is not None:
-        result["sandbox_events"] = monitor.records
+        result["sandbox_events"] = monitor.records + [
+            e for w in written for e in w.pop("sandbox_events", []) if e not in monitor.records
+        ]
     if UNRAISABLE:
         from mxlint.verify import ctxmap
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from mxlint.rule import CONTEXT_ERROR
 from mxlint.verify.model import Basis
-from mxlint.verify.plan import Item, runtime
+from mxlint.verify.plan import Item, runtime, statement_span
 
 CTX_ERROR = re.compile(CONTEXT_ERROR, re.I)
 #: Errors Python itself raises on MXNet's objects (a Symbol without `.shape`, unpacking it).
@@ -39,8 +39,11 @@ def exc_text(exc: dict[str, Any]) -> str:
 
 
 def frames_hit(exc: dict[str, Any], item: Item) -> bool:
+    """The exception passed through the flagged line's statement (a call written over several
+    lines is on the traceback at its first line, which need not be the flagged one)."""
+    first, last = statement_span(item.path, item.line)
     return any(
-        os.path.realpath(f) == item.path and ln == item.line for f, ln in exc.get("frames", [])
+        os.path.realpath(f) == item.path and first <= ln <= last for f, ln in exc.get("frames", [])
     )
 
 

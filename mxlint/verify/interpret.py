@@ -116,11 +116,44 @@ def loud_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
         return inconclusive(
             f"{_what_ran(payload)} failed for another reason first: {exc_text(exc)}"
         )
+    standin = _read_standin(item, payload)
+    if standin:
+        return inconclusive(
+            f"line {item.line} ran without an error, but on a stand-in ({standin}), not on the "
+            "file its writer writes: the format the finding is about was never read"
+        )
     return Verdict(
         "refuted",
         f"line {item.line} ran {w['runs']}x in {_bounded(payload)} without the predicted error",
         basis="compared",
     )
+
+
+#: Codes about the model file a line reads: a stand-in for that file proves nothing about them.
+READS_FILES = frozenset({"MXL704", "MXL705"})
+_FILE_STANDINS = ("missing parameter file", "missing exported model")
+
+
+def _read_standin(item: Item, payload: dict[str, Any]) -> str | None:
+    if item.finding.code not in READS_FILES:
+        return None
+    notes = payload.get("standins") or []
+    return next((n for n in notes if n.startswith(_FILE_STANDINS)), None)
+
+
+def writers_note(payload: dict[str, Any]) -> str:
+    """What ran first to write the files the run read (`verify/writers.py`), for `reached`."""
+    parts = []
+    for w in payload.get("before") or []:
+        name = f"{w['file']} (the writer, line {w['line']})" if w.get("line") else w["file"]
+        wrote = ", ".join(w.get("wrote") or []) or "no file"
+        if w.get("status") in ("finished", "stopped"):
+            parts.append(f"{name} ran first in the same directory and wrote {wrote}")
+        elif w.get("status") == "timeout":
+            parts.append(f"{name} ran first but did not finish in its time limit (wrote {wrote})")
+        else:
+            parts.append(f"{name} ran first and failed: {w.get('error')} (wrote {wrote})")
+    return "; ".join(parts)
 
 
 def _amp_mapped(payload: dict[str, Any]) -> str:

@@ -36,6 +36,8 @@ class Item:
     line: int
     #: The function or method holding the line (targets.Target.to_json()), if any.
     target: dict[str, Any] | None = None
+    #: The program that writes the file the line reads, run first (`writer_run`), if any.
+    writer: dict[str, Any] | None = None
 
     @property
     def key(self) -> FindingKey:
@@ -299,6 +301,7 @@ def build(
             continue
         holder = targets.enclosing(tree, item.line)
         item.target = holder.to_json() if holder is not None else None
+        item.writer = writer_run(item, tree, sources, cache, config)
         script = path if is_runnable(tree) else _entry_for(path, sources, cache)
         if script is None:
             if item.target is None:
@@ -373,6 +376,46 @@ def add_watch(job: dict[str, Any], item: Item) -> None:
     ctx = (item.finding.data or {}).get("ctx")
     if isinstance(ctx, str) and ctx not in job["ctx_exprs"]:
         job["ctx_exprs"].append(ctx)
+    if item.writer is not None and item.writer not in job.setdefault("before", []):
+        job["before"].append(item.writer)
+
+
+def writer_run(
+    item: Item,
+    tree: ast.Module,
+    sources: list[Path],
+    cache: dict[Path, ast.Module | None],
+    config: dict[str, Any],
+) -> dict[str, Any] | None:
+    """The program to run before the one that reaches a line reading a model file, when the
+    finding names the line that writes the file (MXL704, MXL705): the writer's script with its
+    configured arguments, in the same working directory, so the line reads what the writer
+    wrote (a missing file would otherwise get a stand-in in another format). None when the
+    writer runs before the reader in the same function anyway, or no script runs it."""
+    written = (item.finding.data or {}).get("writer")
+    if not isinstance(written, dict):
+        return None
+    path, line = Path(str(written.get("path", ""))).resolve(), written.get("line")
+    if not isinstance(line, int):
+        return None
+    if item.target is not None and path == Path(item.path) and line < item.line:
+        holder = targets.enclosing(tree, line)
+        if holder is not None and holder.qualname == item.target["qualname"]:
+            return None
+    writer_tree = _parse(path, cache)
+    if writer_tree is None:
+        return None
+    script = path if is_runnable(writer_tree) else _entry_for(path, sources, cache)
+    if script is None:
+        return None
+    _module, roots = module_of(script)
+    return {
+        "file": str(script),
+        "roots": roots,
+        "argv": argv_for(script, config),
+        "line": line,
+        "writer": str(path),
+    }
 
 
 def call_job(items: list[Item], options: dict[str, Any]) -> dict[str, Any]:

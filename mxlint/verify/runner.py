@@ -228,9 +228,10 @@ def run_program(task: plan.Task, slots: Slots, options: VerifyOptions) -> dict[F
             else:
                 before.reason += f"; called {qualname}() directly: {after.reason}"
     for it in items:
-        verdicts[it.key].reached = verdicts[it.key].reached or (
-            f"ran the entry script {Path(task.job['file']).name}"
-        )
+        verdict = verdicts[it.key]
+        if not verdict.reached.startswith("called"):
+            entry = f"ran the entry script {Path(task.job['file']).name}"
+            verdict.reached = f"{entry}, after {verdict.reached}" if verdict.reached else entry
     return verdicts
 
 
@@ -505,9 +506,13 @@ def _seed_verdicts(
 def _annotated(verdict: Verdict, payload: dict[str, Any]) -> Verdict:
     """The run's stand-ins and, for a direct call, the arguments it was given."""
     verdict.standins = list(payload.get("standins") or [])
+    prior = interpret.writers_note(payload)
     if payload.get("call"):
         world = "; ".join(payload.get("world") or [])
         verdict.reached = f"called {payload['call']}" + (f" with {world}" if world else "")
+        verdict.reached += f", after {prior}" if prior else ""
+    elif prior:
+        verdict.reached = prior
     return verdict
 
 

@@ -128,6 +128,17 @@ def _files() -> None:
         return mx.nd.array(data, dtype=np.uint8)
 
     mx.image.imread = read
+    sym_load = mx.symbol.load
+
+    def load_symbol(fname: str) -> Any:
+        # `mx.model.load_checkpoint` reads the graph before the parameters: a missing graph
+        # stands in, so the parameter file (the one a finding may be about) is still read.
+        if isinstance(fname, str) and not os.path.exists(fname):
+            _note(f"missing symbol file {fname!r}: a one-layer stand-in graph instead")
+            return mx.sym.FullyConnected(mx.sym.flatten(mx.sym.var("data")), num_hidden=10)
+        return sym_load(fname)
+
+    mx.symbol.load = load_symbol
     np_load = np.load
 
     def load(file: Any, *args: Any, **kwargs: Any) -> Any:

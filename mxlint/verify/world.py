@@ -168,6 +168,11 @@ class World:
                 outputs = 10 if self.variant.labels == "class" else 1
                 net = ZooNet(image, outputs, self.variant.heavy)
                 net.initialize(ctx=self.devices)
+                # One batch through it: a network handed to a function has its parameters'
+                # shapes (saving or reading them before a forward pass raises otherwise).
+                sample = self.x()[: self.variant.data[0]]
+                with contextlib.suppress(Exception), autograd.predict_mode():
+                    net(mx.nd.array(sample, ctx=self.devices[0]))
                 self._net = net
                 self.net_note = (
                     f"a stand-in {'conv' if image else 'dense'} network (features, output) on "

@@ -96,6 +96,7 @@ def _report(ctx: FileContext, read: Read, writers: list[Written]) -> None:
                 ImportsInputNames,
                 _names_message(read.names, writer, expected, consequence, ""),
                 fix=fix,
+                data=_writer_data(writer),
             )
             return
         return
@@ -107,7 +108,14 @@ def _report(ctx: FileContext, read: Read, writers: list[Written]) -> None:
         ParameterFormatMismatch,
         _format_message(read.what, read.key, read.reader, unread, ""),
         fix=_reader_fix(ctx, read, unread),
+        data=_writer_data(unread),
     )
+
+
+def _writer_data(writer: Written) -> dict[str, object]:
+    """Where the file was written: `--verify` runs that program first, so the line reads
+    what the writer wrote rather than a stand-in."""
+    return {"writer": {"path": os.path.abspath(writer.path), "line": writer.line}}
 
 
 def _names_message(
@@ -203,7 +211,12 @@ def _cross_file(read: ReadFact, writers: list[Written]) -> Finding | None:
                 where = f" of {os.path.basename(writer.path)}"
                 message = _names_message(read.names, writer, expected, consequence, where)
                 return Finding(
-                    ImportsInputNames.code, message, read.path, Location(sl, sc), Location(el, ec)
+                    ImportsInputNames.code,
+                    message,
+                    read.path,
+                    Location(sl, sc),
+                    Location(el, ec),
+                    data=_writer_data(writer),
                 )
         return None
     unread = parameter_format_mismatch.judge(read.reader, writers)
@@ -212,5 +225,10 @@ def _cross_file(read: ReadFact, writers: list[Written]) -> Finding | None:
     where = f" of {os.path.basename(unread.path)}"
     message = _format_message(read.what, read.key, read.reader, unread, where)
     return Finding(
-        ParameterFormatMismatch.code, message, read.path, Location(sl, sc), Location(el, ec)
+        ParameterFormatMismatch.code,
+        message,
+        read.path,
+        Location(sl, sc),
+        Location(el, ec),
+        data=_writer_data(unread),
     )
