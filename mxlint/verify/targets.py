@@ -102,6 +102,20 @@ class Usage:
     passed_to: set[str] = field(default_factory=set)
     keywords: set[str] = field(default_factory=set)
     as_second_arg_of_call: bool = False
+    #: Passed to a call of a network: a name the function binds to a built network
+    #: (`head = self.build()`) or one named like a network (`self.net(x)`).
+    fed_to_net: bool = False
+
+
+def _built_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names the function binds to what a call returns (`head = self.build()`)."""
+    return {
+        t.id
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
 
 
 def _dotted(node: ast.expr) -> str:
@@ -156,6 +170,7 @@ def _loop_source(node: ast.expr) -> tuple[ast.expr, bool, ast.expr | None]:
 def collect(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: dict[str, str]) -> dict[str, Usage]:
     """Usage of each name in `names` (name or `self.attr` alias -> parameter) in `fn`."""
     out = {param: out_usage for param, out_usage in ((p, Usage()) for p in set(names.values()))}
+    built = _built_locals(fn)
 
     def owner(node: ast.expr) -> str | None:
         return names.get(_dotted(node)) if _dotted(node) else None
@@ -208,10 +223,14 @@ def collect(fn: ast.FunctionDef | ast.AsyncFunctionDef, names: dict[str, str]) -
                     usage = out[owner(inner.args[0])]  # type: ignore[index]
                     usage.iterated = True
                     usage.batch = usage.batch or {"kind": "tuple", "size": 2, "names": []}
+            network = (isinstance(func, ast.Name) and func.id in built) or bool(
+                NET.search(callee.lower()) and not LOSS.search(callee.lower())
+            )
             for i, arg in enumerate(node.args):
                 if owner(arg):
                     usage = out[owner(arg)]  # type: ignore[index]
                     usage.passed_to.add(f"{callee}:{i}")
+                    usage.fed_to_net = usage.fed_to_net or network
                     if i == 1 and param:
                         usage.as_second_arg_of_call = True
             for kw in node.keywords:
@@ -275,7 +294,7 @@ def role(name: str, usage: Usage) -> dict[str, Any]:
         return {"role": "string"}
     if LABEL.search(lowered):
         return {"role": "label"}
-    if ARRAYS.search(lowered) and not usage.attrs & TENSOR_ATTRS:
+    if ARRAYS.search(lowered) and not usage.attrs & TENSOR_ATTRS and not usage.fed_to_net:
         return {"role": "array"}
     if usage.attrs & TENSOR_ATTRS or usage.subscripted or usage.passed_to:
         return {"role": "tensor"}
@@ -404,6 +423,7 @@ def _describe(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, extra: l
             merged.batch = merged.batch or usage.batch
             merged.passed_to |= usage.passed_to
             merged.keywords |= usage.keywords
+            merged.fed_to_net |= usage.fed_to_net
     for p in params:
         usage = usages[p["name"]]
         p.update(role(p["name"], usage))
