@@ -130,7 +130,9 @@ class Runtime:
     device; "seed" runs the entry script twice unseeded and twice seeded; "memory" runs it
     watching memory and the recorded graph; "raise" runs it expecting an exception; "onnx"
     builds the block, exports it and converts the files with `mx.onnx.export_model`; "amp"
-    runs it watching which networks had a cached graph when `amp.init()` ran; "static" runs
+    runs it watching which networks had a cached graph when `amp.init()` ran; "underflow" runs
+    it reading the gradients of its first backward passes under AMP, for the values float16
+    makes zero; "static" runs
     nothing (`reason` says why the runtime cannot show the problem); "dist" runs it as the two
     workers of a local parameter-server job (a scheduler and a server on 127.0.0.1), or, for a
     launch file's finding, starts the job's processes as the files would, with a probe program
@@ -149,6 +151,7 @@ class Runtime:
         "raise",
         "onnx",
         "amp",
+        "underflow",
         "static",
         "dist",
         "sync",

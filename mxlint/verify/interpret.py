@@ -236,6 +236,68 @@ def amp_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
     )
 
 
+#: The share of nonzero gradient values float16 must flush to zero for a confirmation: a few
+#: values near zero occur in any gradient, and are no loss of learning.
+UNDERFLOW_SHARE = 0.01
+#: Words of an underflow verdict whose gradients were measured.
+MEASURED_UNDERFLOW = "nonzero gradient values"
+
+
+def underflow_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
+    """A backward pass under float16 AMP without loss scaling: the gradients it computed, read
+    after the flagged line's first passes, and the share float16 makes zero."""
+    why = failure(payload)
+    if why:
+        return inconclusive(why)
+    w = watched(payload, item)
+    lifecycle = payload.get("lifecycle", {})
+    passes = [g for g in lifecycle.get("gradients", []) if _at(g, item) and "nonzero" in g]
+    if not w["runs"] or not passes:
+        exc = payload.get("exception")
+        if not lifecycle.get("amp_inits"):
+            return inconclusive(
+                f"`amp.init()` did not run before line {item.line}"
+                + (f"; {_what_ran(payload)} failed: {exc_text(exc)}" if exc else "")
+            )
+        if exc and not w["runs"]:
+            return inconclusive(_failed_before(item, payload, exc))
+        return inconclusive(f"line {item.line} was not reached in {_bounded(payload)}")
+    if not lifecycle.get("amp_mapped"):
+        return inconclusive(
+            "AMP ran in float16 here: the gradients float16 flushed are zeros already, which "
+            "the run cannot tell from the zeros of inactive units"
+        )
+    nonzero = sum(g["nonzero"] for g in passes)
+    flushed = sum(g["flushed"] for g in passes)
+    still = sum(g["flushed_scaled"] for g in passes)
+    vanished = sorted({n for g in passes for n in g.get("vanished", [])})
+    smallest = min((g["smallest"] for g in passes if g.get("smallest") is not None), default=None)
+    share = flushed / nonzero if nonzero else 0.0
+    counted = (
+        f"{flushed} of the {nonzero} nonzero gradient values of {len(passes)} backward "
+        f"pass{'es' if len(passes) != 1 else ''} at line {item.line} ({100 * share:.2g} %)"
+    )
+    ran = (
+        " (measured on the bfloat16 run AMP's float16 became: MXNet 1.9.1 has no float16 "
+        "kernels on CPU; bfloat16 has float32's range, so these values are the unflushed ones)"
+    )
+    if share >= UNDERFLOW_SHARE or vanished:
+        lost = f"; every gradient of {', '.join(vanished)} is among them" if vanished else ""
+        return Verdict(
+            "confirmed",
+            f"{counted} lie below float16's smallest value (about 6e-8): a float16 backward "
+            f"pass makes them zero{lost}; at AMP's initial loss scale (2**16) {still} would"
+            f"{ran}",
+            basis="measured",
+        )
+    low = f"; the smallest was {smallest:.2g}" if smallest is not None else ""
+    return inconclusive(
+        f"{counted} lie below float16's smallest value (about 6e-8){low}: on this run's inputs "
+        "and weights no learning is lost, but gradients shrink as the loss falls, which a "
+        f"bounded run does not reach{ran}"
+    )
+
+
 _PLURAL = {"step": "steps", "batch": "batches"}
 #: An engine this far behind at the end of a run ran ahead of the loop (seconds).
 BEHIND_FLOOR = 0.05

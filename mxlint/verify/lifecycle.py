@@ -7,6 +7,10 @@
   in float32) and what dtype they return afterwards.
 - `export` then `SymbolBlock.imports` of the same graph: the imported block and the network
   that was exported are run on the arrays the network last saw, and their outputs compared.
+- Gradients after `amp.init()`: after each of the first backward passes, how many of the
+  trainers' nonzero gradient values lie below float16's smallest subnormal (2**-24, about 6e-8;
+  half of it rounds to zero), which a float16 backward pass makes zero, and how many still would
+  with AMP's initial loss scale (2**16).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import mxnet as mx
@@ -25,8 +30,22 @@ from mxlint.verify.harness import exception_info
 class LifecycleProbe:
     """Installed before the user's script runs; `to_json` is the payload's `lifecycle`."""
 
-    def __init__(self, files: set[str], *, map_amp: bool, roundtrip: bool, amp_watch: bool):
+    def __init__(
+        self,
+        files: set[str],
+        *,
+        map_amp: bool,
+        roundtrip: bool,
+        amp_watch: bool,
+        grad_watch: bool = False,
+        trainers: Callable[[], list[Any]] | None = None,
+    ):
         self.files = {os.path.realpath(f) for f in files}
+        self.grad_watch = grad_watch
+        #: The trainers of the run (the step probe's list), whose gradients are read.
+        self._trainers: Callable[[], list[Any]] = trainers or list
+        #: One entry per backward pass read after `amp.init()` (`GRADIENT_PASSES` at most).
+        self.gradients: list[dict[str, Any]] = []
         self.map_amp = map_amp
         self.roundtrip = roundtrip
         self.amp_watch = amp_watch
@@ -85,6 +104,39 @@ class LifecycleProbe:
         self._install_amp()
         if self.roundtrip:
             self._install_roundtrip(gluon)
+        if self.grad_watch:
+            self._install_gradients()
+
+    def _install_gradients(self) -> None:
+        from mxnet import autograd
+
+        nd_backward = mx.nd.NDArray.backward
+        ag_backward = autograd.backward
+        probe = self
+
+        def backward(array: Any, *a: Any, **k: Any) -> Any:
+            out = nd_backward(array, *a, **k)
+            probe._read_gradients()
+            return out
+
+        def ag(heads: Any, *a: Any, **k: Any) -> Any:
+            out = ag_backward(heads, *a, **k)
+            probe._read_gradients()
+            return out
+
+        mx.nd.NDArray.backward = backward  # type: ignore[method-assign]
+        autograd.backward = ag
+
+    def _read_gradients(self) -> None:
+        """The trainers' gradients after a backward pass run under AMP."""
+        if not self.amp_inits or len(self.gradients) >= GRADIENT_PASSES:
+            return
+        entry: dict[str, Any] = {"where": self._user_line()}
+        try:
+            entry.update(_underflow(self._trainers()))
+        except Exception as exc:  # noqa: BLE001 - a probe failure must not end the run
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+        self.gradients.append(entry)
 
     def _install_amp(self) -> None:
         try:
@@ -167,7 +219,48 @@ class LifecycleProbe:
             "amp_inits": self.amp_inits,
             "stale_outputs": self.stale_outputs,
             "roundtrips": self.roundtrips,
+            "gradients": self.gradients,
         }
+
+
+#: Backward passes whose gradients are read.
+GRADIENT_PASSES = 3
+#: AMP's initial dynamic loss scale (`mxnet.contrib.amp.LossScaler`).
+LOSS_SCALE = 2.0**16
+
+
+def _underflow(trainers: list[Any]) -> dict[str, Any]:
+    """Nonzero gradient values, those float16 makes zero (unscaled and at AMP's initial scale),
+    the smallest magnitude, and the parameters all of whose nonzero gradients vanish."""
+    nonzero = flushed = still = 0
+    smallest = None
+    vanished: list[str] = []
+    seen: set[int] = set()
+    for trainer in trainers:
+        for param in getattr(trainer, "_params", []):
+            if id(param) in seen or param.grad_req == "null" or param._grad is None:
+                continue
+            seen.add(id(param))
+            for grad in param.list_grad():
+                g = grad.asnumpy().astype(np.float32).ravel()
+                live = g[g != 0]
+                if not live.size:
+                    continue
+                lost = np.count_nonzero(live.astype(np.float16) == 0)
+                nonzero += int(live.size)
+                flushed += int(lost)
+                still += int(np.count_nonzero((live * LOSS_SCALE).astype(np.float16) == 0))
+                low = float(np.abs(live).min())
+                smallest = low if smallest is None else min(smallest, low)
+                if lost == live.size and param.name not in vanished:
+                    vanished.append(param.name)
+    return {
+        "nonzero": nonzero,
+        "flushed": flushed,
+        "flushed_scaled": still,
+        "smallest": smallest,
+        "vanished": vanished,
+    }
 
 
 def _call_lines(frame: Any) -> tuple[int, int]:

@@ -205,18 +205,21 @@ def run_program(task: plan.Task, slots: Slots, options: VerifyOptions) -> dict[F
         return verdicts
     missed: dict[tuple[str, str], list[plan.Item]] = {}
     for it in items:
-        if it.target is not None and verdicts[it.key].verdict == "inconclusive":
+        measured = _checks(plan.runtime(it.finding.code), "underflow") and (
+            interpret.MEASURED_UNDERFLOW in verdicts[it.key].reason
+        )  # a direct call runs without the program's `amp.init()`
+        if it.target is not None and verdicts[it.key].verdict == "inconclusive" and not measured:
             missed.setdefault((it.path, it.target["qualname"]), []).append(it)
     calls = {
         key: _in_parallel(
             slots,
-            functools.partial(_called, items, task, slots, options),
+            functools.partial(_called, group, task, slots, options),
         )
-        for key, items in missed.items()
+        for key, group in missed.items()
     }
-    for (_path, qualname), items in missed.items():
+    for (_path, qualname), group in missed.items():
         found = calls[(_path, qualname)].result()
-        for it in items:
+        for it in group:
             before = verdicts[it.key]
             after = found[it.key]
             if after.verdict != "inconclusive":
@@ -264,7 +267,11 @@ def _program_verdicts(
         it
         for it in items
         if (h := hows[it.finding.code]) is not None
-        and (h.loud or h.check in ("memory", "amp") or it.finding.code in ROUNDTRIP_CODES)
+        and (
+            h.loud
+            or h.check in ("memory", "amp", "underflow")
+            or it.finding.code in ROUNDTRIP_CODES
+        )
     ]
     # The experiments are independent: they run side by side (the slots bound the processes).
     pending = []
@@ -337,6 +344,8 @@ def _watched_verdicts(
         # Exports re-imported and compared; networks watched across `amp.init()`.
         "roundtrip": any(it.finding.code in ROUNDTRIP_CODES for it in items),
         "amp_watch": any(_checks(h, "amp") for h in hows.values()),
+        # Gradients read after each backward pass under AMP.
+        "grad_watch": any(_checks(h, "underflow") for h in hows.values()),
     }
     verdicts: dict[FindingKey, Verdict] = {}
     pending, applied = list(items), list[plan.Item]()
@@ -351,6 +360,8 @@ def _watched_verdicts(
                 found = interpret.memory_verdict(it, naive, threaded)
             elif _checks(declared, "amp"):
                 found = interpret.amp_verdict(it, naive)
+            elif _checks(declared, "underflow"):
+                found = interpret.underflow_verdict(it, naive)
             elif it.finding.code in ROUNDTRIP_CODES:
                 found = interpret.roundtrip_verdict(it, naive)
             else:

@@ -461,6 +461,8 @@ class Session:
             map_amp=not job.get("gpu"),
             roundtrip=bool(job.get("roundtrip")),
             amp_watch=bool(job.get("amp_watch")),
+            grad_watch=bool(job.get("grad_watch")),
+            trainers=lambda: probe.trainers,
         )
         self.lifecycle.install()
         self.counter = self.profiler = None

@@ -64,12 +64,14 @@ def run(job: dict[str, Any]) -> list[dict[str, Any]]:
                 result = json.loads(out_path.read_text(encoding="utf-8"))
             except subprocess.TimeoutExpired:
                 result = {"status": "timeout"}
-            except (OSError, ValueError) as exc:
-                result = {"status": "harness-error", "exception": {"type": type(exc).__name__}}
-        exc = result.get("exception") or {}
+            except (OSError, ValueError) as problem:
+                result = {"status": "harness-error", "exception": {"type": type(problem).__name__}}
+        raised = result.get("exception") or {}
         entry.update(
             status=result.get("status"),
-            error=f"{exc.get('type')}: {str(exc.get('message', ''))[:200]}" if exc else None,
+            error=f"{raised.get('type')}: {str(raised.get('message', ''))[:200]}"
+            if raised
+            else None,
             wrote=sorted(_files(cwd) - seen),
             standins=list(result.get("standins") or []),
             sandbox_events=list(result.get("sandbox_events") or []),

@@ -28,14 +28,7 @@ _SCALES = re.compile(r"scale_loss|loss_scale|LossScaler|\bunscale\b|grad_scale")
 class AmpLossNotScaled(Rule):
     code = "MXL707"
     name = "amp-loss-not-scaled"
-    runtime = Runtime(
-        "static",
-        reason=(
-            "the underflow shows only in float16 kernels, which MXNet 1.9.1 does not run on "
-            "CPU (`FP16 gemm on cpu not implemented`), and bfloat16, which it runs, has "
-            "float32's exponent range and does not underflow; the finding is static only"
-        ),
-    )
+    runtime = Runtime("underflow")
     message = (
         "`{backward}` backpropagates an unscaled loss while AMP runs in float16 "
         "(`{init}`, line {line}): gradients below float16's range (about 6e-8) become "
