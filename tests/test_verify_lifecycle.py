@@ -168,8 +168,7 @@ def test_the_writer_s_files_are_read_not_stand_ins(
         assert not found[key].get("standins"), found[key]
     # A graph nobody wrote stands in, so `load_checkpoint` reads the parameter file.
     assert found[("bad/resume.py", 31, "MXL705")]["standins"] == [
-        "missing symbol file 'mxlint-verify-prefix-symbol.json': a one-layer stand-in graph "
-        "instead"
+        "missing symbol file 'mxlint-verify-prefix-symbol.json': a one-layer stand-in graph instead"
     ]
 
 
@@ -220,9 +219,7 @@ def test_gradients_float16_would_flush_confirm_missing_loss_scaling(tmp_path: Pa
     tiny, plain = tmp_path / "tiny.py", tmp_path / "plain.py"
     tiny.write_text(textwrap.dedent(SMALL_LOSS.replace("{weight}", "1e-6")), encoding="utf-8")
     plain.write_text(textwrap.dedent(SMALL_LOSS.replace("{weight}", "1.0")), encoding="utf-8")
-    findings: list[Finding] = [
-        f for f in check_paths([tiny, plain]).findings if f.code == "MXL707"
-    ]
+    findings: list[Finding] = [f for f in check_paths([tiny, plain]).findings if f.code == "MXL707"]
     assert [(Path(f.filename).name, f.location.row) for f in findings] == [
         ("plain.py", 19),
         ("tiny.py", 19),

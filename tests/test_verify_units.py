@@ -242,9 +242,40 @@ def test_amp_init_is_judged_by_the_networks_cached_before_it(tmp_path: Path) -> 
     assert interpret.amp_verdict(item, _ran(script, 7)).verdict == "inconclusive"
 
 
+def test_missing_loss_scaling_is_judged_by_the_share_float16_flushes(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    item = _item(script, 9, "MXL707")
+    at = [str(script.resolve()), 9, 9]
+    inits = [{"where": at, "cached": 0, "target": "float16"}]
+
+    def passes(flushed: int, vanished: list[str]) -> list[dict[str, object]]:
+        one = {"nonzero": 1000, "flushed_scaled": 0, "smallest": 1e-9, "vanished": vanished}
+        return [{"where": at, **one, "flushed": flushed}] * 2
+
+    lost = _ran(script, 9, amp_inits=inits, amp_mapped=True, gradients=passes(10, []))
+    verdict = interpret.underflow_verdict(item, lost)
+    assert (verdict.verdict, verdict.basis) == ("confirmed", "measured")
+    assert verdict.evidence.startswith(
+        "20 of the 2000 nonzero gradient values of 2 backward passes at line 9 (1 %) lie "
+        "below float16's smallest value (about 6e-8)"
+    )
+    # A few values near zero are in any gradient: below 1 %, nothing is shown either way.
+    few = _ran(script, 9, amp_inits=inits, amp_mapped=True, gradients=passes(9, []))
+    assert interpret.underflow_verdict(item, few).verdict == "inconclusive"
+    # ... unless they are all a parameter has.
+    whole = _ran(script, 9, amp_inits=inits, amp_mapped=True, gradients=passes(1, ["bias"]))
+    assert (
+        "every gradient of bias is among them" in interpret.underflow_verdict(item, whole).evidence
+    )
+    # A real float16 run has flushed them already: zeros cannot be told from inactive units.
+    real = _ran(script, 9, amp_inits=inits, amp_mapped=False, gradients=passes(0, []))
+    assert "AMP ran in float16 here" in interpret.underflow_verdict(item, real).reason
+    assert "did not run before line 9" in interpret.underflow_verdict(item, _ran(script, 9)).reason
+
+
 def test_a_static_runtime_gives_its_reason(tmp_path: Path) -> None:
     script = tmp_path / "train.py"
     script.write_text("import mxnet\n")
-    tasks, skipped = plan.build([_finding(script, 1, "MXL707")], [script], {})
+    tasks, skipped = plan.build([_finding(script, 1, "MXL703")], [script], {})
     assert tasks == []
-    assert "float16 kernels" in skipped[0].reason
+    assert "a speed and memory advice" in skipped[0].reason
