@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,9 +51,13 @@ class ProjectIndex:
         self._function_files: dict[str, list[FileFacts]] | None = None
         self._function_names: ProjectNames | None = None
         self._effects: dict[str, Effects | None] = {}
-        self._hybridized: dict[tuple[str, Slot | None], bool | None] = {}
+        self._hybridized: dict[tuple[str, Slot | None, str], bool | None] = {}
         self._imports: ImportGraph | None = None
         self._scripts: frozenset[str] = frozenset()
+        #: The file whose code is being followed: a module name several folders define
+        #: (each example script beside its own `models.py`) means the one beside it.
+        self._near: FileFacts | None = None
+        self._by_path: dict[str, FileFacts] | None = None
         if previous is not None:
             self._reuse(previous)
 
@@ -177,31 +182,46 @@ class ProjectIndex:
         qual, files = self._function_files_of(name)
         if qual is None or qual in _active:
             return None
-        if qual in self._effects:
-            return self._effects[qual]
+        memo = f"{qual}@{'|'.join(f.path for f in files)}"
+        if memo in self._effects:
+            return self._effects[memo]
         effects: Effects | None = None
         # A name several files define may be any of them: what one of them does, it may do.
         for file in files:
-            local = qual[len(file.module) + 1 :] if file.module else qual
-            if local in file.effects:
-                one = file.effects[local]  # learned by an earlier run, cached with the file
-            else:
-                ctx = self.context(file)  # memoised
-                found = ctx.effects if ctx is not None else None
-                one = found.of(local) if found is not None else None
-                if found is not None:
-                    file.effects[local] = one
-            if one is None:
-                continue
-            for callee in one.external:
-                if one.syncs:
-                    break
-                inner = self.effects(callee, _active | {qual})
-                if inner is not None:
-                    one = one.merged(inner)
-            effects = one if effects is None else effects.union(one)
-        self._effects[qual] = effects
+            with self._following(file):
+                one = self._file_effects(file, qual, _active)
+            if one is not None:
+                effects = one if effects is None else effects.union(one)
+        self._effects[memo] = effects
         return effects
+
+    def _file_effects(self, file: FileFacts, qual: str, _active: frozenset[str]) -> Effects | None:
+        local = qual[len(file.module) + 1 :] if file.module else qual
+        if local in file.effects:
+            one = file.effects[local]  # learned by an earlier run, cached with the file
+        else:
+            ctx = self.context(file)  # memoised
+            found = ctx.effects if ctx is not None else None
+            one = found.of(local) if found is not None else None
+            if found is not None:
+                file.effects[local] = one
+        if one is None:
+            return None
+        for callee in one.external:
+            if one.syncs:
+                break
+            inner = self.effects(callee, _active | {qual})
+            if inner is not None:
+                one = one.merged(inner)
+        return one
+
+    @contextlib.contextmanager
+    def _following(self, file: FileFacts | None) -> Iterator[None]:
+        outer, self._near = self._near, file
+        try:
+            yield
+        finally:
+            self._near = outer
 
     def _function_files_of(self, name: str) -> tuple[str | None, list[FileFacts]]:
         if self._function_files is None or self._function_names is None:
@@ -211,7 +231,15 @@ class ProjectIndex:
                     self._function_files.setdefault(defined, []).append(f)
             self._function_names = ProjectNames(self._function_files)
         qual = self._function_names.resolve(name)
-        return qual, (self._function_files[qual] if qual is not None else [])
+        files = self._function_files[qual] if qual is not None else []
+        if len(files) > 1 and self._near is not None:
+            # As Python imports it from the file being followed: its own folder (a script's)
+            # or its package's root comes first on the path.
+            root = _import_root(self._near)
+            beside = [f for f in files if root is not None and _import_root(f) == root]
+            if beside:
+                files = beside
+        return qual, files
 
     def result_hybridized(self, name: str) -> bool | None:
         """Whether the project function (or class) `name` returns a network hybridized on the
@@ -223,10 +251,6 @@ class ProjectIndex:
         return self._ask_hybridized(name, slot)
 
     def _ask_hybridized(self, name: str, slot: Slot | None) -> bool | None:
-        key = (name, slot)
-        if key in self._hybridized:
-            return self._hybridized[key]
-        self._hybridized[key] = None  # asked again while being answered: a cycle, unknown
         qual, files = self._function_files_of(name)
         is_class = False
         if qual is None:
@@ -234,8 +258,11 @@ class ProjectIndex:
             qual, files = self._function_files_of(name + ".__init__")
             is_class = qual is not None
             if not is_class and slot is None and self._lookup(name) is not None:
-                self._hybridized[key] = False  # a class of the run without its own `__init__`
-                return False
+                return False  # a class of the run without its own `__init__`
+        key = (name, slot, "|".join(f.path for f in files))
+        if key in self._hybridized:
+            return self._hybridized[key]
+        self._hybridized[key] = None  # asked again while being answered: a cycle, unknown
         answers: list[bool | None] = []
         for file in files:
             ctx = self.context(file)
@@ -243,13 +270,14 @@ class ProjectIndex:
                 answers.append(None)
                 continue
             local = qual[len(file.module) + 1 :] if file.module else qual
-            if is_class:
-                at: Slot = 0 if slot is None else (slot + 1 if isinstance(slot, int) else slot)
-                answers.append(ctx.effects.param_hybridized(local, at, self))
-            elif slot is None:
-                answers.append(ctx.effects.result_hybridized(local, self))
-            else:
-                answers.append(ctx.effects.param_hybridized(local, slot, self))
+            with self._following(file):
+                if is_class:
+                    at: Slot = 0 if slot is None else (slot + 1 if isinstance(slot, int) else slot)
+                    answers.append(ctx.effects.param_hybridized(local, at, self))
+                elif slot is None:
+                    answers.append(ctx.effects.result_hybridized(local, self))
+                else:
+                    answers.append(ctx.effects.param_hybridized(local, slot, self))
         answer: bool | None
         if not answers:
             answer = None
@@ -262,14 +290,23 @@ class ProjectIndex:
         self._hybridized[key] = answer
         return answer
 
-    def satisfies(self, requirement: tuple[str, str]) -> bool:
+    def satisfies(self, requirement: tuple[str, str], near: str | None = None) -> bool:
         """Whether the run proves what a conditional finding requires. Kinds: `hybridblock`,
         `hybridblock-or-unknown`, `block` (a class's ancestry); `hybridblock-unhybridized` (a
         HybridBlock whose constructor is seen not to hybridize it); `no-sync` (none of the
         space-separated project functions synchronises); `records` (the project function
         does not run its network calls under `autograd.pause()`); `unhybridized` (the
         project function is known and what it returns is seen not to be hybridized on the way,
-        `result_hybridized`)."""
+        `result_hybridized`). `near`: the file of the finding, whose imports name the
+        functions (a module name several folders define means the one it imports)."""
+        if near is not None:
+            if self._by_path is None:
+                self._by_path = {f.path: f for f in self.files}
+            with self._following(self._by_path.get(near)):
+                return self._satisfies(requirement)
+        return self._satisfies(requirement)
+
+    def _satisfies(self, requirement: tuple[str, str]) -> bool:
         kind, name = requirement
         if kind == "no-sync":
             for callee in name.split():

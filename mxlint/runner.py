@@ -59,7 +59,7 @@ def resolve_project(
     found: list[Finding] = []
     for result in results:
         for finding, requirement in result.conditional:
-            if index.satisfies(requirement):
+            if index.satisfies(requirement, near=finding.filename):
                 found.append(finding)
     failures: list[Finding] = []
     failed: set[str] = set()

@@ -29,6 +29,14 @@ def test_good_twins_are_silent(fixtures_dir):
     assert actual(fixtures_dir / "lifecycle" / "good", prefix="MXL7") == set()
 
 
+def test_twins_checked_together_keep_their_own_modules(fixtures_dir):
+    """`bad/` and `good/` define the same module names (`zoo`, `tools`, `models`): a script's
+    import means the module beside it, as Python's path puts the script's folder first."""
+    root = fixtures_dir / "lifecycle"
+    assert {path for path, _, _ in expected(root)} >= {"bad/builder_chain/serve.py"}
+    assert actual(root, prefix="MXL7") == expected(root)
+
+
 def test_forward_before_hybridize_does_not_count():
     source = (
         "import mxnet as mx\nfrom mxnet import gluon\n\nnet = gluon.nn.Dense(2)\n"

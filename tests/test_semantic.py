@@ -192,18 +192,36 @@ def test_a_helper_in_another_file_decides(tmp_path: Path, helper: str, found: li
     assert got == found
 
 
-def test_a_name_two_files_define_may_be_either(tmp_path: Path) -> None:
-    # Two scripts folders each with their own `tools.value`: one of them synchronises.
+@pytest.mark.parametrize(
+    ("beside", "elsewhere", "found"),
+    [
+        ("loss.asscalar()", "loss.mean()", []),
+        ("loss.mean()", "loss.asscalar()", [("a/train.py", 14, "MXL601")]),
+    ],
+)
+def test_a_name_two_folders_define_is_the_one_beside_the_importer(
+    tmp_path: Path, beside: str, elsewhere: str, found: list[tuple[str, int, str]]
+) -> None:
+    # Two script folders each with their own `tools.value`: `a/train.py` imports its own (the
+    # script's folder is first on Python's path), whatever the other one does.
     _write(
         tmp_path,
         {
             "a/train.py": LOOP,
-            "a/tools.py": "import mxnet as mx\n\ndef value(loss):\n    return loss.mean()\n",
-            "b/tools.py": "import mxnet as mx\n\ndef value(loss):\n    return loss.asscalar()\n",
+            "a/tools.py": f"import mxnet as mx\n\ndef value(loss):\n    return {beside}\n",
+            "b/tools.py": f"import mxnet as mx\n\ndef value(loss):\n    return {elsewhere}\n",
         },
     )
     result = check_paths([tmp_path], Settings(root=tmp_path))
-    assert [f.code for f in result.findings] == []
+    rows = [
+        (
+            Path(f.filename).resolve().relative_to(tmp_path.resolve()).as_posix(),
+            f.location.row,
+            f.code,
+        )
+        for f in result.findings
+    ]
+    assert rows == found
 
 
 SMOKE = """

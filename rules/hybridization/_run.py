@@ -504,7 +504,7 @@ class HybridAnalysis(Checker):
         rules = {r.code: r for r in cls.rules}
         findings: list[Finding] = []
         for site in sites:
-            if not project.satisfies((site.requirement, site.cls)):
+            if not project.satisfies((site.requirement, site.cls), near=site.path):
                 continue
             breaks = expand(
                 site.callee,
