@@ -182,3 +182,106 @@ def test_verdicts_need_the_operator_in_the_graph():
     item = plan.Item(0, finding, "m.py", 1)
     payload = {"status": "ok", "stages": {"onnx-probed": {"ok": True}}, "graph_ops": ["relu"]}
     assert onnx_verdicts.verdicts([item], payload)[finding.key()].verdict == "inconclusive"
+
+
+# -- MXL904: a fixed batch run on other batch sizes ----------------------------------------------
+
+EXPORT_FIXED = (
+    "import mxnet as mx\nimport numpy as np\nimport onnxruntime as ort\n\n"
+    'mx.onnx.export_model("m-symbol.json", "m-0000.params", [(1, 8)], np.float32, "m.onnx")\n'
+)
+
+
+@pytest.mark.parametrize(
+    "feed",
+    [
+        's = ort.InferenceSession("m.onnx")\ns.run(None, {"x": np.zeros((4, 8))})\n',
+        'ort.InferenceSession("m.onnx").run(None, input_feed={"x": np.ones([2, 8])})\n',
+        's = ort.InferenceSession("m.onnx")\nn = 16\ns.run(["y"], {"x": np.random.randn(n, 8)})\n',
+        's = ort.InferenceSession("m.onnx")\nfor b in range(1, 5):\n'
+        '    s.run(None, {"x": np.random.uniform(0, 1, size=(b, 8)).astype("float32")})\n',
+        's = ort.InferenceSession("m.onnx")\nx = mx.nd.ones((3, 8)).asnumpy()\n'
+        's.run(None, {"x": x})\n',
+    ],
+)
+def test_fixed_batch_run_on_another_batch(feed):
+    assert _rows(EXPORT_FIXED + feed) == [("MXL904", 5)]
+
+
+@pytest.mark.parametrize(
+    "feed",
+    [
+        # The exported batch, however it is spelled.
+        's = ort.InferenceSession("m.onnx")\ns.run(None, {"x": np.zeros((1, 8))})\n',
+        's = ort.InferenceSession("m.onnx")\nfor b in (1,):\n    s.run(None, {"x": np.zeros((b, 8))})\n',
+        # A loop variable also bound otherwise, a batch from an argument, a reshaped array.
+        's = ort.InferenceSession("m.onnx")\nfor b in (4, 8):\n    pass\nb = int(input())\n'
+        's.run(None, {"x": np.zeros((b, 8))})\n',
+        "import sys\n"
+        's = ort.InferenceSession("m.onnx")\ns.run(None, {"x": np.zeros((int(sys.argv[1]), 8))})\n',
+        's = ort.InferenceSession("m.onnx")\ns.run(None, {"x": np.zeros(32).reshape(4, 8)})\n',
+        # A session passed in: which file it loaded is not known.
+        'def serve(s):\n    return s.run(None, {"x": np.zeros((4, 8))})\n',
+    ],
+)
+def test_fixed_batch_traps_are_silent(feed):
+    assert _rows(EXPORT_FIXED + feed) == []
+
+
+def test_fixed_batch_two_exports_of_one_file_are_not_judged():
+    second = (
+        'mx.onnx.export_model("n-symbol.json", "n-0000.params", [(4, 8)], np.float32, "m.onnx")\n'
+        's = ort.InferenceSession("m.onnx")\ns.run(None, {"x": np.zeros((4, 8))})\n'
+    )
+    assert _rows(EXPORT_FIXED + second) == []
+
+
+def test_fixed_batch_run_in_another_file_of_the_directory():
+    serve = (
+        "import numpy as np\nimport onnxruntime as ort\n\n"
+        's = ort.InferenceSession("m.onnx")\ns.run(None, {"x": np.zeros((8, 8), np.float32)})\n'
+    )
+    findings = check_source(EXPORT_FIXED, "export.py", SETTINGS, [("serve", serve)])
+    assert [(f.code, f.location.row) for f in findings] == [("MXL904", 5)]
+    assert "serve.py:5 runs `m.onnx` on a batch of 8" in findings[0].message
+    assert "dynamic_input_shapes=[(None, 8)]" in findings[0].message
+
+
+def test_fixed_batch_template_paths_pair_within_a_file_only():
+    export = EXPORT_FIXED.replace('"m.onnx")', 'args.out)')
+    serve = (
+        "import numpy as np\nimport onnxruntime as ort\n\n"
+        's = ort.InferenceSession(args.out)\ns.run(None, {"x": np.zeros((8, 8), np.float32)})\n'
+    )
+    assert _rows(export + serve[serve.index("s = ") :]) == [("MXL904", 5)]
+    assert check_source(export, "export.py", SETTINGS, [("serve", serve)]) == []
+
+
+def _batch_data(tmp_path, onnx: dict) -> dict:
+    return {
+        "export": True,
+        "class": "models.Soft",
+        "class_file": str(tmp_path / "models.py"),
+        "onnx": onnx,
+        "feed_batch": 8,
+    }
+
+
+@pytest.mark.slow
+def test_verify_confirms_a_fixed_batch(tmp_path):
+    onnx = {"in_shapes": {"literal": True, "value": [[1, 4]]}}
+    out = _verify(tmp_path, "MXL904", 1, _batch_data(tmp_path, onnx))
+    assert out["verdict"] == "confirmed", out
+    assert "have dimensions [[1, 4]]: the batch dimension is fixed at 1" in out["evidence"]
+
+
+@pytest.mark.slow
+def test_verify_refutes_a_dynamic_batch(tmp_path):
+    onnx = {
+        "in_shapes": {"literal": True, "value": [[1, 4]]},
+        "dynamic": {"literal": True, "value": True},
+        "dynamic_input_shapes": {"literal": True, "value": [[None, 4]]},
+    }
+    out = _verify(tmp_path, "MXL904", 1, _batch_data(tmp_path, onnx))
+    assert out["verdict"] == "refuted", out
+    assert "[[None, 4]]: a batch of 8 is accepted" in out["evidence"]

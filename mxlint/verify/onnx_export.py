@@ -38,8 +38,9 @@ def _shape_list(value: Any) -> list[tuple[int, ...]] | None:
     return None
 
 
-def _convert(prefix: str, kwargs: dict[str, Any], out: str) -> list[str]:
-    """`export_model` on the exported files, then the onnx checker; the ONNX graph's ops."""
+def _convert(prefix: str, kwargs: dict[str, Any], out: str) -> tuple[list[str], list[list[Any]]]:
+    """`export_model` on the exported files, then the onnx checker; the ONNX graph's ops and
+    the dimensions of its inputs (an int where fixed, the symbol's name or None where not)."""
     import onnx
 
     mx.onnx.export_model(
@@ -47,15 +48,27 @@ def _convert(prefix: str, kwargs: dict[str, Any], out: str) -> list[str]:
     )
     model = onnx.load(out)
     onnx.checker.check_model(model)
-    return sorted({node.op_type for node in model.graph.node})
+    dims = [
+        [
+            d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+            for d in graph_input.type.tensor_type.shape.dim
+        ]
+        for graph_input in model.graph.input
+    ]
+    return sorted({node.op_type for node in model.graph.node}), dims
 
 
 def _stage(
     result: dict[str, Any], name: str, prefix: str, kwargs: dict[str, Any], tmp: str
 ) -> None:
     try:
-        ops = _convert(prefix, kwargs, os.path.join(tmp, f"{name}.onnx"))
-        result["stages"][name] = {"ok": True, "onnx_ops": ops, "kwargs": repr(kwargs)}
+        ops, dims = _convert(prefix, kwargs, os.path.join(tmp, f"{name}.onnx"))
+        result["stages"][name] = {
+            "ok": True,
+            "onnx_ops": ops,
+            "input_dims": dims,
+            "kwargs": repr(kwargs),
+        }
     except Exception as exc:  # noqa: BLE001 - the exception is the evidence
         result["stages"][name] = {
             "ok": False,

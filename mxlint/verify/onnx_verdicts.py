@@ -25,6 +25,9 @@ def verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[FindingKey,
     for it in items:
         data = it.finding.data or {}
         probed = stages.get("onnx-probed", {})
+        if data.get("export") and it.finding.code == "MXL904":
+            out[it.key] = _batch_verdict(stages, data.get("feed_batch"))
+            continue
         if data.get("export"):
             out[it.key] = _call_verdict(stages, shapes)
             continue
@@ -74,4 +77,32 @@ def _call_verdict(stages: dict[str, Any], shapes: Any) -> Verdict:
         evidence=f"with the call's arguments ({call.get('kwargs')}) `mx.onnx.export_model` "
         f"raised {_text(call)}; with one shape per input the block runs on ({shapes}) it "
         "exported and passed `onnx.checker.check_model`",
+    )
+
+
+def _batch_verdict(stages: dict[str, Any], fed: object) -> Verdict:
+    """MXL904: the batch dimension the export call's arguments write into the ONNX graph's
+    inputs, against the batch size the project runs it on. onnxruntime rejects any fed
+    dimension that differs from a fixed one (it cannot be installed beside MXNet 1.9.1: the
+    releases matching onnx 1.14 need numpy>=1.24), so the graph's declared dimensions are the
+    evidence."""
+    call = stages.get("onnx-call")
+    if call is None:
+        return inconclusive("the export call's arguments were not run")
+    if not call.get("ok"):
+        return inconclusive(f"the export call itself fails: {_text(call)}")
+    dims = call.get("input_dims") or []
+    leads = [d[0] if d else None for d in dims]
+    fixed = [lead for lead in leads if isinstance(lead, int) and lead > 0]
+    if fixed and len(fixed) == len(leads) and all(lead != fed for lead in fixed):
+        return Verdict(
+            "confirmed",
+            evidence=f"with the call's arguments ({call.get('kwargs')}) the ONNX graph's inputs "
+            f"have dimensions {dims}: the batch dimension is fixed at {fixed[0]}, and a batch "
+            f"of {fed} does not match it",
+        )
+    return Verdict(
+        "refuted",
+        evidence=f"with the call's arguments ({call.get('kwargs')}) the ONNX graph's inputs "
+        f"have dimensions {dims}: a batch of {fed} is accepted",
     )

@@ -83,6 +83,11 @@ class ExportSite:
     block: BlockRef | None
     opset: int | None
     args: dict[str, Arg]
+    #: what `onnx_file_path` spells (`_scopes.template`; the exporter's default when not
+    #: given), None when it cannot be read
+    output: str | None = None
+    #: keywords the exporter has no parameter for, with their node index (a span once placed)
+    unknown: tuple[tuple[str, tuple[int, int, int, int]], ...] = ()
 
 
 class ExportReader:
@@ -105,6 +110,7 @@ class ExportReader:
 
     def _site(self, call: cst.Call, scope: Scope, classes: ClassReader) -> ExportSite:
         bound: dict[str, cst.BaseExpression] = {}
+        unknown: list[tuple[str, tuple[int, int, int, int]]] = []
         for index, arg in enumerate(call.args):
             if arg.star:
                 break
@@ -113,6 +119,9 @@ class ExportReader:
                     bound[self.params[index]] = arg.value
             else:
                 key = arg.keyword.value
+                if key not in self.params:
+                    self.nodes.append(arg.keyword)
+                    unknown.append((key, (len(self.nodes) - 1, 0, 0, 0)))
                 bound[ALIASES.get(key, key)] = arg.value
         starred = any(arg.star for arg in call.args)
         args = {key: self._arg(bound.get(key), scope) for key in self.params}
@@ -125,6 +134,12 @@ class ExportReader:
         opset = opset_arg.value if isinstance(opset_arg.value, int) else None
         sym = bound.get("sym")
         block = self._block(sym, scope, classes) if sym is not None else None
+        output: str | None = None
+        if "onnx_file_path" in bound:
+            output = template(bound["onnx_file_path"], scope)
+        elif not starred:
+            default = onnx_facts().export_defaults.get("onnx_file_path")
+            output = default if isinstance(default, str) else None
         self.nodes.append(call)
         function = scope.node.name.value if type(scope.node) is cst.FunctionDef else None
         return ExportSite(
@@ -135,6 +150,8 @@ class ExportReader:
             block,
             opset,
             args,
+            output,
+            tuple(unknown),
         )
 
     def _arg(self, node: cst.BaseExpression | None, scope: Scope, follow: bool = False) -> Arg:

@@ -38,6 +38,8 @@ class Scope:
     #: calls of this scope's own body, in source order, with whether they run conditionally
     calls: list[tuple[cst.Call, bool]] = field(default_factory=list)
     params: frozenset[str] = frozenset()
+    #: name -> the iterables of the `for` loops of this scope that bind it
+    loops: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
 
     def lookup(self, name: str) -> list[tuple[cst.BaseExpression, int | None]] | None:
         """The values bound to `name` where this scope reads it; None for a parameter or a
@@ -99,6 +101,8 @@ def _collect(
     elif type(node) is cst.AugAssign or type(node) is cst.For:
         for name in _names(node.target):
             scope.bindings.setdefault(name, []).append(_UNKNOWN)
+        if type(node) is cst.For and type(node.target) is cst.Name:
+            scope.loops.setdefault(node.target.value, []).append(node.iter)
     elif type(node) is cst.WithItem and node.asname is not None:
         for name in _names(node.asname.name):
             scope.bindings.setdefault(name, []).append(_UNKNOWN)

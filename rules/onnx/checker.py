@@ -6,6 +6,7 @@ run) and runs the rules' decisions on them.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -17,12 +18,19 @@ from mxlint.names import ProjectNames
 from mxlint.positions import node_ranges
 from mxlint.project import ProjectIndex
 from mxlint.rule import Finding
-from mxlint.rules.onnx import dynamic_shape_operator, export_input_mismatch, unsupported_operator
+from mxlint.rules.onnx import (
+    dynamic_shape_operator,
+    export_input_mismatch,
+    fixed_batch_export,
+    unsupported_operator,
+)
 from mxlint.rules.onnx._blocks import SEQUENTIAL, ClassFacts, ClassReader, Member, Use
 from mxlint.rules.onnx._export import Arg, BlockRef, ExportReader, ExportSite
+from mxlint.rules.onnx._feeds import Feed, FeedReader
 from mxlint.rules.onnx._scopes import scopes
 from mxlint.rules.onnx.dynamic_shape_operator import DynamicShapeOperator
 from mxlint.rules.onnx.export_input_mismatch import ExportInputMismatch
+from mxlint.rules.onnx.fixed_batch_export import FixedBatchExport
 from mxlint.rules.onnx.unsupported_operator import UnsupportedOnnxOperator
 from mxlint.walker import iter_nodes
 
@@ -30,15 +38,16 @@ NAME = "onnx"
 
 
 class OnnxChecker(Checker):
-    rules = (UnsupportedOnnxOperator, DynamicShapeOperator, ExportInputMismatch)
+    rules = (UnsupportedOnnxOperator, DynamicShapeOperator, ExportInputMismatch, FixedBatchExport)
     name = NAME
     cross_file = True
 
     def end(self) -> None:
         # Only a file that calls export_model is read now (its classes and its exports); the
         # classes of other files are read when an export reaches them (`Graphs`), so that a
-        # run without exports pays nothing for them.
-        if "export_model" not in self.ctx.source:
+        # run without exports pays nothing for them. A file running ONNX models is read for
+        # what it feeds them.
+        if "export_model" not in self.ctx.source and "InferenceSession" not in self.ctx.source:
             return
         facts = read_file(self.ctx, exports=True)
         if facts is not None:
@@ -48,11 +57,15 @@ class OnnxChecker(Checker):
     def finalize(cls, project: ProjectIndex) -> list[Finding]:
         classes: dict[str, ClassFacts] = {}
         sites: list[ExportSite] = []
+        feeds: list[Feed] = []
+        saves: list[tuple[str, str]] = []
         read: set[str] = set()
         for _module, facts in project.checker_facts(NAME):
             assert isinstance(facts, dict)
             classes.update(facts["classes"])
             sites.extend(facts["exports"])
+            feeds.extend(facts.get("feeds", ()))
+            saves.extend(facts.get("saves", ()))
         if not sites:
             return []
         for f in project.files:
@@ -68,6 +81,9 @@ class OnnxChecker(Checker):
                 *unsupported_operator.decide(site, uses),
                 *dynamic_shape_operator.decide(site, uses),
                 *export_input_mismatch.decide(site, inputs, graph.locate(block)),
+                *fixed_batch_export.decide(
+                    site, _runs(site, sites, feeds, saves), graph.locate(block)
+                ),
             ]:
                 key = (
                     finding.filename,
@@ -79,15 +95,45 @@ class OnnxChecker(Checker):
         return list(findings.values())
 
 
+def _same_file(a: str, a_path: str, b: str, b_path: str) -> bool:
+    """Whether two path templates name one file: equal in one source file, or, read from two
+    files, the same plain path (absolute, or relative from one directory)."""
+    if a != b:
+        return False
+    if a_path == b_path:
+        return True
+    if "{" in a:
+        return False
+    return a.startswith("/") or os.path.dirname(a_path) == os.path.dirname(b_path)
+
+
+def _runs(
+    site: ExportSite, sites: list[ExportSite], feeds: list[Feed], saves: list[tuple[str, str]]
+) -> list[Feed]:
+    """The runs of the file this export alone writes and nothing rewrites afterwards."""
+    out = site.output
+    if out is None:
+        return []
+    writers = [
+        s for s in sites if s.output is not None and _same_file(out, site.path, s.output, s.path)
+    ]
+    if len(writers) != 1:
+        return []
+    if any(_same_file(out, site.path, saved, path) for path, saved in saves):
+        return []
+    return [f for f in feeds if _same_file(out, site.path, f.model, f.path)]
+
+
 def read_file(ctx: FileContext, *, exports: bool) -> dict[str, Any] | None:
     """A file's HybridBlock classes (what their graphs hold) and, with `exports`, its
-    export_model calls, positioned: the checker's facts for the file."""
+    export_model calls and onnxruntime runs, positioned: the checker's facts for the file."""
     if ctx.mxnet_line == "2":
         return None
     source = ctx.source
     has_classes = "hybrid_forward" in source or ".add(" in source
     has_exports = exports and "export_model" in source
-    if not has_classes and not has_exports:
+    has_runs = exports and ("InferenceSession" in source or "onnx.save" in source)
+    if not has_classes and not has_exports and not has_runs:
         return None
     nodes: list[cst.CSTNode] = []
     reader = ClassReader(ctx, nodes)
@@ -98,16 +144,25 @@ def read_file(ctx: FileContext, *, exports: bool) -> dict[str, Any] | None:
                 qual = ctx.qualname(_class_path(ctx.module, node))
                 classes[qual] = reader.read(node, qual)
     sites: list[ExportSite] = []
-    if has_exports:
-        sites = ExportReader(ctx, scopes(ctx.module), nodes).sites(reader)
+    feeds: list[Feed] = []
+    saves: list[str] = []
+    if has_exports or has_runs:
+        file_scopes = scopes(ctx.module)
+        if has_exports:
+            sites = ExportReader(ctx, file_scopes, nodes).sites(reader)
+        if has_runs:
+            runs = FeedReader(ctx, file_scopes, nodes)
+            feeds, saves = runs.feeds(), runs.saves()
     classes = {q: c for q, c in classes.items() if c.uses is not None or c.members or c.added}
-    if not classes and not sites:
+    if not classes and not sites and not feeds and not saves:
         return None
     ranges = node_ranges(ctx.module, nodes, source) if nodes else {}
     spans = [_span(ranges.get(n)) for n in nodes]
     return {
         "classes": {q: _placed_class(c, spans) for q, c in classes.items()},
         "exports": [_placed_site(s, spans) for s in sites],
+        "feeds": [replace(f, span=spans[f.span[0]]) for f in feeds],
+        "saves": [(ctx.path, saved) for saved in saves],
     }
 
 
@@ -285,4 +340,5 @@ def _placed_site(site: ExportSite, spans: list[tuple[int, int, int, int]]) -> Ex
         key: replace(arg, span=spans[arg.node]) if arg.node >= 0 else arg
         for key, arg in site.args.items()
     }
-    return replace(site, span=spans[site.span[0]], block=block, args=args)
+    unknown = tuple((key, spans[span[0]]) for key, span in site.unknown)
+    return replace(site, span=spans[site.span[0]], block=block, args=args, unknown=unknown)
