@@ -248,7 +248,7 @@ def test_fixed_batch_run_in_another_file_of_the_directory():
 
 
 def test_fixed_batch_template_paths_pair_within_a_file_only():
-    export = EXPORT_FIXED.replace('"m.onnx")', 'args.out)')
+    export = EXPORT_FIXED.replace('"m.onnx")', "args.out)")
     serve = (
         "import numpy as np\nimport onnxruntime as ort\n\n"
         's = ort.InferenceSession(args.out)\ns.run(None, {"x": np.zeros((8, 8), np.float32)})\n'
