@@ -76,11 +76,44 @@ def test_exports_of_other_or_unknown_blocks_are_silent(export):
 
 
 def test_opset_falls_back_as_the_exporter_does():
+    # 1.9.1's exporter has no `opset_version` (MXL905); the operator lookup still falls back
+    # from the opset written as the exporter's registry does.
     base = HEAD.replace("F.cosh(x)", "F.softmax(x)")
     export = (
         'net.export("m")\nmx.onnx.export_model("m-symbol.json", "p", [(1, 4)], opset_version=13)\n'
     )
-    assert _rows(base + export) == []
+    assert _rows(base + export) == [("MXL905", 13)]
+
+
+def test_unknown_keywords_each_reported_at_the_keyword():
+    source = (
+        "import mxnet as mx\n\n"
+        'mx.onnx.export_model("m-symbol.json", "p", [(1, 4)],\n'
+        "                     opset_version=11, dynamic_shapes=True)\n"
+    )
+    findings = check_source(source, "example.py", SETTINGS, [])
+    assert [(f.code, f.location.row, f.location.column) for f in findings] == [
+        ("MXL905", 4, 22),
+        ("MXL905", 4, 40),
+    ]
+    assert "did you mean" not in findings[0].message
+    assert "remove it (1.9.1 exports at the installed onnx's opset" in findings[0].message
+    from mxlint.fixes import apply_edits
+
+    assert findings[0].fix is not None
+    assert apply_edits(source, list(findings[0].fix.edits)).endswith(
+        '"p", [(1, 4)], dynamic_shapes=True)\n'
+    )
+
+
+def test_unknown_keywords_after_a_starred_argument_or_of_a_wrapper_are_not_judged():
+    source = (
+        "import mxnet as mx\nfrom mxnet.onnx import export_model as export_model_\n\n\n"
+        "def export_model(*args, opset_version=None, **kwargs):\n"
+        "    return export_model_(*args, **kwargs)\n\n\n"
+        'export_model("m-symbol.json", "p", [(1, 4)], opset_version=11)\n'
+    )
+    assert _rows(source) == []
 
 
 def test_block_in_another_file():
@@ -255,6 +288,22 @@ def test_fixed_batch_template_paths_pair_within_a_file_only():
     )
     assert _rows(export + serve[serve.index("s = ") :]) == [("MXL904", 5)]
     assert check_source(export, "export.py", SETTINGS, [("serve", serve)]) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("callee", ["mx.onnx.export_model", "onnx_mxnet.export_model"])
+def test_verify_confirms_an_unknown_keyword(tmp_path, callee):
+    models = tmp_path / "convert.py"
+    models.write_text("", encoding="utf-8")
+    data = {"keywords": {"opset_version": 11}, "callee": callee}
+    finding = Finding("MXL905", "", str(models), Location(1, 1), Location(1, 2), data=data)
+    tasks, skipped = plan.build([finding], [models], {"config": {}})
+    assert not skipped and len(tasks) == 1
+    verdicts = run_block(tasks[0], Slots(0, 1), VerifyOptions(timeout=240))
+    verdict = verdicts[finding.key()]
+    assert verdict.verdict == "confirmed", verdict
+    assert "unexpected keyword argument 'opset_version'" in verdict.evidence
+    assert "without it the graph exported" in verdict.evidence
 
 
 def _batch_data(tmp_path, onnx: dict) -> dict:

@@ -77,11 +77,35 @@ def _stage(
         }
 
 
+def _keywords(job: dict[str, Any]) -> dict[str, Any]:
+    """The exporter the call names, called on a one-operator graph with the call's unknown
+    keywords, then without them."""
+    exporter = mx.contrib.onnx.export_model if "contrib" in job.get("callee", "") else None
+    exporter = exporter or mx.onnx.export_model
+    sym = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    params = {"fc_weight": mx.nd.ones((2, 4)), "fc_bias": mx.nd.zeros((2,))}
+    keywords: dict[str, Any] = dict(job["keywords"])
+    result: dict[str, Any] = {"status": "ok", "stages": {}, "exporter": exporter.__module__}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, extra in (("keyword-call", keywords), ("keyword-free", {})):
+            try:
+                exporter(
+                    sym, params, [(1, 4)], np.float32, os.path.join(tmp, f"{name}.onnx"), **extra
+                )
+                result["stages"][name] = {"ok": True, "kwargs": repr(extra)}
+            except Exception as exc:  # noqa: BLE001 - the exception is the evidence
+                info = exception_info(exc)
+                result["stages"][name] = {"ok": False, "exception": info, "kwargs": repr(extra)}
+    return result
+
+
 def run(job: dict[str, Any]) -> dict[str, Any]:
     try:
         import onnx  # noqa: F401
     except ImportError as exc:
         return {"status": "no-onnx", "reason": f"onnx does not import here: {exc}"}
+    if job.get("keywords"):
+        return _keywords(job)
     spec = Spec(job)
     probe = spec.make()
     if not isinstance(probe, gluon.HybridBlock):

@@ -25,6 +25,10 @@ def verdicts(items: Sequence[Item], payload: dict[str, Any]) -> dict[FindingKey,
     for it in items:
         data = it.finding.data or {}
         probed = stages.get("onnx-probed", {})
+        keywords = data.get("keywords")
+        if isinstance(keywords, dict):
+            out[it.key] = _keyword_verdict(stages, keywords)
+            continue
         if data.get("export") and it.finding.code == "MXL904":
             out[it.key] = _batch_verdict(stages, data.get("feed_batch"))
             continue
@@ -105,4 +109,22 @@ def _batch_verdict(stages: dict[str, Any], fed: object) -> Verdict:
         "refuted",
         evidence=f"with the call's arguments ({call.get('kwargs')}) the ONNX graph's inputs "
         f"have dimensions {dims}: a batch of {fed} is accepted",
+    )
+
+
+def _keyword_verdict(stages: dict[str, Any], keywords: dict[str, Any]) -> Verdict:
+    """MXL905: the exporter called with the keyword on a one-operator graph, and without it."""
+    call, free = stages.get("keyword-call", {}), stages.get("keyword-free", {})
+    names = ", ".join(f"`{k}=`" for k in keywords)
+    if call.get("ok"):
+        return Verdict("refuted", evidence=f"the exporter accepted {names} ({call.get('kwargs')})")
+    text = _text(call)
+    if not text.startswith("TypeError") or not all(k in text for k in keywords):
+        return inconclusive(f"the exporter failed otherwise with {names}: {text}")
+    if not free.get("ok"):
+        return inconclusive(f"the exporter fails without {names} too: {_text(free)}")
+    return Verdict(
+        "confirmed",
+        evidence=f"MXNet's exporter called on a one-operator graph with {names} "
+        f"({call.get('kwargs')}) raised {text}; without it the graph exported",
     )

@@ -519,6 +519,25 @@ def _onnx_task(
     data = item.finding.data or {}
     export = bool(data.get("export"))
     path = Path(item.path)
+    keywords = data.get("keywords")
+    if isinstance(keywords, dict):
+        # A keyword the exporter has no parameter for: MXNet's exporter is called with it on
+        # a one-operator graph; no block of the project is needed.
+        key = f"onnx-keywords:{path}:{item.line}:{item.finding.location.column}"
+        module, roots = module_of(path)
+        job = {
+            "kind": "block",
+            "file": str(path),
+            "module": module,
+            "roots": roots,
+            "class": "",
+            "mode": "onnx",
+            "ctx_map": False,
+            "keywords": keywords,
+            "callee": data.get("callee", ""),
+        }
+        made = tasks[key] = Task("block", key, [item], job)
+        return made
     if export or cls is None:
         named = data.get("class")
         where = data.get("class_file")

@@ -73,6 +73,21 @@ class Arg:
 
 
 @dataclass(frozen=True)
+class UnknownKeyword:
+    """A keyword of the call that the exporter has no parameter for."""
+
+    keyword: str
+    #: the keyword's name; (node index, 0, 0, 0) while the file is read
+    span: tuple[int, int, int, int]
+    literal: bool
+    value: object
+    #: from the end of the argument before it to the end of its value (what removing it
+    #: deletes); (previous value's node index, value's node index, 0, 0) while the file is
+    #: read; None for a first argument
+    cut: tuple[int, int, int, int] | None
+
+
+@dataclass(frozen=True)
 class ExportSite:
     path: str
     #: (row, column, end row, end column); (node index, 0, 0, 0) while the file is read
@@ -86,8 +101,8 @@ class ExportSite:
     #: what `onnx_file_path` spells (`_scopes.template`; the exporter's default when not
     #: given), None when it cannot be read
     output: str | None = None
-    #: keywords the exporter has no parameter for, with their node index (a span once placed)
-    unknown: tuple[tuple[str, tuple[int, int, int, int]], ...] = ()
+    #: keywords the exporter has no parameter for
+    unknown: tuple[UnknownKeyword, ...] = ()
 
 
 class ExportReader:
@@ -110,7 +125,7 @@ class ExportReader:
 
     def _site(self, call: cst.Call, scope: Scope, classes: ClassReader) -> ExportSite:
         bound: dict[str, cst.BaseExpression] = {}
-        unknown: list[tuple[str, tuple[int, int, int, int]]] = []
+        unknown: list[UnknownKeyword] = []
         for index, arg in enumerate(call.args):
             if arg.star:
                 break
@@ -120,8 +135,7 @@ class ExportReader:
             else:
                 key = arg.keyword.value
                 if key not in self.params:
-                    self.nodes.append(arg.keyword)
-                    unknown.append((key, (len(self.nodes) - 1, 0, 0, 0)))
+                    unknown.append(self._unknown(call, index))
                 bound[ALIASES.get(key, key)] = arg.value
         starred = any(arg.star for arg in call.args)
         args = {key: self._arg(bound.get(key), scope) for key in self.params}
@@ -152,6 +166,20 @@ class ExportReader:
             args,
             output,
             tuple(unknown),
+        )
+
+    def _unknown(self, call: cst.Call, index: int) -> UnknownKeyword:
+        arg = call.args[index]
+        assert arg.keyword is not None
+        literal, value = _literal(arg.value, self.ctx)
+        first = len(self.nodes)
+        self.nodes.extend([arg.keyword, arg.value])
+        cut = None
+        if index > 0:
+            self.nodes.append(call.args[index - 1].value)
+            cut = (first + 2, first + 1, 0, 0)
+        return UnknownKeyword(
+            arg.keyword.value, (first, 0, 0, 0), literal, value if literal else None, cut
         )
 
     def _arg(self, node: cst.BaseExpression | None, scope: Scope, follow: bool = False) -> Arg:

@@ -21,6 +21,7 @@ from mxlint.rule import Finding
 from mxlint.rules.onnx import (
     dynamic_shape_operator,
     export_input_mismatch,
+    export_unknown_keyword,
     fixed_batch_export,
     unsupported_operator,
 )
@@ -30,6 +31,7 @@ from mxlint.rules.onnx._feeds import Feed, FeedReader
 from mxlint.rules.onnx._scopes import scopes
 from mxlint.rules.onnx.dynamic_shape_operator import DynamicShapeOperator
 from mxlint.rules.onnx.export_input_mismatch import ExportInputMismatch
+from mxlint.rules.onnx.export_unknown_keyword import ExportUnknownKeyword
 from mxlint.rules.onnx.fixed_batch_export import FixedBatchExport
 from mxlint.rules.onnx.unsupported_operator import UnsupportedOnnxOperator
 from mxlint.walker import iter_nodes
@@ -38,7 +40,13 @@ NAME = "onnx"
 
 
 class OnnxChecker(Checker):
-    rules = (UnsupportedOnnxOperator, DynamicShapeOperator, ExportInputMismatch, FixedBatchExport)
+    rules = (
+        UnsupportedOnnxOperator,
+        DynamicShapeOperator,
+        ExportInputMismatch,
+        FixedBatchExport,
+        ExportUnknownKeyword,
+    )
     name = NAME
     cross_file = True
 
@@ -81,6 +89,7 @@ class OnnxChecker(Checker):
                 *unsupported_operator.decide(site, uses),
                 *dynamic_shape_operator.decide(site, uses),
                 *export_input_mismatch.decide(site, inputs, graph.locate(block)),
+                *export_unknown_keyword.decide(site),
                 *fixed_batch_export.decide(
                     site, _runs(site, sites, feeds, saves), graph.locate(block)
                 ),
@@ -340,5 +349,12 @@ def _placed_site(site: ExportSite, spans: list[tuple[int, int, int, int]]) -> Ex
         key: replace(arg, span=spans[arg.node]) if arg.node >= 0 else arg
         for key, arg in site.args.items()
     }
-    unknown = tuple((key, spans[span[0]]) for key, span in site.unknown)
+    unknown = tuple(
+        replace(
+            u,
+            span=spans[u.span[0]],
+            cut=None if u.cut is None else (*spans[u.cut[0]][2:], *spans[u.cut[1]][2:]),  # type: ignore[arg-type]
+        )
+        for u in site.unknown
+    )
     return replace(site, span=spans[site.span[0]], block=block, args=args, unknown=unknown)
