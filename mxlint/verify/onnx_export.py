@@ -40,7 +40,8 @@ def _shape_list(value: Any) -> list[tuple[int, ...]] | None:
 
 def _convert(prefix: str, kwargs: dict[str, Any], out: str) -> tuple[list[str], list[list[Any]]]:
     """`export_model` on the exported files, then the onnx checker; the ONNX graph's ops and
-    the dimensions of its inputs (an int where fixed, the symbol's name or None where not)."""
+    the dimensions of its data inputs (an int where fixed, the symbol's name or None where
+    not; the parameters, which the exporter also lists as inputs, left out)."""
     import onnx
 
     mx.onnx.export_model(
@@ -48,12 +49,14 @@ def _convert(prefix: str, kwargs: dict[str, Any], out: str) -> tuple[list[str], 
     )
     model = onnx.load(out)
     onnx.checker.check_model(model)
+    weights = {init.name for init in model.graph.initializer}
     dims = [
         [
             d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
             for d in graph_input.type.tensor_type.shape.dim
         ]
         for graph_input in model.graph.input
+        if graph_input.name not in weights
     ]
     return sorted({node.op_type for node in model.graph.node}), dims
 

@@ -544,7 +544,8 @@ def _onnx_task(
         if not isinstance(named, str) or not isinstance(where, str):
             return Skipped(item, "the exported block is not a class of the run: nothing to build")
         cls, path = named.rsplit(".", 1)[-1], Path(where).resolve()
-    key = f"block:{path}:{cls}:onnx" + ("-call" if export else "")
+    # Each export call is converted with its own arguments: one task per call site.
+    key = f"block:{path}:{cls}:onnx" + (f"-call:{item.path}:{item.line}" if export else "")
     task = tasks.get(key)
     if task is None:
         module, roots = module_of(path)
