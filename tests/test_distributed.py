@@ -616,3 +616,30 @@ def test_noqa_in_a_continued_shell_command(tmp_path: Path) -> None:
         "DMLC_ROLE=worker python train.py --kvstore dist_sync \\\n    --lr 0.1  # noqa: MXL807\n"
     )
     assert _options(tmp_path, {}) == []
+
+
+def test_mxl804_callback_parameters_are_samples_not_ranks() -> None:
+    """A transform or batchify callback is called by the data pipeline with samples: its
+    parameters do not hide a rank; one given where the callback is handed over does split."""
+    source = (
+        "import mxnet as mx\nfrom mxnet import gluon\n\n"
+        "def scale(data, label):\n    return data / 255, label\n\n"
+        "kv = mx.kv.create('dist_sync')\n"
+        "train_set = gluon.data.ArrayDataset(mx.nd.ones((8, 2)), mx.nd.ones(8)).transform(scale)\n"
+        "train_data = gluon.data.DataLoader(train_set, batch_size=4,\n"
+        "                                   batchify_fn=lambda b: b)\n"
+    )
+    assert _rows(source) == [("MXL804", 9)]
+    handed = (
+        source.replace(
+            "from mxnet import gluon\n", "from functools import partial\nfrom mxnet import gluon\n"
+        )
+        .replace("def scale(data, label):", "def scale(rank, data, label):")
+        .replace(".transform(scale)", ".transform(partial(scale, kv.rank))")
+    )
+    assert _rows(handed) == []
+    # Handed to a function of another module of the project, which may call it with anything.
+    wrapped = source.replace(
+        "from mxnet import gluon\n", "from mxnet import gluon\nfrom helpers import wrap\n"
+    ).replace(".transform(scale)", ".transform(wrap(scale))")
+    assert _rows(wrapped) == []

@@ -214,9 +214,16 @@ class Slice:
                 self._work.append(b.value)
 
     def _parameter(self, function: cst.CSTNode, name: str) -> None:
-        """A parameter: what the file's calls of its function pass for it."""
+        """A parameter: what the file's calls of its function pass for it. A callback's
+        parameters (a lambda, a function the file passes on by name and never calls: a
+        dataset `transform`, a `batchify_fn`) are what its caller gives it, one sample or
+        batch at a time; a rank given to it would be visible where the callback is handed
+        over (`partial(fn, kv.rank)`, an argument of the call that takes it), which the slice
+        reads, or come from a module this file does not show, where the slice gives up."""
+        if type(function) is cst.Lambda:
+            return
         if type(function) is not cst.FunctionDef:
-            self._give_up(f"`{name}` is a parameter of a lambda")
+            self._give_up(f"`{name}` is a parameter of a function this file does not show")
             return
         params = [p.name.value for p in function.params.params]
         method = bool(params) and params[0] in ("self", "cls")
@@ -225,6 +232,8 @@ class Slice:
             position -= 1
         sites = self._call_sites(function.name.value, method)
         if not sites:
+            if not method and self._passed_on(function.name.value):
+                return
             self._give_up(f"no call in this file passes `{name}`")
             return
         default = next((p.default for p in function.params.params if p.name.value == name), None)
@@ -238,6 +247,20 @@ class Slice:
                     self._work.append(default)
                 continue
             self._work.append(arg.value)
+
+    def _passed_on(self, name: str) -> bool:
+        """Whether the file uses the function `name` as a value (not only calls or defines it):
+        a callback handed to whatever calls it."""
+        names = calls = defined = 0
+        for node in iter_nodes(self.ctx.module):
+            kind = type(node)
+            if kind is cst.Name and node.value == name:  # type: ignore[attr-defined]
+                names += 1
+            elif kind is cst.Call and _named(node.func, name):  # type: ignore[attr-defined]
+                calls += 1
+            elif kind is cst.FunctionDef and node.name.value == name:  # type: ignore[attr-defined]
+                defined += 1
+        return names > calls + defined
 
     def _call_sites(self, name: str, method: bool) -> list[cst.Call]:
         out = []
@@ -284,6 +307,10 @@ class Slice:
                 if type(node) is cst.FunctionDef:
                     self._functions.setdefault(node.name.value, []).append(node)
         return self._functions.get(name, [])
+
+
+def _named(func: cst.BaseExpression, name: str) -> bool:
+    return type(func) is cst.Name and func.value == name
 
 
 def _chain(node: cst.Attribute) -> list[tuple[cst.CSTNode, str]]:

@@ -71,7 +71,9 @@ class UnsplitWorkerData(Rule):
         `part_index`, `SplitSampler`, `dataset.shard(...)`. Evaluation loaders (named for
         validation or test data) are not reported; a loader built from something the file
         cannot show (a function of another module, a custom sampler defined elsewhere) is not
-        judged.
+        judged. The parameters of a callback the file hands to the data pipeline (a dataset
+        `transform`, a `batchify_fn` lambda) are the samples the pipeline passes it, not a
+        rank.
     """
     why = """
         Data parallelism only divides the work when each worker reads a different part of the
