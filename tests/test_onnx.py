@@ -334,3 +334,16 @@ def test_verify_refutes_a_dynamic_batch(tmp_path):
     out = _verify(tmp_path, "MXL904", 1, _batch_data(tmp_path, onnx))
     assert out["verdict"] == "refuted", out
     assert "[[None, 4]]: a batch of 8 is accepted" in out["evidence"]
+
+
+def test_fixed_batch_a_run_pairs_with_its_own_files_export_first():
+    # Two scripts of one directory export `m.onnx`: each run of a script is judged against
+    # that script's export; a third file's run could load either and is not judged.
+    feed = 's = ort.InferenceSession("m.onnx")\ns.run(None, {"x": np.zeros((4, 8))})\n'
+    other = EXPORT_FIXED.replace("[(1, 8)]", "[(4, 8)]")
+    serve = "import numpy as np\nimport onnxruntime as ort\n\n" + feed
+    findings = check_source(
+        EXPORT_FIXED + feed, "a.py", SETTINGS, [("b", other + feed), ("serve", serve)]
+    )
+    assert [(f.code, f.filename, f.location.row) for f in findings] == [("MXL904", "a.py", 5)]
+    assert "line 7 runs `m.onnx` on a batch of 4" in findings[0].message

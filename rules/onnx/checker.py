@@ -119,18 +119,26 @@ def _same_file(a: str, a_path: str, b: str, b_path: str) -> bool:
 def _runs(
     site: ExportSite, sites: list[ExportSite], feeds: list[Feed], saves: list[tuple[str, str]]
 ) -> list[Feed]:
-    """The runs of the file this export alone writes and nothing rewrites afterwards."""
+    """The runs of the file this export writes, when nothing rewrites it afterwards and no
+    other export may have written what they load: an export of the run's own file, else
+    the one export of the directory that writes the path."""
     out = site.output
     if out is None:
         return []
-    writers = [
-        s for s in sites if s.output is not None and _same_file(out, site.path, s.output, s.path)
-    ]
-    if len(writers) != 1:
-        return []
     if any(_same_file(out, site.path, saved, path) for path, saved in saves):
         return []
-    return [f for f in feeds if _same_file(out, site.path, f.model, f.path)]
+    found = []
+    for feed in feeds:
+        if not _same_file(out, site.path, feed.model, feed.path):
+            continue
+        writers = [s for s in sites if s.path == feed.path and s.output == feed.model] or [
+            s
+            for s in sites
+            if s.output is not None and _same_file(s.output, s.path, feed.model, feed.path)
+        ]
+        if len(writers) == 1 and writers[0] is site:
+            found.append(feed)
+    return found
 
 
 def read_file(ctx: FileContext, *, exports: bool) -> dict[str, Any] | None:

@@ -42,8 +42,10 @@ class FixedBatchExport(Rule):
         (`dynamic=False`, the default, with a literal `in_shapes`; or `dynamic=True` with a
         literal batch in `dynamic_input_shapes`) when the project itself runs the written
         file with onnxruntime on another batch size: an `onnxruntime.InferenceSession` of the
-        same path (in the same file, or a file of the same directory for a plain path) whose
-        `run` feeds an array with a literal leading dimension that differs
+        same path (in the same file, or a file of the same directory for a plain path; a run
+        is paired with an export of its own file first, and a run that exports of two files
+        may have written is not judged) whose `run` feeds an array with a literal leading
+        dimension that differs
         (`np.zeros((8, 3, 224, 224))`, `np.random.rand(batch, ...)` in a `for batch in (1,
         8)` loop).
     """
