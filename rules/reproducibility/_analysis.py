@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -32,8 +33,14 @@ if TYPE_CHECKING:
 ALL_KINDS = ("numpy", "python", "mxnet")
 #: A file that mentions none of these has nothing to tell about seeding or randomness.
 _RELEVANT = re.compile(r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b")
-#: Training scripts; scripts without these (benchmarks, demos) do not need raw draws seeded.
-_TRAINING = re.compile(r"\b(?:autograd|backward|Trainer|train\w*|fit)\b")
+#: Names whose use in code means a script trains: the recorder, a backward pass, a Trainer, a
+#: fit. Scripts without them (benchmarks, demos, converters) do not need raw draws seeded.
+_TRAINING_NAMES = frozenset({"autograd", "backward", "forward_backward", "Trainer", "fit"})
+#: A function, called or defined, whose name says it trains (`train()`, `train_epoch()`); a
+#: word in a string (`"train"`) or a data name (`train_data`, `trainer_spec`) is not one.
+_TRAINING_CALL = re.compile(r"^(?:train(?:_\w+)?|\w+_train)$")
+#: A path part naming a benchmark or a profiling run: what it draws feeds timings, not results.
+_TIMING_PATH = re.compile(r"(?:^|[_.\-])(?:bench\w*|profil\w*)(?:$|[_.\-])", re.I)
 #: Code that trains here: a backward pass, a Trainer, or a Module fit on training data.
 _TRAINS = re.compile(r"\.backward\(|\bTrainer\(|\.fit\(\s*train")
 _SEEDGEN = re.compile(r"seed", re.IGNORECASE)
@@ -665,6 +672,21 @@ def _symbol(frames: tuple[Frame, ...]) -> str | None:
     frame = frames[-1]
     name = frame.function.name.value
     return f"{frame.cls}.{name}" if frame.cls else name
+
+
+def trains_in_code(module: cst.Module, relative_path: str) -> bool:
+    """Whether a script trains, read from its code (identifiers and calls, not strings or
+    comments), and is not a benchmark or profiling run by its (project-relative) path."""
+    if any(_TIMING_PATH.search(part) for part in PurePosixPath(relative_path).parts):
+        return False
+    for node in iter_nodes(module):
+        if type(node) is cst.Name and node.value in _TRAINING_NAMES:
+            return True
+        if type(node) is cst.Call and _TRAINING_CALL.match(last_name(node.func)):
+            return True
+        if type(node) is cst.FunctionDef and _TRAINING_CALL.match(node.name.value):
+            return True  # `def train():`, run by a wrapper or a configured entry point
+    return False
 
 
 def module_level_training_loop(module: cst.Module, code: Any) -> bool:

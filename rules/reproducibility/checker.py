@@ -30,7 +30,6 @@ from mxlint.rules.reproducibility._analysis import (
     _GENERATOR,
     _RELEVANT,
     _SEED_CALL,
-    _TRAINING,
     _TRAINS,
     ALL_KINDS,
     EntryFacts,
@@ -42,6 +41,7 @@ from mxlint.rules.reproducibility._analysis import (
     _truth,
     _why,
     module_level_training_loop,
+    trains_in_code,
 )
 from mxlint.rules.reproducibility.seed_after_randomness import SeedAfterRandomness
 from mxlint.rules.reproducibility.shuffled_evaluation_loader import (
@@ -180,7 +180,7 @@ class ReproducibilityChecker(Checker):
                 ctx.path,
                 tuple(placed(i, n) for i, n in entry_items),
                 tuple(fix_objs),
-                bool(_TRAINING.search(ctx.source)),
+                trains_in_code(ctx.module, ctx.settings.relative(ctx.path)),
                 ctx.imports.module,
                 not declared,
                 bool(_TRAINS.search(ctx.source)),
