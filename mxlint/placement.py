@@ -320,6 +320,9 @@ class Scope(Dataflow[Val]):
         #: the last pass (the settled values) is what an event reports.
         self._events: dict[tuple[type, int], Event] = {}
         self.default_ctx: list[Ctx] = []
+        #: The context `mx.test_utils.set_default_context(ctx)` made the process default (here
+        #: or, for a function, at module level): arrays created without `ctx` land there.
+        self.global_default: Ctx | None = None
         #: The first possibly-GPU placement of parameters seen in this scope.
         self.gpu_placement: Ctx | None = None
         #: The values this body returns (a helper's summary).
@@ -609,7 +612,9 @@ class Scope(Dataflow[Val]):
         return Ctx(None, False, None)
 
     def _current_default(self) -> Ctx | None:
-        return self.default_ctx[-1] if self.default_ctx else None
+        if self.default_ctx:
+            return self.default_ctx[-1]
+        return self.global_default
 
     def _creator(self, node: cst.Call, name: str, origin: str) -> Tensor:
         ctx = self.ctx_value(creator_ctx_argument(node, name))
@@ -654,6 +659,9 @@ class Scope(Dataflow[Val]):
                     if func.value != "list" or not isinstance(arg_vals[0][1], Loader)
                     else None
                 )
+        if name in _SETS_DEFAULT_CONTEXT and arg_vals:
+            self.global_default = self.ctx_value(arg_vals[0][0])
+            return None
         if name is None:
             if callee is None and _loss_name(func):
                 self._emit(LossCall(node, arg_vals))
@@ -860,6 +868,10 @@ class Scope(Dataflow[Val]):
         if force or method != "initialize":
             _mark_reset(net)
         return None
+
+
+#: Functions that change the process's default context (MXNet's test utilities).
+_SETS_DEFAULT_CONTEXT = frozenset({"mxnet.test_utils.set_default_context"})
 
 
 def _network_name(func: cst.BaseExpression) -> bool:

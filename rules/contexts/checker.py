@@ -169,7 +169,7 @@ class ContextChecker(Checker):
                     # another function moves this network: its context here is unknown
                     value.ctx, value.placed = None, False
             env.update(module_env_copy(member_env))
-            scope = self._run_function(fn, env, helpers, passed, local)
+            scope = self._run_function(fn, env, helpers, passed, local, top.global_default)
             _collect_sites(scope, f"`{path[-1]}()`", sites)
             self._judge(scope, ".".join(path))
 
@@ -202,10 +202,12 @@ class ContextChecker(Checker):
         helpers: Mapping[str, Val],
         passed: Env | None = None,
         local: Mapping[str, cst.FunctionDef] | None = None,
+        default: Ctx | None = None,
     ) -> Scope:
-        """Read `fn` with the module's values, its parameters' defaults and what its callers
-        in this file pass (`passed`)."""
+        """Read `fn` with the module's values, its parameters' defaults, what its callers in
+        this file pass (`passed`) and the default context the module set (`default`)."""
         scope = Scope(self.ctx.imports, self.ctx.code, env, helpers)
+        scope.global_default = default
         scope.env.update(parameter_env(scope, fn.params))
         scope.env.update(passed or {})
         scope.local_functions = local or {}
