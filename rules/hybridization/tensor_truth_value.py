@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mxlint.checker import FileContext
+from mxlint.expected_errors import expects_error
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.hybridization._arrays import array_origin
 from mxlint.rules.hybridization._examples import _IMPORTS
@@ -42,6 +43,8 @@ class TensorTruthValue(Rule):
         truth value of an NDArray with multiple elements is ambiguous` otherwise, so `if
         proposals:` meant as "any proposals?" works on the one-box test image and fails on the
         first real batch. (Inside a hybridized `hybrid_forward` the same test is MXL101.)
+        A test that expects the error (`with pytest.raises(ValueError):`, nose's
+        `@raises(ValueError)`, a `try` that catches it) is not reported.
     """
     example = """
         boxes = nd.contrib.box_nms(dets, overlap_thresh=0.5)
@@ -73,6 +76,13 @@ class TensorTruthValue(Rule):
         _HEADER + "x = nd.ones((2, 3))\nx = None\nif x:\n    print(x)\n",
         _HEADER + "x = nd.ones((2, 3))\nif x is not None:\n    print(x)\n",
         _HEADER + "def f(x):\n    if x:\n        return nd.ones((2, 3))\n",
+        Valid(
+            _HEADER + "import pytest\nfrom nose.tools import raises\n\n\n"
+            "@raises(ValueError)\ndef test_bool_ambiguous():\n    bool(mx.nd.ones((2, 3)))\n\n\n"
+            "def test_not_ambiguous():\n    with pytest.raises(ValueError):\n"
+            "        assert mx.nd.zeros((2, 3))\n",
+            filename="tests/test_ndarray.py",
+        ),
         Valid(
             "from mxnet import np, npx\nnpx.set_np()\n\nx = np.ones((2, 3))\nif x.any():\n"
             "    print(x)\n",
@@ -106,13 +116,18 @@ def _operands(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [test]
 
 
+#: What MXNet raises for the truth value of a multi-element NDArray: a test that expects it
+#: (`with pytest.raises(ValueError):`, nose's `@raises(ValueError)`) is not reported.
+_RAISED = ("ValueError",)
+
+
 def check_truth(ctx: FileContext, node: cst.CSTNode, nd_names: frozenset[str]) -> None:
     """`nd_names`: `nd_assigned_names(ctx)`, the names worth resolving."""
     for tested in truth_tested(node):
         if type(tested) is cst.Name and tested.value not in nd_names:
             continue
         origin = array_origin(ctx, tested)
-        if origin is not None:
+        if origin is not None and not expects_error(ctx.resolve, ctx.stack, node, _RAISED):
             code = ctx.code(tested)
             ctx.report(
                 tested,

@@ -12,6 +12,7 @@ import libcst as cst
 
 from mxlint import knowledge
 from mxlint.checker import Checker
+from mxlint.expected_errors import expects_error
 from mxlint.names import last_name, target_names
 from mxlint.rule import Rule
 from mxlint.rules.memory import (
@@ -478,8 +479,8 @@ class RecordChecker(Checker):
             return
         if any(type(n) is cst.With and self._record_mode(n) for n in self.ctx.stack):
             return  # the outer block reads this one
-        self._error_expected = inplace_write_in_record.expects_error(
-            self.ctx.resolve, self.ctx.stack, node
+        self._error_expected = expects_error(
+            self.ctx.resolve, self.ctx.stack, node, ("MXNetError",)
         )
         try:
             _Record(self, node, predict=mode == "predict").run_block()

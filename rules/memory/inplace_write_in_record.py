@@ -13,16 +13,13 @@ examples below (run by `tests/test_rule_examples.py`), `tests/test_memory.py` an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.names import last_name
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.memory._analysis import _IN_GRAPH, _full_slice, _keyword, _Record
-from mxlint.walker import iter_nodes
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import RecordChecker
@@ -195,46 +192,6 @@ def step(net, x):
     x[:] = 0
 """),
     )
-
-
-#: Context managers of test frameworks that expect their body to raise.
-_RAISES_CONTEXTS = frozenset(
-    {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assert_raises"}
-)
-
-
-def expects_error(
-    resolve: Callable[[cst.BaseExpression], str | None],
-    stack: Sequence[cst.CSTNode],
-    node: cst.CSTNode,
-) -> bool:
-    """Whether `node` (a `with autograd.record():` block, `stack` its ancestors) runs where an
-    error is expected: the body of a `try` that catches `MXNetError`, or of `pytest.raises()` /
-    `self.assertRaises()`. A test that checks MXNet rejects the write has nothing to fix."""
-    for index, outer in enumerate(stack):
-        if type(outer) is cst.With:
-            for item in outer.items:
-                call = item.item
-                if type(call) is cst.Call and last_name(call.func) in _RAISES_CONTEXTS:
-                    return True
-        elif type(outer) is cst.Try:
-            inner = stack[index + 1] if index + 1 < len(stack) else node
-            if not any(n is inner for n in iter_nodes(outer.body)):
-                continue  # in a handler, `else` or `finally`: nothing is caught there
-            for handler in outer.handlers:
-                caught = handler.type
-                kinds = caught.elements if type(caught) is cst.Tuple else ()
-                types = [e.value for e in kinds] if kinds else [caught] if caught else []
-                if any(_mxnet_error(resolve, t) for t in types):
-                    return True
-    return False
-
-
-def _mxnet_error(
-    resolve: Callable[[cst.BaseExpression], str | None], node: cst.BaseExpression
-) -> bool:
-    resolved = resolve(node) or ""
-    return last_name(node) == "MXNetError" or resolved.endswith(".MXNetError")
 
 
 def check_slice_write(
