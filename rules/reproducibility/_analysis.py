@@ -675,11 +675,12 @@ def _symbol(frames: tuple[Frame, ...]) -> str | None:
 
 
 def trains_in_code(module: cst.Module, relative_path: str) -> bool:
-    """Whether a script trains, read from its code (identifiers and calls, not strings or
-    comments), and is not a benchmark or profiling run by its (project-relative) path."""
+    """Whether a script trains, read from its code (identifiers and calls, not strings,
+    comments or imports), and is not a benchmark or profiling run by its (project-relative)
+    path."""
     if any(_TIMING_PATH.search(part) for part in PurePosixPath(relative_path).parts):
         return False
-    for node in iter_nodes(module):
+    for node in iter_nodes(module, stop=(cst.Import, cst.ImportFrom)):
         if type(node) is cst.Name and node.value in _TRAINING_NAMES:
             return True
         if type(node) is cst.Call and _TRAINING_CALL.match(last_name(node.func)):
