@@ -761,8 +761,11 @@ class HybridHooks(Hooks):
         return self._forward
 
     def write(self, target: cst.BaseExpression, value: Kind, stmt: cst.CSTNode) -> None:
-        if block_attribute(target) is None:
+        attr = block_attribute(target)
+        if attr is None:
             return  # a local name: not the block's state
+        if self.cls is not None and attr in self.analysis.step_state(self.cls):
+            return  # a recurrent cell's per-sequence state, cleared by its `reset()`
         change = written(
             target,
             value,
@@ -776,6 +779,13 @@ class HybridHooks(Hooks):
             self.emit("MXL113", change.node, change.message, change.what)
 
     def observe_call(self, node: cst.Call, args: list[tuple[cst.Arg, Kind]]) -> None:
+        func = node.func
+        if (
+            self.cls is not None
+            and type(func) is cst.Attribute
+            and block_attribute(func.value) in self.analysis.step_state(self.cls)
+        ):
+            return  # a container of a recurrent cell's per-sequence state
         change = called(node, args, once=self.once, forward=self.forward, code=self.ctx.code)
         if change is not None:
             self.emit("MXL113", change.node, change.message, change.what)
@@ -904,6 +914,7 @@ class FileAnalysis:
         self.classes: dict[str, cst.ClassDef] = {}  # dotted name within the file
         self.methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.bases: dict[str, list[str]] = {}
+        self._step_state: dict[str, frozenset[str]] = {}
         for stmt in ctx.module.body:
             if type(stmt) is cst.FunctionDef:
                 self.functions[stmt.name.value] = stmt
@@ -920,6 +931,45 @@ class FileAnalysis:
                 self.methods[name][stmt.name.value] = stmt
             elif type(stmt) is cst.ClassDef:
                 self._add_class(stmt, name)
+
+    def step_state(self, cls: str) -> frozenset[str]:
+        """Attributes a recurrent cell keeps between the steps of one sequence and clears in
+        its `reset()` (MXNet's `ZoneoutCell._prev_output`, a dropout mask shared by the steps):
+        `unroll()` resets the cell first, and inside a hybridized network every step runs in
+        one trace, so the state is part of that graph, not left over from another call."""
+        found = self._step_state.get(cls)
+        if found is None:
+            found = self._step_state[cls] = self._reset_writes(cls)
+        return found
+
+    def _reset_writes(self, cls: str) -> frozenset[str]:
+        chain = self._class_chain(cls)
+        if not any(
+            base.rsplit(".", 1)[-1].endswith("Cell") for name in chain for base in self.bases[name]
+        ):
+            return frozenset()
+        reset = next((self.methods[c]["reset"] for c in chain if "reset" in self.methods[c]), None)
+        if reset is None:
+            return frozenset()
+        attrs: set[str] = set()
+        for node in iter_nodes(reset.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) is cst.Assign:
+                for target in node.targets:
+                    attr = block_attribute(target.target, direct=True)
+                    if attr is not None:
+                        attrs.add(attr)
+        return frozenset(attrs)
+
+    def _class_chain(self, cls: str) -> list[str]:
+        """`cls` and its same-file base classes, nearest first."""
+        chain: list[str] = []
+        todo = [cls]
+        while todo:
+            name = todo.pop(0)
+            if name in self.methods and name not in chain:
+                chain.append(name)
+                todo.extend(self.bases.get(name, ()))
+        return chain
 
     def method_qualname(
         self, cls: str, method: str, seen: frozenset[str] = frozenset()

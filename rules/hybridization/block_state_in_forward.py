@@ -73,7 +73,10 @@ class BlockStateInForward(Rule):
         every call, and an attribute the forward binds afresh and returns (a list of outputs
         built in place) leave the same state either way and are not reported; nor is a plain
         value bound to an attribute that the file neither reads back nor declares in a
-        constructor (a record nothing consults). In-place writes
+        constructor (a record nothing consults). Nor is the per-sequence state of a recurrent
+        cell (a subclass of an MXNet `*Cell`) that its `reset()` clears, as MXNet's own
+        `ZoneoutCell` keeps `_prev_output`: `unroll()` resets the cell before the first step,
+        and inside a hybridized network all steps run in the one trace. In-place writes
         into a tensor (`self.weight.data()[:] = v`, `out=weight`) are MXL107's. `--verify`
         does not run this rule: the divergence is in the block's attributes, which the hybrid
         check (outputs and gradients) does not compare.
