@@ -232,7 +232,8 @@ def jitter(x):
     return x * np.random.uniform(0.9, 1.1)
 
 if __name__ == "__main__":
-    print(jitter(mx.nd.array(np.random.uniform(size=(2, 2)))), "for training")
+    with mx.autograd.record():
+        print(jitter(mx.nd.array(np.random.uniform(size=(2, 2)))))
 """
 
 
@@ -371,3 +372,15 @@ def test_builders_followed_across_files(tmp_path: Path) -> None:
     assert [(Path(f.filename).name, f.location.row, f.code) for f in found] == [
         ("run.py", 7, "MXL701")
     ]
+
+
+def test_a_module_imported_through_namespace_packages_is_a_library(tmp_path: Path) -> None:
+    """`from tools.augment.aug import jitter` in a script finds `tools/augment/aug.py` from the
+    script's folder although neither directory has an `__init__.py`."""
+    files = {"tools/augment/aug.py": SMOKE}
+    _write(tmp_path, files)
+    alone = check_paths([tmp_path], Settings(root=tmp_path, select=("MXL3",)))
+    assert [(Path(f.filename).name, f.code) for f in alone.findings] == [("aug.py", "MXL302")]
+    _write(tmp_path, {"run.py": "import mxnet\nfrom tools.augment.aug import jitter\n"})
+    imported = check_paths([tmp_path], Settings(root=tmp_path, select=("MXL3",)))
+    assert imported.findings == []

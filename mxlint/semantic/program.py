@@ -46,6 +46,9 @@ class ImportGraph:
     def __init__(self, files: Iterable[tuple[str, str, Iterable[str]]]) -> None:
         #: Every dotted prefix of an imported name -> the (module, directory) that import it.
         self._importers: dict[str, set[tuple[str, str]]] = {}
+        #: Files a dotted import names through directories without `__init__.py` (namespace
+        #: packages found from the importer's folder): `a/b/c.py` for `a.b.c` -> importers.
+        self._by_file: dict[str, set[str]] = {}
         for importer, path, names in files:
             folder = str(PurePath(path).parent)
             for name in names:
@@ -53,14 +56,21 @@ class ImportGraph:
                 for end in range(1, len(parts) + 1):
                     key = ".".join(parts[:end])
                     self._importers.setdefault(key, set()).add((importer, folder))
+                    if end > 1:
+                        target = str(PurePath(folder, *parts[:end]).with_suffix(".py"))
+                        self._by_file.setdefault(target, set()).add(importer)
 
     def is_imported(self, module: str, path: str) -> bool:
         """Whether another file imports `module` (the file at `path`). A module of a package
         is found by its full name; a top-level module (a script's neighbour, `image_iter`)
         only by files of its own folder, where Python finds it: a `train` imported in one
-        folder says nothing of a `train.py` in another."""
+        folder says nothing of a `train.py` in another. A dotted import from a script's folder
+        through directories without `__init__.py` (`multivariate.datasets.dataset`) names the
+        file it finds there."""
         if not module:
             return False
+        if self._by_file.get(str(PurePath(path)), set()) - {module}:
+            return True  # `from pkg.sub.mod import ...` in a script next to `pkg/`
         folder = str(PurePath(path).parent)
         for importer, where in self._importers.get(module, ()):
             if importer == module:
