@@ -73,6 +73,9 @@ class Item:
     seedgen: bool = False
     #: A raw draw (`np.random.rand()`), as opposed to an API that draws when applied.
     direct: bool = False
+    #: A seed drawn anew on every run in its own call (`mx.random.seed(random.getrandbits(32))`,
+    #: `seed(int(time.time()))`): the script asks for different runs on purpose.
+    fresh: bool = False
     #: A loader whose `shuffle=` is a parameter of the summarised function (bound by callers).
     cond: str | None = None
     target: str = ""
@@ -185,14 +188,20 @@ class _Collector:
                 return [(replace(base, kinds=("mxnet",), what=first_forward), call)]
             return []
         what = ctx.code(call.func)
-        if name in knowledge.NUMPY_SEEDERS:
-            return [(replace(base, op="seed", kinds=("numpy",), what=what), call)]
-        if name in knowledge.PY_SEEDERS:
-            return [(replace(base, op="seed", kinds=("python",), what=what), call)]
-        if name in knowledge.MXNET_SEEDERS:
-            return [(replace(base, op="seed", kinds=("mxnet",), what=what), call)]
-        if name in knowledge.ALL_SEEDERS:
-            return [(replace(base, op="seed", kinds=ALL_KINDS, what=what), call)]
+        seeded = (
+            ("numpy",)
+            if name in knowledge.NUMPY_SEEDERS
+            else ("python",)
+            if name in knowledge.PY_SEEDERS
+            else ("mxnet",)
+            if name in knowledge.MXNET_SEEDERS
+            else ALL_KINDS
+            if name in knowledge.ALL_SEEDERS
+            else None
+        )
+        if seeded is not None:
+            fresh = _fresh_seed(call, ctx.resolve)
+            return [(replace(base, op="seed", kinds=seeded, what=what, fresh=fresh), call)]
         if any(_seeding_decorator(frame.function) for frame in site.frames):
             return []  # `@with_seed()` (MXNet's test suite) seeds every generator per call
         draw = {
@@ -672,6 +681,31 @@ def _symbol(frames: tuple[Frame, ...]) -> str | None:
     frame = frames[-1]
     name = frame.function.name.value
     return f"{frame.cls}.{name}" if frame.cls else name
+
+
+#: Calls whose value differs on every run: a seed computed from one is not meant to repeat.
+_RUN_UNIQUE = frozenset(
+    {"time.time", "time.time_ns", "time.perf_counter", "os.urandom", "os.getpid", "uuid.uuid4"}
+)
+
+
+def _fresh_seed(call: cst.Call, resolve: Any) -> bool:
+    """Whether the seed passed to `call` is drawn in the call itself from a random or
+    run-unique source (`random.getrandbits(32)`, `int(time.time())`): nothing keeps it, so the
+    script asks for a different run each time. A seed drawn into a variable first may be
+    logged to repeat the run and is not one."""
+    for arg in call.args:
+        for node in iter_nodes(arg.value):
+            if type(node) is not cst.Call:
+                continue
+            name = resolve(node.func)
+            if (
+                knowledge.numpy_random_call(name)
+                or knowledge.python_random_call(name)
+                or name in _RUN_UNIQUE
+            ):
+                return True
+    return False
 
 
 def trains_in_code(module: cst.Module, relative_path: str) -> bool:

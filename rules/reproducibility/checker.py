@@ -335,6 +335,8 @@ def _seeding_roots(
 
 
 def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
+    if any(it.op == "seed" and it.fresh for it in items):
+        return []  # seeded from a fresh random value on purpose: every run is meant to differ
     seeded_anywhere = {k for it in items if it.op == "seed" for k in it.kinds}
     first_seed: dict[str, int] = {}
     for index, it in enumerate(items):

@@ -58,7 +58,10 @@ class UnseededShuffle(Rule):
         sees the batches in a different order: losses, checkpoints and bugs cannot be
         reproduced. Seeding in a helper (`set_seed(args.seed)`, in this file or another file of
         the project) is followed through calls. A loader built in a helper that returns it is
-        reported where the entry script obtains it.
+        reported where the entry script obtains it. A script that seeds a generator from a
+        value drawn in the seed call itself (`mx.random.seed(random.getrandbits(32))`,
+        `seed(int(time.time()))`) asks for a different run each time and is not reported
+        (MXL301-MXL304); a seed drawn into a variable first may be logged and still counts.
     """
     example = """
         if __name__ == "__main__":
