@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -104,6 +105,29 @@ def is_node(value: object) -> TypeGuard[cst.CSTNode]:
     return _is_node_type(typ) if known is None else known
 
 
+#: type -> a function giving the values of its child fields, last field first (one
+#: `attrgetter` call instead of a `getattr` per field: the index reads every node's fields).
+_GETTERS: dict[type, Callable[[cst.CSTNode], tuple[object, ...]]] = {}
+
+
+def _getter(typ: type) -> Callable[[cst.CSTNode], tuple[object, ...]]:
+    names = tuple(reversed(_fields(typ)))
+    get: Callable[[cst.CSTNode], tuple[object, ...]]
+    if not names:
+        get = _no_fields
+    elif len(names) == 1:
+        one = attrgetter(names[0])
+        get = lambda node: (one(node),)  # noqa: E731
+    else:
+        get = attrgetter(*names)
+    _GETTERS[typ] = get
+    return get
+
+
+def _no_fields(node: cst.CSTNode) -> tuple[object, ...]:
+    return ()
+
+
 def _kids(node: cst.CSTNode) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     is_node = _IS_NODE
@@ -165,26 +189,41 @@ class TreeIndex:
 
     def __init__(self, module: cst.Module) -> None:
         order: list[cst.CSTNode] = []
-        parents: list[int] = []
-        # Nodes still to visit with their parents' indexes; children pushed in reverse.
-        stack: list[cst.CSTNode] = [module]
-        stack_parents: list[int] = [-1]
+        end: list[int] = []
+        # Nodes still to visit, children pushed in reverse; below a node's children, its own
+        # index, popped when its subtree is done (`end` is then the length of `order`).
+        stack: list[cst.CSTNode | int] = [module]
+        pop, push = stack.pop, stack.append
+        visited, ends = order.append, end.append
+        getters, is_node = _GETTERS, _IS_NODE
         while stack:
-            node = stack.pop()
+            node = pop()
+            typ = type(node)
+            if typ is int:
+                end[node] = len(order)  # type: ignore[index]
+                continue
             here = len(order)
-            order.append(node)
-            parents.append(stack_parents.pop())
-            kids = _kids(node)
-            if kids:
-                kids.reverse()
-                stack.extend(kids)
-                stack_parents.extend([here] * len(kids))
-        size = [1] * len(order)
-        for i in range(len(order) - 1, 0, -1):
-            size[parents[i]] += size[i]
+            visited(node)  # type: ignore[arg-type]
+            ends(here + 1)
+            push(here)
+            get = getters.get(typ)
+            for value in (get or _getter(typ))(node):
+                kind = type(value)
+                flag = is_node.get(kind)
+                if flag is None:
+                    flag = _is_node_type(kind)
+                if flag:
+                    push(value)
+                elif kind in _SEQUENCES and value:
+                    for item in reversed(value):
+                        flag = is_node.get(type(item))
+                        if flag is None:
+                            flag = _is_node_type(type(item))
+                        if flag:
+                            push(item)
         self.module = module
         self.order = order
-        self.end = [i + n for i, n in enumerate(size)]
+        self.end = end
         self.pos = dict(zip(map(id, order), range(len(order))))
         #: Per-file results of pure functions of a subtree (e.g. calls in evaluation order).
         self.memo: dict[tuple[str, int], object] = {}

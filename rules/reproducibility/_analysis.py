@@ -149,6 +149,8 @@ class _Collector:
         self.returns: dict[cst.FunctionDef, frozenset[str]] = {}
         #: (function, network) initialised and not yet run: its first forward pass draws.
         self._initialized: set[tuple[int, str]] = set()
+        #: Whether the file says "seed" anywhere (asked once, on the first draw).
+        self._mentions_seed: bool | None = None
 
     def _is_local(self, site: Site) -> bool:
         """A call the tracer follows into this file's own code (its effects are traced)."""
@@ -327,7 +329,9 @@ class _Collector:
         """The draw computes a seed (`seed = random.randint(...)`, `--seed` default)."""
         if type(site.stmt) in (cst.If, cst.For, cst.While, cst.With):
             return False
-        return bool(_SEEDGEN.search(self.ctx.code(site.stmt)))
+        if self._mentions_seed is None:  # a statement's code is a part of the source
+            self._mentions_seed = bool(_SEEDGEN.search(self.ctx.source))
+        return self._mentions_seed and bool(_SEEDGEN.search(self.ctx.code(site.stmt)))
 
     def _pipeline(
         self,
@@ -724,12 +728,19 @@ def trains_in_code(module: cst.Module, relative_path: str) -> bool:
     return False
 
 
-def module_level_training_loop(module: cst.Module, code: Any) -> bool:
-    """A script whose training loop runs at module level (no `__main__` guard)."""
+#: What a module-level loop's code shows when it trains.
+_LOOP_TRAINS = (".backward(", "autograd.record", ".fit(")
+
+
+def module_level_training_loop(module: cst.Module, code: Any, source: str) -> bool:
+    """A script whose training loop runs at module level (no `__main__` guard). A statement's
+    code is a part of `source`: a file that mentions none of the signs has no such loop."""
+    if not any(sign in source for sign in _LOOP_TRAINS):
+        return False
     for stmt in module.body:
         if type(stmt) in (cst.For, cst.While, cst.With):
             text = code(stmt)
-            if ".backward(" in text or "autograd.record" in text or ".fit(" in text:
+            if any(sign in text for sign in _LOOP_TRAINS):
                 return True
     return False
 

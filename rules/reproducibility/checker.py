@@ -105,7 +105,7 @@ class ReproducibilityChecker(Checker):
     def end(self) -> None:
         ctx = self.ctx
         module = ctx.module
-        declared = ctx.is_entry or module_level_training_loop(module, ctx.code)
+        declared = ctx.is_entry or module_level_training_loop(module, ctx.code, ctx.source)
         # A test module's `__main__` block runs its tests: not a program whose results a seed
         # would make repeatable.
         entry = declared or (has_main_guard(module) and not main_runs_tests(module))
@@ -286,14 +286,22 @@ class EvaluationLoaderChecker(Checker):
 
     def begin(self) -> None:
         self._targets: dict[int, str | None] = {}
+        #: A literal `shuffle=True` is all it reports (the source is searched once, not per call).
+        self._literal_true = "True" in self.ctx.source
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if type(node.value) is cst.Call and len(node.targets) == 1:
             self._targets[id(node.value)] = dotted_name(node.targets[0].target)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if "True" in self.ctx.source:  # a literal `shuffle=True` is all it reports
+        if self._literal_true and any(_is_true(arg.value) for arg in node.args):
             check_loader(self.ctx, node, self._targets.get(id(node)))
+
+
+def _is_true(value: cst.BaseExpression) -> bool:
+    """`True` as written: the only `shuffle` value MXL305 reports, so a call without one
+    needs no name resolved."""
+    return type(value) is cst.Name and value.value == "True"
 
 
 def _seeding_roots(
