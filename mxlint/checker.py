@@ -105,6 +105,10 @@ class FileContext:
         self.stack: list[cst.CSTNode] = []
         self._effects: FileEffects | None = None
         self._bindings: Bindings | None = None
+        #: `resolve` by node, for the import version it was asked under (checkers ask about
+        #: the same call many times; an import inside a function changes the answers).
+        self._resolved: dict[int, tuple[cst.CSTNode, str | None]] = {}
+        self._resolved_version = 0
 
     @property
     def effects(self) -> FileEffects:
@@ -181,6 +185,18 @@ class FileContext:
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """The qualified name `node` spells through an import, unless the function around it
         binds its root name to something else (a parameter `nd`, a local `random = ...`)."""
+        memo = self._resolved
+        if self._resolved_version != self.imports.version:
+            memo.clear()
+            self._resolved_version = self.imports.version
+        known = memo.get(id(node))
+        if known is not None:
+            return known[1]
+        found = self._resolve(node)
+        memo[id(node)] = (node, found)  # the node kept: its id is not reused meanwhile
+        return found
+
+    def _resolve(self, node: cst.BaseExpression) -> str | None:
         name = self.imports.resolve(node)
         if name is None:
             return None

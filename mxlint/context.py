@@ -96,7 +96,7 @@ def _module_aliases(module: cst.Module, imports: ImportMap) -> None:
                 found[name] = resolved if mxnet and name not in found else None
     for name, resolved in found.items():
         if resolved is not None and name not in imports.aliases:
-            imports.aliases[name] = resolved
+            imports.alias(name, resolved)
 
 
 _NP_STYLE = re.compile(r"\b(?:npx\.set_np|from\s+mxnet\s+import\s+[^\n]*\bnpx?\b|mx\.npx?\.)")

@@ -108,14 +108,22 @@ class ImportMap:
     facts (HybridBlock ancestry, helper functions) can be looked up.
     """
 
-    __slots__ = ("aliases", "module", "is_package")
+    __slots__ = ("aliases", "module", "is_package", "version")
 
     def __init__(self, module: str = "", is_package: bool = False) -> None:
         self.aliases: dict[str, str] = {}
         self.module = module
         self.is_package = is_package
+        #: Counts the imports added: what was resolved before may resolve otherwise after.
+        self.version = 0
+
+    def alias(self, local: str, full: str) -> None:
+        """Bind `local` to the qualified name `full`."""
+        self.aliases[local] = full
+        self.version += 1
 
     def add_import(self, node: cst.Import) -> None:
+        self.version += 1
         for alias in node.names:
             full = _module_path(alias.name)
             if alias.asname is not None and type(alias.asname.name) is cst.Name:
@@ -125,6 +133,7 @@ class ImportMap:
                 self.aliases[top] = top
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
+        self.version += 1
         level = len(node.relative)
         target = _module_path(node.module)
         base = resolve_relative(self.module, level, target, self.is_package)

@@ -1102,8 +1102,37 @@ def tensor_helpers(
 
 
 def module_env_copy(env: Env) -> Env:
-    """A function sees the module's final values; its own mutations stay its own."""
-    return copy.deepcopy(env)
+    """A function sees the module's final values; its own mutations stay its own.
+
+    `copy.deepcopy(env)` as far as anything can tell: networks (the only mutable values) are
+    copied as a graph, once each however they are reached; the frozen values that hold no
+    network are shared instead of rebuilt field by field (they compare equal either way)."""
+    memo: dict[int, object] = {}
+    return {key: _copied(value, memo) for key, value in env.items()}
+
+
+#: Values with nothing mutable inside: a copy would only be equal to them.
+_IMMUTABLE: frozenset[type] = frozenset({type(None), Ctx, Tensor, Loader, Loss, Transform})
+
+
+def _copied(value: Val, memo: dict[int, object]) -> Val:
+    typ = type(value)
+    if typ in _IMMUTABLE:
+        return value
+    known = memo.get(id(value))
+    if known is not None:
+        return known  # type: ignore[return-value]
+    new: Val
+    if typ is Params:
+        new = Params(_copied(value.net, memo))  # type: ignore[union-attr,arg-type]
+    elif typ is Each:
+        new = Each(_copied(value.elem, memo))  # type: ignore[union-attr]
+    elif typ is Seq:
+        new = Seq(tuple(_copied(item, memo) for item in value.items))  # type: ignore[union-attr]
+    else:
+        return copy.deepcopy(value, memo)  # a network (it keeps its own memo entry)
+    memo[id(value)] = new
+    return new
 
 
 # --- tensors created inside a forward ----------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -107,12 +107,12 @@ def is_node(value: object) -> TypeGuard[cst.CSTNode]:
 
 #: type -> a function giving the values of its child fields, last field first (one
 #: `attrgetter` call instead of a `getattr` per field: the index reads every node's fields).
-_GETTERS: dict[type, Callable[[cst.CSTNode], tuple[object, ...]]] = {}
+_GETTERS: dict[type, Callable[[cst.CSTNode], tuple[Any, ...]]] = {}
 
 
-def _getter(typ: type) -> Callable[[cst.CSTNode], tuple[object, ...]]:
+def _getter(typ: type) -> Callable[[cst.CSTNode], tuple[Any, ...]]:
     names = tuple(reversed(_fields(typ)))
-    get: Callable[[cst.CSTNode], tuple[object, ...]]
+    get: Callable[[cst.CSTNode], tuple[Any, ...]]
     if not names:
         get = _no_fields
     elif len(names) == 1:
@@ -124,7 +124,7 @@ def _getter(typ: type) -> Callable[[cst.CSTNode], tuple[object, ...]]:
     return get
 
 
-def _no_fields(node: cst.CSTNode) -> tuple[object, ...]:
+def _no_fields(node: cst.CSTNode) -> tuple[Any, ...]:
     return ()
 
 
@@ -192,7 +192,7 @@ class TreeIndex:
         end: list[int] = []
         # Nodes still to visit, children pushed in reverse; below a node's children, its own
         # index, popped when its subtree is done (`end` is then the length of `order`).
-        stack: list[cst.CSTNode | int] = [module]
+        stack: list[Any] = [module]
         pop, push = stack.pop, stack.append
         visited, ends = order.append, end.append
         getters, is_node = _GETTERS, _IS_NODE
@@ -200,10 +200,10 @@ class TreeIndex:
             node = pop()
             typ = type(node)
             if typ is int:
-                end[node] = len(order)  # type: ignore[index]
+                end[node] = len(order)
                 continue
             here = len(order)
-            visited(node)  # type: ignore[arg-type]
+            visited(node)
             ends(here + 1)
             push(here)
             get = getters.get(typ)
