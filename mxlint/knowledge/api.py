@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -121,6 +121,39 @@ def _names(raw: list[str]) -> tuple[str, ...]:
     return tuple(sys.intern(name) for name in raw)
 
 
+class _Signatures(Mapping[str, Signature]):
+    """The signatures by key, each built from its JSON entry when first asked for: a run asks
+    about a few dozen operators of some 1,800, and building them all was a tenth of a one-file
+    run's start-up."""
+
+    def __init__(self, raw: Mapping[str, Mapping[str, Any]]) -> None:
+        self._raw = raw
+        self._built: dict[str, Signature] = {}
+
+    def __getitem__(self, key: str) -> Signature:
+        sig = self._built.get(key)
+        if sig is None:
+            v = self._raw[key]
+            sig = self._built[key] = Signature(
+                _names(v["params"]),
+                v["varargs"],
+                _names(v["required"]),
+                _names(v["tensors"]),
+                _names(v["operator_params"]),
+                v["open"],
+            )
+        return sig
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+
 def parse(data: Mapping[str, Any]) -> Api:
     members = data["members"]
     return Api(
@@ -129,17 +162,7 @@ def parse(data: Mapping[str, Any]) -> Api:
         ndarray=_members(members["NDArray"]),
         symbol=_members(members["Symbol"]),
         np_ndarray=_members(members["np.ndarray"]),
-        signatures={
-            k: Signature(
-                _names(v["params"]),
-                v["varargs"],
-                _names(v["required"]),
-                _names(v["tensors"]),
-                _names(v["operator_params"]),
-                v["open"],
-            )
-            for k, v in data["signatures"].items()
-        },
+        signatures=_Signatures(data["signatures"]),
         takes_ctx=frozenset(data["takes_ctx"]),
         draws=frozenset(data["draws"]),
         broadcasts=data["broadcasts"],
