@@ -127,14 +127,10 @@ class _Signatures(Mapping[str, Signature]):
     run's start-up."""
 
     def __init__(self, raw: Mapping[str, Mapping[str, Any]]) -> None:
-        self._raw = raw
-        self._built: dict[str, Signature] = {}
-
-    def __getitem__(self, key: str) -> Signature:
-        sig = self._built.get(key)
-        if sig is None:
-            v = self._raw[key]
-            sig = self._built[key] = Signature(
+        # Each entry as the tuple of Signature's fields (names interned): the JSON's dicts and
+        # lists would cost every process about a megabyte more for as long as it runs.
+        self._raw: dict[str, tuple[Any, ...]] = {
+            k: (
                 _names(v["params"]),
                 v["varargs"],
                 _names(v["required"]),
@@ -142,6 +138,14 @@ class _Signatures(Mapping[str, Signature]):
                 _names(v["operator_params"]),
                 v["open"],
             )
+            for k, v in raw.items()
+        }
+        self._built: dict[str, Signature] = {}
+
+    def __getitem__(self, key: str) -> Signature:
+        sig = self._built.get(key)
+        if sig is None:
+            sig = self._built[key] = Signature(*self._raw[key])
         return sig
 
     def __iter__(self) -> Iterator[str]:
