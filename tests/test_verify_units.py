@@ -279,3 +279,33 @@ def test_a_static_runtime_gives_its_reason(tmp_path: Path) -> None:
     tasks, skipped = plan.build([_finding(script, 1, "MXL703")], [script], {})
     assert tasks == []
     assert "a speed and memory advice" in skipped[0].reason
+
+
+def test_earlier_breaks_are_skipped_only_where_nothing_else_changes() -> None:
+    from mxlint.verify.skips import skip_statements
+
+    source = (
+        "def export_all(a, b):\n"
+        "    a.export('a')  # raises first\n"
+        "    n = b.export('b')\n"
+        "    b.export(\n"
+        "        'b',\n"
+        "    )\n"
+        "    a.export('c'); b.export('d')\n"
+        "    return n\n"
+    )
+    text, skipped = skip_statements(source, [2, 3, 4, 7])
+    # A call whose value is used (3) and one sharing its line (7) stay; the others become
+    # `pass`, and every line keeps its number.
+    assert skipped == [2, 4]
+    assert text == (
+        "def export_all(a, b):\n"
+        "    pass\n"
+        "    n = b.export('b')\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "    a.export('c'); b.export('d')\n"
+        "    return n\n"
+    )
+    assert skip_statements("def (:\n", [1]) == ("def (:\n", [])

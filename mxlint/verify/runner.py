@@ -20,6 +20,7 @@ from mxlint.verify.gpu import nvidia_smi_gpus
 from mxlint.verify.isolation import Sandbox, detect
 from mxlint.verify.model import Verdict, inconclusive
 from mxlint.verify.sandbox import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, ChildResult, Confinement
+from mxlint.verify.skips import skip_statements
 from mxlint.verify.slots import Slots
 
 THREADED = syncs.THREADED
@@ -230,12 +231,72 @@ def run_program(task: plan.Task, slots: Slots, options: VerifyOptions) -> dict[F
                 verdicts[it.key] = after
             else:
                 before.reason += f"; called {qualname}() directly: {after.reason}"
+    _past_earlier_breaks(items, verdicts, slots, options)
     for it in items:
         verdict = verdicts[it.key]
         if not verdict.reached.startswith("called"):
             entry = f"ran the entry script {Path(task.job['file']).name}"
             verdict.reached = f"{entry}, after {verdict.reached}" if verdict.reached else entry
     return verdicts
+
+
+def _past_earlier_breaks(
+    items: list[plan.Item],
+    verdicts: dict[FindingKey, Verdict],
+    slots: Slots,
+    options: VerifyOptions,
+) -> None:
+    """Findings of a function that never ran their line because another finding's line in it
+    raised first: the function is called again with those earlier lines skipped, and again
+    while that settles more of them (three failing exports in a row)."""
+    for _round in range(SKIP_ROUNDS):
+        raised: dict[tuple[str, str], set[int]] = {}
+        blocked: dict[tuple[str, str], list[plan.Item]] = {}
+        for it in items:
+            if it.target is None:
+                continue
+            where = (it.path, it.target["qualname"])
+            verdict = verdicts[it.key]
+            if verdict.verdict == "confirmed" and verdict.basis == "raised":
+                raised.setdefault(where, set()).add(it.line)
+            elif verdict.verdict == "inconclusive" and "failed before reaching line" in (
+                verdict.reason
+            ):
+                blocked.setdefault(where, []).append(it)
+        progress = False
+        for (path, qualname), group in blocked.items():
+            earlier = {
+                line
+                for line in raised.get((path, qualname), ())
+                if line < max(it.line for it in group)
+            }
+            try:
+                source = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            text, skipped = skip_statements(source, earlier)
+            if not skipped:
+                continue
+            job = dict(plan.call_job(group, {"steps": options.steps}), rewrite_source=text)
+            call = plan.Task("script", f"call:{path}:{qualname}:skipping", group, job)
+            found = _program_verdicts(group, call, job, slots, options)
+            said = ", ".join(str(line) for line in skipped)
+            for it in group:
+                after = found[it.key]
+                if after.verdict == "inconclusive":
+                    continue
+                after.reached += (
+                    f" with line(s) {said} skipped (another finding's line, which raised there "
+                    "first and kept this one from running)"
+                )
+                verdicts[it.key] = after
+                progress = True
+        if not progress:
+            return
+
+
+#: How many times a function is called again past the findings that raised before others.
+SKIP_ROUNDS = 3
 
 
 def _called(
