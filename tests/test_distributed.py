@@ -267,8 +267,8 @@ def test_mxl801_python_files_of_one_directory(tmp_path: Path) -> None:
         "import os\nos.environ.update(DMLC_ROLE='worker', DMLC_PS_ROOT_PORT='9501')\n"
         "import mxnet as mx\nkv = mx.kv.create('dist_sync')\n"
     )
-    found = _launch(tmp_path, {"job/sched.py": scheduler, "job/work.py": worker})
-    assert [(p, r) for p, r, _ in found] == [("job/work.py", 2)]
+    found = _launch(tmp_path, {"job/sched.py": scheduler, "job/trainer.py": worker})
+    assert [(p, r) for p, r, _ in found] == [("job/trainer.py", 2)]
     assert "for the scheduler at sched.py:2" in found[0][2]
 
 

@@ -344,9 +344,7 @@ class _Values:
         func = value.func
         resolved = self.checker.ctx.resolve(func)
         if resolved is not None:
-            return knowledge.in_namespace(
-                resolved, knowledge.TENSOR_NAMESPACES
-            ) and not resolved.endswith(("waitall", "save", "load"))
+            return _tensor_call(resolved)
         if type(func) is cst.Attribute:
             method = func.attr.value
             if method in _READ_METHODS or method in knowledge.NON_TENSOR_CALL_METHODS:
@@ -381,9 +379,8 @@ class _Values:
         func = value.func
         resolved = self.checker.ctx.resolve(func)
         if resolved is not None:
-            return knowledge.in_namespace(
-                resolved, knowledge.TENSOR_NAMESPACES
-            ) and not resolved.endswith(("waitall", "save", "load", "split", "SliceChannel"))
+            # `split` gives a list of arrays, not one.
+            return _tensor_call(resolved) and not resolved.endswith(("split", "SliceChannel"))
         if type(func) is cst.Attribute:
             return func.attr.value in _ARRAY_METHODS and self.on_device(func.value)
         # A Gluon loss object: one loss per sample.
@@ -727,3 +724,10 @@ def _fix(inner: _Inner, call: cst.Call) -> FixSpec | None:
     if node.lpar:
         return None  # `(x.asscalar() for x in t)` with parentheses of its own: not an argument
     return FixSpec("unsafe", "Read the array back once", (NodeEdit(node, array),))
+
+
+def _tensor_call(resolved: str) -> bool:
+    """An MXNet operator call that gives tensors (not `waitall`, `save` or `load`)."""
+    return knowledge.in_namespace(resolved, knowledge.TENSOR_NAMESPACES) and not resolved.endswith(
+        ("waitall", "save", "load")
+    )
