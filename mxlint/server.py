@@ -72,7 +72,6 @@ class MxlintServer(LanguageServer):
         self._pending: asyncio.Task[None] | None = None
         self._text_task: asyncio.Future[None] | None = None
         self.unsafe_fixes = False
-        self.indexing: asyncio.Future[None] | None = None
         #: The index begun at start-up, before the client named its folder (`server_boot`).
         self.early: EarlyIndex | None = None
 
@@ -527,9 +526,9 @@ def build() -> MxlintServer:
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: MxlintServer, params: lsp.InitializedParams) -> None:
         # Indexing starts at once; asking the client to watch files waits for no index.
-        ls.indexing = asyncio.ensure_future(ls.start_project(_root(ls)))
+        indexing = asyncio.ensure_future(ls.start_project(_root(ls)))
         await _watch(ls)
-        await ls.indexing
+        await indexing
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MxlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
