@@ -18,7 +18,7 @@ from mxlint.rules.sync.debug_setting_left_on import effect, production_path
 from mxlint.rules.versions._releases import cudnn_of_build
 from mxlint.rules.versions.environment import _shell_settings
 from mxlint.rules.versions.invalid_mxnet_setting import problem
-from mxlint.verify.probes import operator_calls
+from mxlint.verify.probes import operator_calls, operator_rows
 from mxlint.verify.syncs import compare_times
 
 SYNC = ("MXL603", "MXL604", "MXL605")
@@ -460,10 +460,12 @@ def test_operator_calls_are_read_from_the_profilers_table():
         ----                          -----------        ---------    -------------
         dot                                    20          89.1000           4.1000
         _random_uniform                         1           1.2000           1.2000
+        DeleteVariable                         16           0.7590           0.0010
 
         """
     )
-    assert operator_calls(text) == 21
+    assert operator_calls(text) == 37
+    assert operator_rows(text) == {"dot": 20, "_random_uniform": 1, "DeleteVariable": 16}
     assert operator_calls("") == 0
 
 

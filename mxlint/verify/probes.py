@@ -16,6 +16,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+#: Operators the engine runs for itself rather than for the program: `DeleteVariable` frees the
+#: memory of an array the program dropped (a garbage collection during a read can queue one).
+BOOKKEEPING = frozenset({"DeleteVariable"})
+
 #: Rows of the "operator" table of `mx.profiler.dumps()`: `name  count  time ...`.
 _OPERATOR_ROW = re.compile(r"^\s*(\S+)\s+(\d+)\s+[\d.]+\s")
 
@@ -125,7 +129,12 @@ class BlockedTimer:
 def operator_calls(text: str) -> int:
     """Operator executions counted in `mx.profiler.dumps()` (the rows of its "operator"
     table, which ends at the first blank line after them)."""
-    total = 0
+    return sum(operator_rows(text).values())
+
+
+def operator_rows(text: str) -> dict[str, int]:
+    """Executions per operator name in the "operator" table of `mx.profiler.dumps()`."""
+    total: dict[str, int] = {}
     section = ""
     rows = False
     for line in text.splitlines():
@@ -141,7 +150,7 @@ def operator_calls(text: str) -> int:
             continue
         found = _OPERATOR_ROW.match(line)
         if found:
-            total += int(found.group(2))
+            total[found.group(1)] = total.get(found.group(1), 0) + int(found.group(2))
             rows = True
     return total
 
@@ -158,6 +167,8 @@ class ProfilerWatch:
         #: "file:line" of a read -> operators still queued when it read (largest seen).
         self.missed: dict[str, int] = {}
         self.started_at: str | None = None
+        #: "file:line" of a read -> the queued operators by name, for that largest count.
+        self.late: dict[str, dict[str, int]] = {}
 
     def install(self) -> None:
         import mxnet as mx
@@ -190,10 +201,17 @@ class ProfilerWatch:
                 at = where()
                 watch.events.append((kind, at))
                 if watch.state == "run":
-                    before = operator_calls(dumps(reset=False))
+                    before = operator_rows(dumps(reset=False))
                     mx.nd.waitall()
-                    after = operator_calls(dumps(reset=False))
-                    watch.missed[at] = max(watch.missed.get(at, 0), after - before)
+                    after = operator_rows(dumps(reset=False))
+                    late = {
+                        name: n - before.get(name, 0)
+                        for name, n in after.items()
+                        if n > before.get(name, 0) and name not in BOOKKEEPING
+                    }
+                    if sum(late.values()) >= watch.missed.get(at, 0):
+                        watch.missed[at] = sum(late.values())
+                        watch.late[at] = late
                 if kind == "dump" and kwargs.get("finished", args[0] if args else True):
                     watch.state = "stop"
                 return original(*args, **kwargs)
@@ -236,5 +254,6 @@ class ProfilerWatch:
             "started_at": self.started_at,
             "events": self.events,
             "missed": self.missed,
+            "late": self.late,
             "held": self.held_events(),
         }

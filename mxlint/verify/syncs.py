@@ -254,6 +254,13 @@ def profiler_verdicts(
     return out
 
 
+def _names(profiler: dict[str, Any], item: Item) -> str:
+    """The queued operators by name, most first: `: dot ×3, _div_scalar ×2`."""
+    late = (profiler.get("late") or {}).get(_where(item)) or {}
+    ranked = sorted(late.items(), key=lambda kv: (-kv[1], kv[0]))
+    return f": {', '.join(f'{name} ×{n}' for name, n in ranked)}" if ranked else ""
+
+
 def _profiler_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
     why = failure(payload)
     if why:
@@ -272,8 +279,8 @@ def _profiler_verdict(item: Item, payload: dict[str, Any]) -> Verdict:
             return Verdict(
                 "confirmed",
                 f"when line {item.line} read the profiler, {missed} operator call(s) queued "
-                "before it had not run yet (they appeared in the profile after `waitall()`; "
-                "threaded engine)",
+                f"before it had not run yet{_names(profiler, item)} (they appeared in the "
+                "profile only after `waitall()`; threaded engine)",
             )
         return Verdict(
             "refuted",
