@@ -1,7 +1,7 @@
 """What `mxlint server` does before it imports the protocol library (half a second of the first
-diagnostics): take the protocol's stdout, start the fork server, read the client's `initialize`
-request itself, and start indexing the folder it names. The protocol library then reads the
-request again from `Replay`, as if nothing had been read."""
+diagnostics): take the protocol's stdout, read the client's `initialize` request itself, fork
+the workers while the process has no thread, and start indexing the folder the request names.
+The protocol library then reads the request again from `Replay`, as if nothing had been read."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import json
 import os
 import sys
 import threading
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
-from mxlint.workers import start_forkserver
+from mxlint.workers import default_jobs, fork_pool
 from mxlint.workspace import Workspace
 
 
@@ -99,20 +100,28 @@ def initialize_root(message: dict[str, Any] | None) -> Path | None:
 
 
 class EarlyIndex:
-    """The index of one folder, built in a thread from the start."""
+    """The index of one folder, built in a thread from the start, by workers forked before the
+    thread starts (a process with threads must not fork: see `workers._context`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.workspace = Workspace(root)
+        self.workspace.load_settings()
         self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="mxlint-early-index", daemon=True)
+        pool = fork_pool(self.workspace.settings, default_jobs())
+        self._thread = threading.Thread(
+            target=self._run, args=(pool,), name="mxlint-early-index", daemon=True
+        )
         self._thread.start()
 
-    def _run(self) -> None:
+    def _run(self, pool: Executor | None) -> None:
         try:
-            self.workspace.index()
+            self.workspace.index(pool=pool)
         except BaseException as exc:  # noqa: BLE001 - the server indexes again itself
             self.error = exc
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=False)
 
     def take(self, root: Path) -> Workspace | None:
         """The finished index, if it is of `root`."""
@@ -128,7 +137,6 @@ def boot(stdin: BinaryIO | None = None) -> tuple[BinaryIO, Any, EarlyIndex | Non
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    start_forkserver()  # before any thread: workers fork from it ready
     stream = stdin or sys.stdin.buffer
     raw, message = read_message(stream)
     root = initialize_root(message)

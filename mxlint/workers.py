@@ -19,6 +19,7 @@ from mxlint.sources import display, module_name_for, read_regular
 
 if TYPE_CHECKING:
     import multiprocessing.context
+    from concurrent.futures import Executor
 
     from mxlint.cache import Cache
     from mxlint.settings import Settings
@@ -92,11 +93,13 @@ def _context(threaded: bool = False) -> multiprocessing.context.BaseContext:
     """fork starts a worker in milliseconds with mxlint already imported; elsewhere, spawn. A
     process with threads of its own (the language server) must not fork: a forked child inherits
     the locks other threads held at the fork, and can wait on them forever. It forks from the
-    single-threaded fork server `start_forkserver` warmed, where there is one."""
+    single-threaded fork server instead, started the first time it is needed (its first workers
+    wait for its imports; later ones fork from it ready)."""
     import multiprocessing
 
     if sys.platform == "linux" and not threaded:
         return multiprocessing.get_context("fork")
+    start_forkserver()
     if _forkserver_warm:
         return multiprocessing.get_context("forkserver")
     return multiprocessing.get_context("spawn")
@@ -108,7 +111,8 @@ _forkserver_warm = False
 def start_forkserver() -> None:
     """Start the fork server now, importing mxlint and every rule module in it, so that the
     workers of a threaded process (the language server) fork ready from it instead of each
-    importing mxlint again. Its start-up overlaps the caller's; called before any thread."""
+    importing mxlint again. It is started as a new program (fork and exec), which a process
+    with threads may do; its imports run beside the caller's work."""
     global _forkserver_warm
     if sys.platform != "linux" or _forkserver_warm:
         return
@@ -124,6 +128,34 @@ def start_forkserver() -> None:
     except OSError:  # no processes here: spawn stays the way
         return
     _forkserver_warm = True
+
+
+def fork_pool(settings: Settings, jobs: int) -> Executor | None:
+    """Workers forked now, with `settings`, for `lint_all(pool=...)` to use later: a process
+    that is about to start threads (the language server) forks them while it has none, so
+    they start in milliseconds with mxlint imported instead of importing it again each.
+    None where processes cannot be forked (then `lint_all` starts its own, or none)."""
+    if sys.platform != "linux" or jobs < 2:
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    thaw = gc.get_freeze_count() == 0
+    gc.freeze()  # shared with the workers, left alone by their collections (see `lint_many`)
+    try:
+        pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_init,
+            initargs=(settings,),
+        )
+        pool.submit(os.getpid)  # the first task forks every worker, before any thread starts
+    except OSError:  # no processes here
+        return None
+    finally:
+        if thaw:
+            gc.unfreeze()
+    return pool
 
 
 #: Files this large take tens of megabytes each while they are parsed (libcst builds the whole
@@ -183,10 +215,13 @@ def lint_many(
     *,
     threaded: bool = False,
     on_done: OnDone = _ignore,
+    pool: Executor | None = None,
 ) -> list[FileResult]:
     """`contents`: the files' bytes where already read; used in this process (workers read
     their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
-    sizes where known, to plan the workers' lanes. `on_done` is told of each file done."""
+    sizes where known, to plan the workers' lanes. `on_done` is told of each file done.
+    `pool`: workers started earlier (`fork_pool`, with the same settings) to use instead of
+    starting new ones; the caller shuts it down."""
     jobs = worker_count(jobs, len(paths))
     if jobs == 1:
         data_of = contents if contents is not None else [None] * len(paths)
@@ -198,27 +233,34 @@ def lint_many(
     lane, rest = plan_lanes(_sizes(paths) if sizes is None else sizes, jobs)
     # Small chunks keep the workers busy to the end when file sizes vary a lot.
     chunksize = max(1, min(16, len(rest) // (jobs * 8)))
-    from concurrent.futures import ProcessPoolExecutor  # not needed by one-file runs
+    results: dict[int, FileResult] = {}
+
+    def spread(workers: Executor) -> list[FileResult]:
+        # Submitted first, so one worker starts on it while the others take the rest.
+        large = workers.submit(_lint_lane, [paths[i] for i in lane])
+        others = workers.map(_lint, [paths[i] for i in rest], chunksize=chunksize)
+        for index, result in zip(rest, others):
+            results[index] = result
+            on_done(1)
+        results.update(zip(lane, large.result()))
+        on_done(len(lane))
+        return [results[i] for i in range(len(paths))]
 
     # Objects alive now (mxlint, libcst) are shared with the forked workers; frozen, the
     # workers' garbage collections leave them alone instead of copying the pages they are on.
     # A process that froze its own start-up (the mxlint command) stays frozen afterwards.
-    thaw = gc.get_freeze_count() == 0
-    gc.freeze()
-    results: dict[int, FileResult] = {}
+    thaw = pool is None and gc.get_freeze_count() == 0
+    if pool is None:
+        gc.freeze()
     try:
+        if pool is not None:
+            return spread(pool)
+        from concurrent.futures import ProcessPoolExecutor  # not needed by one-file runs
+
         with ProcessPoolExecutor(
             max_workers=jobs, mp_context=_context(threaded), initializer=_init, initargs=(settings,)
-        ) as pool:
-            # Submitted first, so one worker starts on it while the others take the rest.
-            large = pool.submit(_lint_lane, [paths[i] for i in lane])
-            others = pool.map(_lint, [paths[i] for i in rest], chunksize=chunksize)
-            for index, result in zip(rest, others):
-                results[index] = result
-                on_done(1)
-            results.update(zip(lane, large.result()))
-            on_done(len(lane))
-            return [results[i] for i in range(len(paths))]
+        ) as workers:
+            return spread(workers)
     except (OSError, RuntimeError):
         # No processes here (sandboxes, a broken pool): the same work, in this process,
         # told as done only past the files already told.
@@ -244,13 +286,14 @@ def lint_all(
     cache: Cache | None = None,
     threaded: bool = False,
     on_done: OnDone = _ignore,
+    pool: Executor | None = None,
 ) -> list[FileResult]:
     """One result per path, in order; cached results for unchanged files. `threaded`: the
     calling process runs other threads (workers are then spawned, never forked). `on_done` is
-    told of the files done, cached or linted, as they are."""
+    told of the files done, cached or linted, as they are. `pool`: see `lint_many`."""
     jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     if cache is None:
-        return lint_many(paths, settings, jobs, threaded=threaded, on_done=on_done)
+        return lint_many(paths, settings, jobs, threaded=threaded, on_done=on_done, pool=pool)
     from mxlint.cache import file_key
 
     results: list[FileResult | None] = [None] * len(paths)
@@ -285,6 +328,7 @@ def lint_all(
         sizes,
         threaded=threaded,
         on_done=on_done,
+        pool=pool,
     )
     for (index, shown, key, _), result in zip(todo, fresh):
         results[index] = result

@@ -10,8 +10,9 @@ them: the server changes into the workspace folder before it indexes.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,11 @@ class NotebookCell:
     code: bool = True
 
 
+#: Modification times are coarse on some file systems (whole seconds, two on FAT): a file
+#: modified this close to the start of an index may have changed after the index read it.
+MTIME_SLACK_NS = 2_000_000_000
+
+
 @dataclass
 class Workspace:
     """The files of one project and their results; `findings()` is what `mxlint check .` says."""
@@ -58,6 +64,8 @@ class Workspace:
     #: Files `mxlint check .` checks, as the last index found them; and what was decided
     #: about files created since (excludes, what git ignores).
     discovered: set[str] = field(default_factory=set)
+    #: When the last index started (`time.time_ns()`): a file not modified since was read by it.
+    indexed_at: int = 0
     _checked: dict[str, bool] = field(default_factory=dict)
     _text_findings: list[Finding] | None = None
     #: The dependency files' findings are out of date (kept meanwhile: see `findings`).
@@ -77,13 +85,20 @@ class Workspace:
             self.config_error = str(exc)
 
     def index(
-        self, *, jobs: int = 0, cache_dir: Path | None = None, use_cache: bool = True
+        self,
+        *,
+        jobs: int = 0,
+        cache_dir: Path | None = None,
+        use_cache: bool = True,
+        pool: Executor | None = None,
     ) -> None:
         """Lint every file of the project once; unchanged files come from the results cache,
-        which is saved for the next `mxlint check` or server start."""
+        which is saved for the next `mxlint check` or server start. `pool`: workers forked
+        earlier with this workspace's settings (`workers.fork_pool`)."""
         from mxlint.cache import Cache, default_dir
 
         self.load_settings()
+        self.indexed_at = time.time_ns()
         python, text = sources.discover([Path(".")], self.settings)
         cache = (
             Cache.load(cache_dir or default_dir(self.settings), self.settings)
@@ -97,7 +112,9 @@ class Workspace:
         # what the workers leave of the CPU (the tail of their files).
         with ThreadPoolExecutor(max_workers=1) as side:
             text_pass = side.submit(self.check_text, *self.text_inputs())
-            results = lint_all(python, self.settings, jobs=jobs, cache=cache, threaded=True)
+            results = lint_all(
+                python, self.settings, jobs=jobs, cache=cache, threaded=True, pool=pool
+            )
             self.set_text_findings(text_pass.result())
         if cache is not None:
             cache.save()
@@ -111,14 +128,35 @@ class Workspace:
     # -- documents ---------------------------------------------------------------------------
 
     def open(self, name: str, text: str) -> None:
-        self.overlays[name] = text
-        self._relint(name)
+        self._overlay(name, text)
 
     def change(self, name: str, text: str) -> None:
-        if self.overlays.get(name) == text:
-            return
+        if self.overlays.get(name) != text:
+            self._overlay(name, text)
+
+    def _overlay(self, name: str, text: str) -> None:
+        opened = name not in self.overlays
         self.overlays[name] = text
+        if opened and self._as_indexed(name, text):
+            return  # a document opened as it is on disk: its findings are the index's
         self._relint(name)
+
+    def _as_indexed(self, name: str, text: str) -> bool:
+        """Whether the last index read `text` as the content of `name` (the file has not been
+        modified since the index started, and it holds exactly that text)."""
+        if name not in self.results and name not in self.text_files:
+            return False
+        if name.endswith(sources.NOTEBOOK_SUFFIX):
+            return False
+        path = Path(name)
+        try:
+            if path.stat().st_mtime_ns >= self.indexed_at - MTIME_SLACK_NS:
+                return False
+            data = sources.read_regular(path)
+            disk = sources.decode_source(data) if name in self.results else data.decode("utf-8")
+        except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
+            return False
+        return disk == text
 
     def close(self, name: str) -> None:
         """The disk is the truth again for a closed document."""

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from mxlint.server_boot import Replay, initialize_root, read_message
+from mxlint.workspace import Workspace
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def framed(body: dict[str, object]) -> bytes:
@@ -52,3 +62,97 @@ def test_the_folder_is_the_one_the_server_takes(tmp_path: Path) -> None:
     assert initialize_root({"method": "shutdown", "params": params}) is None
     assert initialize_root(None) is None
     assert read_message(io.BytesIO(b"Content-Length: 5\r\n\r\n{oops"))[1] is None
+
+
+EARLY_INDEX = r"""
+import json, multiprocessing, os, sys
+from pathlib import Path
+from mxlint.server_boot import EarlyIndex
+from mxlint.workers import default_jobs
+
+root = Path(sys.argv[1]).resolve()
+os.chdir(root)
+early = EarlyIndex(root)
+forked = [p for p in multiprocessing.active_children() if p.pid != os.getpid()]
+jobs = default_jobs()
+workspace = early.take(root)
+found = workspace.findings()
+print(json.dumps({
+    "forked": len(forked),
+    "expected": jobs if jobs > 1 else 0,
+    "findings": sorted(
+        [f.code, f.filename, f.location.row, f.location.column]
+        for group in found.values()
+        for f in group
+    ),
+}))
+"""
+
+
+def test_the_early_index_forks_its_workers_and_finds_what_check_finds(tmp_path: Path) -> None:
+    """The workers of the early index are forked before its thread starts (no fork server to
+    wait for), and the findings are those of `mxlint check` on the same folder."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "hybridization", root / "hybridization")
+    shutil.copytree(FIXTURES / "contexts", root / "contexts")
+    env = {**os.environ, "MXLINT_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [sys.executable, "-c", EARLY_INDEX, str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
+    early = json.loads(proc.stdout)
+    assert early["forked"] == early["expected"]
+    check = subprocess.run(
+        [sys.executable, "-m", "mxlint", "check", "--no-cache", "--output-format", "json", "."],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert check.returncode == 1, check.stderr
+    reported = sorted(
+        [f["code"], f["filename"], f["location"]["row"], f["location"]["column"]]
+        for f in json.loads(check.stdout)
+    )
+    assert len(reported) > 50
+    assert early["findings"] == reported
+
+
+def test_a_document_opened_as_the_index_read_it_is_not_linted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a file the index has just linted, with the text it has on disk, keeps the
+    index's result (the first diagnostics need no second lint); other text, or a file modified
+    since the index started, is linted again."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "hybridization" / "bad", root)
+    past = time.time() - 60
+    for path in root.rglob("*"):
+        os.utime(path, (past, past))
+    monkeypatch.chdir(root)
+    workspace = Workspace(root.resolve())
+    workspace.index(jobs=1, use_cache=False)
+    same, edited, touched = "api_mismatch.py", "block_state.py", "outputs.py"
+    kept = {name: workspace.results[name] for name in (same, edited, touched)}
+    before = workspace.findings()
+    assert all(before[name] for name in kept)
+
+    workspace.open(same, Path(same).read_text(encoding="utf-8"))
+    assert workspace.results[same] is kept[same]
+    assert workspace.findings() == before
+
+    workspace.open(edited, "\n" + Path(edited).read_text(encoding="utf-8"))
+    assert workspace.results[edited] is not kept[edited]
+    assert [f.location.row for f in workspace.findings()[edited]] == [
+        f.location.row + 1 for f in before[edited]
+    ]
+
+    Path(touched).write_text(Path(touched).read_text(encoding="utf-8"), encoding="utf-8")
+    workspace.open(touched, Path(touched).read_text(encoding="utf-8"))
+    assert workspace.results[touched] is not kept[touched]
+    assert workspace.findings()[touched] == before[touched]
