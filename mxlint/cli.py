@@ -694,8 +694,11 @@ def cmd_server(args: argparse.Namespace) -> int:
     from mxlint.server_boot import boot
 
     started = boot()  # the early index runs while the protocol library imports
-    from mxlint.server import main as serve
+    from mxlint.codegen_cache import attrs_code_cache
 
+    with attrs_code_cache():  # the protocol's classes, built with attrs
+        from mxlint.server import main as serve
+    gc.freeze()  # what the server has imported lives as long as it does (see `_tune_gc`)
     return serve(started)
 
 

@@ -1,4 +1,5 @@
-"""Start-up: keep the code that `dataclasses` generates, the way Python keeps module bytecode.
+"""Start-up: keep the code that `dataclasses` (and `attrs`) generate, the way Python keeps
+module bytecode.
 
 libcst defines some 250 node classes as frozen dataclasses. For each class, `dataclasses`
 writes the source of `__init__`, `__eq__`, `__repr__`, `__hash__`, `__setattr__` and
@@ -30,7 +31,7 @@ from typing import Any
 MAX_ENTRIES = 4096
 
 
-def default_path() -> Path | None:
+def default_path(kind: str = "dataclass") -> Path | None:
     """Where Python would put the bytecode of this module, under a name of its own."""
     tag = sys.implementation.cache_tag
     if tag is None:  # an implementation without bytecode caching
@@ -39,7 +40,7 @@ def default_path() -> Path | None:
         pyc = Path(cache_from_source(__file__))
     except (NotImplementedError, ValueError):
         return None
-    return pyc.with_name(f"dataclass-code.{tag}.marshal")
+    return pyc.with_name(f"{kind}-code.{tag}.marshal")
 
 
 def load(path: Path) -> dict[str, CodeType]:
@@ -108,6 +109,51 @@ def dataclass_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeTyp
     finally:
         if vars(dataclasses).get("exec") is cached_exec:
             del dataclasses.exec  # type: ignore[attr-defined]
+        if fresh and not sys.dont_write_bytecode:
+            merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
+            store(path, merged)
+
+
+@contextmanager
+def attrs_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeType]]:
+    """The same for classes `attrs` builds meanwhile (the language server's protocol library,
+    `lsprotocol`, defines some 570 of them: half of its import time is compiling their
+    methods). attrs compiles with `compile(script, filename, "exec")`, where the file name
+    names the class and method; the cache is keyed by both (default path: `default_path("attrs")`)."""
+    import __future__
+
+    try:
+        from attr import _make
+    except ImportError:  # no attrs: nothing to cache
+        yield {}
+        return
+    path = path or default_path("attrs")
+    if path is None or "compile" in vars(_make):  # no place for it, or someone else's hook
+        yield {}
+        return
+    # compile() in attrs' module inherits that module's `from __future__` flags.
+    flags = 0
+    for value in vars(_make).values():
+        if isinstance(value, __future__._Feature):
+            flags |= value.compiler_flag
+    known = load(path)
+    fresh: dict[str, CodeType] = {}
+
+    def cached_compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+        if type(source) is not str or type(filename) is not str or args or kwargs:
+            return compile(source, filename, mode, *args, **kwargs)
+        key = f"{filename}\0{source}"
+        code = known.get(key) or fresh.get(key)
+        if code is None:
+            code = fresh[key] = compile(source, filename, mode, flags, dont_inherit=True)
+        return code
+
+    _make.compile = cached_compile  # type: ignore[attr-defined]
+    try:
+        yield fresh
+    finally:
+        if vars(_make).get("compile") is cached_compile:
+            del _make.compile  # type: ignore[attr-defined]
         if fresh and not sys.dont_write_bytecode:
             merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
             store(path, merged)

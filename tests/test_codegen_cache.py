@@ -157,3 +157,38 @@ def test_the_flake8_plugin_loads_with_the_cache_and_leaves_dataclasses_alone(
     )
     assert first.returncode == second.returncode == 1, first.stderr
     assert "MXL401" in first.stdout and second.stdout == first.stdout
+
+
+def _attrs_point_class() -> type:
+    import attr
+
+    @attr.s(frozen=True, slots=True, auto_attribs=True)
+    class AttrsPoint:
+        x: int
+        y: int = 0
+
+    return AttrsPoint
+
+
+def test_attrs_classes_take_their_methods_from_the_file_the_second_time(tmp_path: Path, writable):
+    """What the language server's protocol classes (`lsprotocol`, built with attrs) need: the
+    methods attrs compiles come from the cache, keyed by attrs' own file name of each method,
+    and the classes behave as attrs builds them."""
+    import attr
+
+    path = tmp_path / "attrs.marshal"
+    with codegen_cache.attrs_code_cache(path) as fresh:
+        first = _attrs_point_class()
+    assert fresh and all("AttrsPoint" in key.split("\0")[0] for key in fresh)
+    with codegen_cache.attrs_code_cache(path) as again:
+        second = _attrs_point_class()
+    assert again == {}
+    for cls in (first, second):
+        p = cls(1)
+        assert (p.x, p.y) == (1, 0) and p == cls(1, 0) and p != cls(2)
+        assert repr(p).endswith("AttrsPoint(x=1, y=0)")
+        with pytest.raises(attr.exceptions.FrozenInstanceError):
+            p.x = 3
+    from attr import _make
+
+    assert "compile" not in vars(_make)
