@@ -106,17 +106,23 @@ class EarlyIndex:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.workspace = Workspace(root)
-        self.workspace.load_settings()
         self.error: BaseException | None = None
+        # The files are found here, before the protocol library's import competes for the
+        # interpreter with the thread: the workers wait for nothing else.
+        files: tuple[list[Path], list[Path]] | None
+        try:
+            files = self.workspace.discover()
+        except Exception:  # noqa: BLE001 - the thread's index looks again, and fails as it may
+            files = None
         pool = fork_pool(self.workspace.settings, default_jobs())
         self._thread = threading.Thread(
-            target=self._run, args=(pool,), name="mxlint-early-index", daemon=True
+            target=self._run, args=(pool, files), name="mxlint-early-index", daemon=True
         )
         self._thread.start()
 
-    def _run(self, pool: Executor | None) -> None:
+    def _run(self, pool: Executor | None, files: tuple[list[Path], list[Path]] | None) -> None:
         try:
-            self.workspace.index(pool=pool)
+            self.workspace.index(pool=pool, files=files)
         except BaseException as exc:  # noqa: BLE001 - the server indexes again itself
             self.error = exc
         finally:

@@ -84,6 +84,12 @@ class Workspace:
             self.settings = Settings(root=self.root)
             self.config_error = str(exc)
 
+    def discover(self) -> tuple[list[Path], list[Path]]:
+        """Read the configuration and find the files an index checks: (Python, dependency files)."""
+        self.load_settings()
+        self.indexed_at = time.time_ns()
+        return sources.discover([Path(".")], self.settings)
+
     def index(
         self,
         *,
@@ -91,15 +97,15 @@ class Workspace:
         cache_dir: Path | None = None,
         use_cache: bool = True,
         pool: Executor | None = None,
+        files: tuple[list[Path], list[Path]] | None = None,
     ) -> None:
         """Lint every file of the project once; unchanged files come from the results cache,
         which is saved for the next `mxlint check` or server start. `pool`: workers forked
-        earlier with this workspace's settings (`workers.fork_pool`)."""
+        earlier with this workspace's settings (`workers.fork_pool`); `files`: what
+        `discover()` has just returned, when the caller has called it."""
         from mxlint.cache import Cache, default_dir
 
-        self.load_settings()
-        self.indexed_at = time.time_ns()
-        python, text = sources.discover([Path(".")], self.settings)
+        python, text = files if files is not None else self.discover()
         cache = (
             Cache.load(cache_dir or default_dir(self.settings), self.settings)
             if use_cache
