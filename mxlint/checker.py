@@ -70,6 +70,9 @@ class FileFacts:
     functions: list[str] = field(default_factory=list)
     #: What the file imports (resolved names, at any depth): which modules other files use.
     imports: tuple[str, ...] = ()
+    #: The file passes `hybridize=False` to a call (`Trainer(hybridize=False)`) and calls no
+    #: `.hybridize(...)`: the blocks it builds are meant to run imperatively.
+    declines_hybridize: bool = False
     #: Facts a cross-file checker keeps of this file for its `finalize`, under the checker's
     #: `name` (picklable: cached with the file's result).
     checker_facts: dict[str, Any] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from mxlint.checker import FileContext, FileFacts
 from mxlint.names import ImportMap, dotted_name
 from mxlint.parsing import ParseFailure, parse_module
 from mxlint.settings import Settings
-from mxlint.walker import dispatch, walk
+from mxlint.walker import dispatch, iter_nodes, walk
 
 
 def build(
@@ -109,6 +109,33 @@ def infer_mxnet_line(source: str, settings: Settings) -> str:
     if "hybrid_forward" in source or "np" not in source:  # every MXNet 2 marker has "np"
         return "1"
     return "2" if _NP_STYLE.search(source) else "1"
+
+
+_DECLINES = re.compile(r"\bhybridize\s*=\s*False\b")
+
+
+def declines_hybridize(source: str, module: cst.Module) -> bool:
+    """Whether the file passes `hybridize=False` to a call (`Trainer(hybridize=False)`, an
+    estimator's option) and calls no `.hybridize(...)` itself (`FileFacts.declines_hybridize`)."""
+    if not _DECLINES.search(source):
+        return False
+    declines = False
+    for node in iter_nodes(module):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value == "hybridize":
+            return False
+        for arg in node.args:
+            value = arg.value
+            if (
+                arg.keyword is not None
+                and arg.keyword.value == "hybridize"
+                and type(value) is cst.Name
+                and value.value == "False"
+            ):
+                declines = True
+    return declines
 
 
 class ContextFacts:

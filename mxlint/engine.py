@@ -212,6 +212,7 @@ def _check(
             result.findings.append(internal_error(path, name, error))
             result.error = True
         ctx.facts.imports = tuple(sorted(set(ctx.imports.aliases.values())))
+        ctx.facts.declines_hybridize = context.declines_hybridize(source, module)
         result.facts = ctx.facts
         _position_reports(ctx, result)
     finally:

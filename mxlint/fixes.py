@@ -207,8 +207,8 @@ def relint_strict(path: str, text: str, settings: Settings) -> list[Finding]:
     if result.conditional and result.facts is not None:
         index = ProjectIndex([result.facts])
         for finding, (kind, name) in result.conditional:
-            if kind == "hybridblock-or-unknown":
-                if index.is_hybrid_block(name) is True:
+            if kind == "hybridized-or-unknown":
+                if index.satisfies(("hybridized", name)):
                     findings.append(finding)
             elif index.satisfies((kind, name)):
                 findings.append(finding)

@@ -58,6 +58,7 @@ class ProjectIndex:
         #: (each example script beside its own `models.py`) means the one beside it.
         self._near: FileFacts | None = None
         self._by_path: dict[str, FileFacts] | None = None
+        self._declined: dict[str, bool] = {}
         if previous is not None:
             self._reuse(previous)
 
@@ -166,6 +167,36 @@ class ProjectIndex:
             frozenset(),
             self._block,
         )
+
+    def hybridize_declined(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
+        """Whether the project builds the class `name` only where it says `hybridize=False`
+        (`FileFacts.declines_hybridize`: an estimator that trains it with
+        `Trainer(hybridize=False)`): every other file that imports it declines, and at least
+        one does; a class no other file imports, through each of its subclasses."""
+        if name in self._declined:
+            return self._declined[name]
+        if not any(f.declines_hybridize for f in self.files):
+            return False
+        found = self._lookup(name) or name
+        module = found.rsplit(".", 1)[0]
+        answer = False
+        if found not in _seen:
+            # Files that import the class, re-exported or not, or its module.
+            importers = [
+                f
+                for f in self.files
+                if found not in f.classes
+                and any(i in (found, module) or self._lookup(i) == found for i in f.imports)
+            ]
+            if importers:
+                answer = all(f.declines_hybridize for f in importers)
+            else:
+                subclasses = [c for c, bases in self.classes.items() if found in bases]
+                answer = bool(subclasses) and all(
+                    self.hybridize_declined(c, _seen | {found}) for c in subclasses
+                )
+        self._declined[name] = answer
+        return answer
 
     def is_library_module(self, module: str, path: str) -> bool:
         """Whether `module` is imported by another file of the run and is not installed as a
@@ -292,7 +323,9 @@ class ProjectIndex:
 
     def satisfies(self, requirement: tuple[str, str], near: str | None = None) -> bool:
         """Whether the run proves what a conditional finding requires. Kinds: `hybridblock`,
-        `hybridblock-or-unknown`, `block` (a class's ancestry); `hybridblock-unhybridized` (a
+        `block` (a class's ancestry); `hybridized`, `hybridized-or-unknown` (a HybridBlock,
+        or a class whose ancestry is partly unknown, that the project does not build only to
+        run imperatively: `hybridize_declined`); `hybridblock-unhybridized` (a
         HybridBlock whose constructor is seen not to hybridize it); `no-sync` (none of the
         space-separated project functions synchronises); `records` (the project function
         does not run its network calls under `autograd.pause()`); `unhybridized` (the
@@ -323,8 +356,10 @@ class ProjectIndex:
             return self.is_hybrid_block(name) is True
         if kind == "hybridblock-unhybridized":
             return self.is_hybrid_block(name) is True and self.result_hybridized(name) is False
-        if kind == "hybridblock-or-unknown":
-            return self.is_hybrid_block(name) is not False
+        if kind == "hybridized":
+            return self.is_hybrid_block(name) is True and not self.hybridize_declined(name)
+        if kind == "hybridized-or-unknown":
+            return self.is_hybrid_block(name) is not False and not self.hybridize_declined(name)
         if kind == "block":
             return self.is_block(name) is True
         raise ValueError(f"unknown requirement {kind!r}")

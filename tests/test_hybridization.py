@@ -272,6 +272,50 @@ def test_unknown_ancestry_with_hybrid_forward_is_treated_as_hybrid():
     assert _check(src) == [(8, "MXL102")]
 
 
+NETWORKS = HEADER + _dedent("""
+    class Base(nn.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x.reshape((x.shape[0], -1))
+
+    class Net(Base):
+        pass
+    """)
+
+ESTIMATOR = _dedent("""
+    from trainers import Trainer
+    from networks import {name}
+
+    def fit(batches, trainer=Trainer(hybridize={flag})):
+        net = {name}()
+        net.initialize()
+        trainer(net, batches)
+    """)
+
+
+@pytest.mark.parametrize(
+    ("name", "flag", "others", "expected_codes"),
+    [
+        # Built only where training says hybridize=False: it runs imperatively by design,
+        # for the subclass and the base class whose forward it inherits.
+        ("Net", "False", (), []),
+        ("Base", "False", (), []),
+        # Trained hybridized, or hybridized by another file that builds it: reported.
+        ("Net", "True", (), [(6, "MXL103")]),
+        (
+            "Net",
+            "False",
+            (("bench", "from networks import Net\nNet().hybridize()\n"),),
+            [(6, "MXL103")],
+        ),
+    ],
+)
+def test_blocks_the_project_trains_with_hybridize_false_are_not_checked(
+    name, flag, others, expected_codes
+):
+    project = (("estimator", ESTIMATOR.format(name=name, flag=flag)), *others)
+    assert _check(NETWORKS, project=project, filename="networks.py") == expected_codes
+
+
 # --- helpers, transitively and across files -----------------------------------------------------
 
 

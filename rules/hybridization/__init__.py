@@ -5,7 +5,9 @@ every unit test sees) and symbolically with `F = mx.sym` once `net.hybridize()` 
 `x` is a Symbol with no value, no shape and different indexing semantics. These rules find the
 statements that only work in the first mode. A block that overrides `hybridize()` without ever
 reaching MXNet's (a test double that raises there, a block that ignores it) only runs in the
-first mode: its forward code is not checked. Two rules read any code, hybridized or not, from
+first mode: its forward code is not checked; so does a block the project builds only in files
+that pass `hybridize=False` to what trains it and call no `.hybridize()`
+(`ProjectIndex.hybridize_declined`). Two rules read any code, hybridized or not, from
 MXNet's own facts: Python values passed where an operator takes an array (MXL116) and an
 NDArray used as a truth value (MXL117).
 

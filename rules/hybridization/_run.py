@@ -404,11 +404,11 @@ class HybridAnalysis(Checker):
         if fn is not None:
             params = params_of(fn)
             if len(params) >= 2:
-                return fn, 2, params[1].name.value, "hybridblock-or-unknown"
+                return fn, 2, params[1].name.value, "hybridized-or-unknown"
             return None
         fn = methods.get("forward")
         if fn is not None and self.ctx.mxnet_line == "2" and params_of(fn):
-            return fn, 1, None, "hybridblock"
+            return fn, 1, None, "hybridized"
         return None
 
     def _report_immediate(

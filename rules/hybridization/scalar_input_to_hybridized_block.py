@@ -250,6 +250,6 @@ def _check_call(
             arg.value,
             ScalarInputToHybridizedBlock,
             ScalarInputToHybridizedBlock.format(net=net, arg=ctx.code(arg.value), error=ERROR),
-            requires=None if library else ("hybridblock", cls),
+            requires=None if library else ("hybridized", cls),
         )
         return
