@@ -59,6 +59,7 @@ class ProjectIndex:
         self._near: FileFacts | None = None
         self._by_path: dict[str, FileFacts] | None = None
         self._declined: dict[str, bool] = {}
+        self._imports_resolved: list[set[str]] | None = None
         if previous is not None:
             self._reuse(previous)
 
@@ -182,11 +183,11 @@ class ProjectIndex:
         answer = False
         if found not in _seen:
             # Files that import the class, re-exported or not, or its module.
+            imported = self._imported_classes()
             importers = [
                 f
-                for f in self.files
-                if found not in f.classes
-                and any(i in (found, module) or self._lookup(i) == found for i in f.imports)
+                for f, names in zip(self.files, imported)
+                if found not in f.classes and (found in names or module in names)
             ]
             if importers:
                 answer = all(f.declines_hybridize for f in importers)
@@ -197,6 +198,17 @@ class ProjectIndex:
                 )
         self._declined[name] = answer
         return answer
+
+    def _imported_classes(self) -> list[set[str]]:
+        """What each file (in `files` order) imports, with the project class each re-exported
+        name stands for."""
+        if self._imports_resolved is None:
+            self._imports_resolved = []
+            for f in self.files:
+                names = set(f.imports)
+                names.update(c for c in map(self._lookup, f.imports) if c is not None)
+                self._imports_resolved.append(names)
+        return self._imports_resolved
 
     def is_library_module(self, module: str, path: str) -> bool:
         """Whether `module` is imported by another file of the run and is not installed as a
