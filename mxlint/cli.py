@@ -717,9 +717,11 @@ def _tune_gc() -> None:
     (acyclic, refcount-freed) nodes per file, and the default thresholds collect every 700
     allocations, scanning the young trees again and again (about a tenth of a run). What is
     loaded by now stays for the run and is left out of the scans. Only for a process of its
-    own: `main` also runs inside other programs (tests, tools that call it)."""
+    own: `main` also runs inside other programs (tests, tools that call it). The collector is
+    turned on here if start-up turned it off (`mxlint.launch`) while loading."""
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
+    gc.enable()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
