@@ -13,8 +13,9 @@ import json
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
+
+from mxlint.knowledge import store
 
 #: The release the committed facts describe (MXNet 1.9.1 is the last 1.x release).
 VERSION = "1.9.1"
@@ -110,36 +111,26 @@ class Api:
         return observed.get("ndarray") == observed.get("symbol")
 
 
-def _members(raw: Mapping[str, Any]) -> Members:
-    return Members(
-        frozenset(raw["properties"]), frozenset(raw["methods"]), frozenset(raw["raising"])
-    )
-
-
 def _names(raw: list[str]) -> tuple[str, ...]:
     """Parameter names, interned: `data`, `axis`... repeat across 1,800 signatures."""
     return tuple(sys.intern(name) for name in raw)
 
 
+#: One signature as the tuple of `Signature`'s fields.
+SignatureFields = tuple[
+    tuple[str, ...], bool, tuple[str, ...], tuple[str, ...], tuple[str, ...], bool
+]
+
+
 class _Signatures(Mapping[str, Signature]):
-    """The signatures by key, each built from its JSON entry when first asked for: a run asks
+    """The signatures by key, each built from its fields when first asked for: a run asks
     about a few dozen operators of some 1,800, and building them all was a tenth of a one-file
     run's start-up."""
 
-    def __init__(self, raw: Mapping[str, Mapping[str, Any]]) -> None:
-        # Each entry as the tuple of Signature's fields (names interned): the JSON's dicts and
-        # lists would cost every process about a megabyte more for as long as it runs.
-        self._raw: dict[str, tuple[Any, ...]] = {
-            k: (
-                _names(v["params"]),
-                v["varargs"],
-                _names(v["required"]),
-                _names(v["tensors"]),
-                _names(v["operator_params"]),
-                v["open"],
-            )
-            for k, v in raw.items()
-        }
+    def __init__(self, fields: dict[str, SignatureFields]) -> None:
+        # Tuples of interned names: the JSON's dicts and lists would cost every process about
+        # a megabyte more for as long as it runs.
+        self._raw = fields
         self._built: dict[str, Signature] = {}
 
     def __getitem__(self, key: str) -> Signature:
@@ -158,21 +149,62 @@ class _Signatures(Mapping[str, Signature]):
         return key in self._raw
 
 
-def parse(data: Mapping[str, Any]) -> Api:
+def _members(raw: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    return frozenset(raw["properties"]), frozenset(raw["methods"]), frozenset(raw["raising"])
+
+
+def compact(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The facts of the JSON document as plain data that `marshal` can keep (see
+    `mxlint.knowledge.store`): sets as frozensets, each signature as its fields."""
     members = data["members"]
+    return {
+        "version": data["mxnet"],
+        "namespaces": {k: frozenset(v) for k, v in data["namespaces"].items()},
+        "ndarray": _members(members["NDArray"]),
+        "symbol": _members(members["Symbol"]),
+        "np_ndarray": _members(members["np.ndarray"]),
+        "signatures": {
+            k: (
+                _names(v["params"]),
+                v["varargs"],
+                _names(v["required"]),
+                _names(v["tensors"]),
+                _names(v["operator_params"]),
+                v["open"],
+            )
+            for k, v in data["signatures"].items()
+        },
+        "takes_ctx": frozenset(data["takes_ctx"]),
+        "draws": frozenset(data["draws"]),
+        "broadcasts": data["broadcasts"],
+        "reshape_forms": data["reshape_forms"],
+        "symbol_nodes": data["symbol_nodes"],
+    }
+
+
+def from_compact(facts: Mapping[str, Any]) -> Api:
     return Api(
-        version=data["mxnet"],
-        namespaces={k: frozenset(v) for k, v in data["namespaces"].items()},
-        ndarray=_members(members["NDArray"]),
-        symbol=_members(members["Symbol"]),
-        np_ndarray=_members(members["np.ndarray"]),
-        signatures=_Signatures(data["signatures"]),
-        takes_ctx=frozenset(data["takes_ctx"]),
-        draws=frozenset(data["draws"]),
-        broadcasts=data["broadcasts"],
-        reshape_forms=data["reshape_forms"],
-        symbol_nodes=data["symbol_nodes"],
+        version=facts["version"],
+        namespaces=facts["namespaces"],
+        ndarray=Members(*facts["ndarray"]),
+        symbol=Members(*facts["symbol"]),
+        np_ndarray=Members(*facts["np_ndarray"]),
+        signatures=_Signatures(facts["signatures"]),
+        takes_ctx=facts["takes_ctx"],
+        draws=facts["draws"],
+        broadcasts=facts["broadcasts"],
+        reshape_forms=facts["reshape_forms"],
+        symbol_nodes=facts["symbol_nodes"],
     )
+
+
+def parse(data: Mapping[str, Any]) -> Api:
+    return from_compact(compact(data))
+
+
+def compact_text(text: str) -> dict[str, Any]:
+    """`compact` of the data file's text: what `store.cached` keeps."""
+    return compact(json.loads(text))
 
 
 def data_file(version: str = VERSION) -> str:
@@ -181,6 +213,6 @@ def data_file(version: str = VERSION) -> str:
 
 @functools.cache
 def api(version: str = VERSION) -> Api:
-    """The facts of one MXNet release, read from the package once per process."""
-    text = resources.files("mxlint").joinpath(data_file(version)).read_text(encoding="utf-8")
-    return parse(json.loads(text))
+    """The facts of one MXNet release, read from the package once per process (through the
+    marshal cache of `mxlint.knowledge.store`)."""
+    return from_compact(store.cached(data_file(version), compact_text))

@@ -13,9 +13,9 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
+from mxlint.knowledge import store
 from mxlint.knowledge.api import VERSION
 
 #: The lowest opset the exporter converts for: it raises a lower one to this.
@@ -66,5 +66,4 @@ def data_file(version: str = VERSION) -> str:
 @functools.cache
 def onnx_facts(version: str = VERSION) -> OnnxFacts:
     """The exporter facts of one MXNet release, read from the package once per process."""
-    text = resources.files("mxlint").joinpath(data_file(version)).read_text(encoding="utf-8")
-    return parse(json.loads(text))
+    return parse(json.loads(store.read_text(data_file(version))))

@@ -1,0 +1,111 @@
+"""The generated MXNet facts (`mxlint/data/*.json`), read fast.
+
+The JSON files are the committed, reviewed form; reading one and turning it into the sets and
+tuples rules ask about took a tenth of a one-file run. `cached()` keeps that result with
+`marshal` beside mxlint's bytecode (`__pycache__`, or under `PYTHONPYCACHEPREFIX`), the way
+Python keeps module bytecode: written only where Python writes bytecode (not under
+`PYTHONDONTWRITEBYTECODE`), valid while the data file and the module that builds the facts keep
+their size and modification time (as bytecode is checked against its source), and a missing,
+damaged or foreign file only means reading the JSON as before.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: The package directory the data paths (`data/...`) are relative to.
+PACKAGE = Path(__file__).resolve().parent.parent
+#: Bumped when the layout of a cache file changes.
+LAYOUT = 1
+
+
+def read_text(name: str) -> str:
+    """The package data file `name` (`data/...`): from disk, or through `importlib.resources`
+    for an installation that keeps no files on disk (a zip)."""
+    try:
+        return (PACKAGE / name).read_text(encoding="utf-8")
+    except OSError:
+        from importlib import resources
+
+        return resources.files("mxlint").joinpath(name).read_text(encoding="utf-8")
+
+
+def _stamp(path: str | Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def cache_path(name: str, builder: Callable[..., Any]) -> Path | None:
+    """Where the facts built from data file `name` are kept: beside the bytecode of the module
+    that defines `builder`; None where Python keeps no bytecode."""
+    from importlib.util import cache_from_source
+
+    tag = sys.implementation.cache_tag
+    module = sys.modules.get(builder.__module__)
+    source = getattr(module, "__file__", None)
+    if tag is None or not source:
+        return None
+    try:
+        pyc = Path(cache_from_source(source))
+    except (NotImplementedError, ValueError):
+        return None
+    return pyc.with_name(f"{Path(name).stem}.{tag}.marshal")
+
+
+def _key(name: str, builder: Callable[..., Any]) -> tuple[Any, ...] | None:
+    """What a cache file must have been written for: this Python's bytecode, the layout, and
+    the data file and builder's module as they are now (None: one of them is not on disk)."""
+    from importlib.util import MAGIC_NUMBER
+
+    data = _stamp(PACKAGE / name)
+    module = sys.modules.get(builder.__module__)
+    code = _stamp(module.__file__) if module is not None and module.__file__ else None
+    if data is None or code is None:
+        return None
+    return (MAGIC_NUMBER, LAYOUT, name, builder.__qualname__, data, code)
+
+
+def cached(name: str, builder: Callable[[str], T], path: Path | None = None) -> T:
+    """`builder(text of data file name)`, taken from the cache file when one was written for
+    the same data and builder. `builder` must return what `marshal` can store (dicts, tuples,
+    frozensets, strings, numbers); `path` replaces the default place (`cache_path`)."""
+    key = _key(name, builder)
+    path = path or (cache_path(name, builder) if key is not None else None)
+    if key is None or path is None:
+        return builder(read_text(name))
+    try:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+        stored = marshal.loads(blob)  # one read, then loads: marshal.load(fh) is slower
+    except (OSError, EOFError, ValueError, TypeError):
+        stored = None
+    if type(stored) is tuple and len(stored) == 2 and stored[0] == key:
+        return stored[1]  # type: ignore[no-any-return]
+    value = builder(read_text(name))
+    if not sys.dont_write_bytecode:
+        _store(path, (key, value))
+    return value
+
+
+def _store(path: Path, value: tuple[Any, Any]) -> None:
+    """Replace the file atomically; a cache that cannot be written is no error."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            marshal.dump(value, fh)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        with suppress(OSError):
+            tmp.unlink()
