@@ -25,7 +25,7 @@ from mxlint.config import (
     validate_codes,
 )
 from mxlint.output import ENV_VAR, FORMATS, MACHINE_FORMATS, render, render_statistics
-from mxlint.rule import Finding, rule_url
+from mxlint.rule import Finding, applicable, rule_url
 from mxlint.style import COLOR_MODES, PLAIN, Style, color_enabled
 
 if TYPE_CHECKING:
@@ -378,7 +378,6 @@ def _check_paths(
     progress: FileProgress | None,
 ) -> int:
     """Lint, fix or diff `paths` and report; `progress` is closed before anything is printed."""
-    from mxlint import fix_run
     from mxlint.runner import run
 
     def done() -> None:
@@ -386,6 +385,8 @@ def _check_paths(
             progress.close()
 
     if args.diff:
+        from mxlint import fix_run  # the fix machinery loads only for --fix and --diff
+
         cache = _cache_for(args, settings)
         report = fix_run.fix_paths(
             paths,
@@ -412,6 +413,8 @@ def _check_paths(
     fixed = 0
     cache = _cache_for(args, settings)
     if args.fix:
+        from mxlint import fix_run
+
         report = fix_run.fix_paths(
             paths,
             settings,
@@ -589,8 +592,6 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 def _fix_counts(findings: Sequence[Finding], unsafe: bool) -> tuple[int, int]:
     """(findings `--fix` fixes with these flags, findings only `--unsafe-fixes` would fix)."""
-    from mxlint.fixes import applicable
-
     fixable = sum(1 for f in findings if applicable(f, unsafe))
     hidden = 0 if unsafe else sum(1 for f in findings if applicable(f, True)) - fixable
     return fixable, hidden

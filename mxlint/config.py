@@ -12,11 +12,6 @@ from typing import Any
 from mxlint.rule import CODE_RE
 from mxlint.settings import Settings
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 KNOWN_KEYS = {
     "select",
     "extend-select",
@@ -32,6 +27,15 @@ KNOWN_KEYS = {
     "rules",
     "verify",
 }
+
+
+def _tomllib() -> Any:
+    """The TOML reader, loaded only by runs that have a configuration file to read."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(Exception):
@@ -99,6 +103,7 @@ def find_config(start: Path) -> Path | None:
             return candidate
         candidate = d / "pyproject.toml"
         if candidate.is_file():
+            tomllib = _tomllib()
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
             except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
@@ -114,6 +119,7 @@ def load_settings(path: Path | None, root: Path | None = None) -> Settings:
     """Settings from a config file (None: defaults). Raises ConfigError naming file and key."""
     if path is None:
         return Settings(root=root or Path.cwd())
+    tomllib = _tomllib()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +110,8 @@ def _engine_finding(rule: type[Rule], path: str, line: int, col: int, **kw: obje
 
 def internal_error(path: str, checker: str, error: BaseException) -> Finding:
     """MXL002 for `checker` failing on file `path`, naming the line of mxlint that raised."""
+    import traceback  # only when a rule fails
+
     tb = error.__traceback__
     frame = traceback.extract_tb(tb)[-1] if tb else None
     where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
-from mxlint.rule import Edit, Finding
+from mxlint.rule import Edit, Finding, applicable
 from mxlint.unused_imports import remove_unused_imports
 
 if TYPE_CHECKING:
@@ -74,13 +74,6 @@ def apply_edits(source: str, edits: Iterable[Edit]) -> str:
     for start, end, content in reversed(spans):
         out = out[:start] + content + out[end:]
     return out
-
-
-def applicable(finding: Finding, unsafe: bool) -> bool:
-    fix = finding.fix
-    if fix is None or not fix.edits:
-        return False
-    return fix.applicability == "safe" or (unsafe and fix.applicability == "unsafe")
 
 
 def _span(e: Edit) -> tuple[int, int, int, int]:

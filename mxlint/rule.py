@@ -117,6 +117,14 @@ class Finding:
         return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
 
 
+def applicable(finding: Finding, unsafe: bool) -> bool:
+    """Whether `--fix` (with `--unsafe-fixes` when `unsafe`) applies the finding's fix."""
+    fix = finding.fix
+    if fix is None or not fix.edits:
+        return False
+    return fix.applicability == "safe" or (unsafe and fix.applicability == "unsafe")
+
+
 #: The error text a device-context failure shows (parameters or data on another device).
 CONTEXT_ERROR = r"context|not initialized on|same device|ctx"
 

@@ -214,8 +214,10 @@ def test_the_project_is_armed(victim, tmp_path):
 def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
     """Start-up is most of a one-file run (pre-commit, editors): the dependency-file readers
     (`packaging`) load only when the run has a dependency file, the worker pool only when
-    there are enough files to share out, the notebook reader only for a notebook and verify's
-    model only for `--verify`."""
+    there are enough files to share out, the notebook reader only for a notebook, verify's
+    model and sandboxes only for `--verify`, the fix machinery only for `--fix`/`--diff`, the
+    TOML reader only for a configuration file, and package data never through
+    `importlib.resources`."""
     (tmp_path / "train.py").write_text(
         "from mxnet.gluon import nn\n\n\nclass Net(nn.HybridBlock):\n"
         "    def hybrid_forward(self, F, x):\n        return x * x.asscalar()\n"
@@ -226,13 +228,15 @@ def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
         from mxlint.cli import main
         code = main(["check", "--isolated", "--no-cache", "--select", "ALL", *sys.argv[1:]])
         lazy = ("packaging", "concurrent.futures", "multiprocessing", "mxlint.notebooks",
-                "mxlint.verify.model")
+                "mxlint.verify.model", "mxlint.verify.isolation", "mxlint.fix_run",
+                "mxlint.fixes", "tomllib", "tomli", "importlib.resources", "tempfile")
         print(code, *sorted(m for m in lazy if m in sys.modules))
         """)
     alone = _run([sys.executable, "-c", code, "train.py"], tmp_path)
     assert alone.stdout.splitlines()[-1] == "1", alone.stdout + alone.stderr
     both = _run([sys.executable, "-c", code, "train.py", "requirements.txt"], tmp_path)
-    assert both.stdout.splitlines()[-1] == "1 packaging", both.stdout + both.stderr
+    toml = "tomllib" if sys.version_info >= (3, 11) else "tomli"  # pyproject's reader
+    assert both.stdout.splitlines()[-1] == f"1 packaging {toml}", both.stdout + both.stderr
     assert "requirements.txt:1:1: MXL501" in both.stdout
 
 

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The sandboxes of the verify jobs (`--verify-sandbox`); "auto" takes the strongest that works.
+#: Here, not in `isolation`, so that building the command line does not load the sandboxes.
+SANDBOXES = ("auto", "bubblewrap", "unshare", "none")
+
 #: Imported on first use: `mxlint check` without --verify never pays for this package.
 _LAZY = {
     "Rewrite": "model",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mxlint.rule import Finding, FindingKey
 from mxlint.settings import Settings
-from mxlint.verify.isolation import CHOICES
+from mxlint.verify import SANDBOXES
 
 if TYPE_CHECKING:
     from mxlint.verify.isolation import Sandbox
@@ -46,7 +46,7 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--verify-sandbox",
-        choices=CHOICES,
+        choices=SANDBOXES,
         default=None,
         help="the sandbox of the verify jobs (default auto: bubblewrap, else unshare, else "
         "none with a warning)",

@@ -24,8 +24,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mxlint.verify import SANDBOXES
+
 #: `[tool.mxlint.verify] sandbox` and `--verify-sandbox`.
-CHOICES = ("auto", "bubblewrap", "unshare", "none")
+CHOICES = SANDBOXES
 
 #: The `fallback` of a "none" the user chose.
 CHOSEN = "chosen"

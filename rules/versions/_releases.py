@@ -9,11 +9,11 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from mxlint.knowledge.store import read_text
 from mxlint.requirements_parsing import Requirement
 from mxlint.rule import Rule
 
@@ -34,7 +34,7 @@ class Releases:
 
 @lru_cache(maxsize=1)
 def releases() -> Releases:
-    data = json.loads(resources.files("mxlint").joinpath("data/mxnet_releases.json").read_text())
+    data = json.loads(read_text("data/mxnet_releases.json"))
     return Releases(
         {name: tuple(v["releases"]) for name, v in data["mxnet_variants"].items()},
         tuple(data["numpy"]),
