@@ -3,6 +3,8 @@
 Loading is done with `dataclass_code_cache()` active: libcst and the rules are most of a
 one-file run's start-up (see `mxlint.codegen_cache`). `mxlint.cli.main` does not touch
 `dataclasses`: programs that call it in their own process (tests, tools) keep theirs as it is.
+libcst's metadata providers, which a check does not use, load when first asked for (see
+`mxlint.deferred_init`).
 
 The command also loads with the cyclic garbage collector off: loading allocates some fifty
 thousand objects that live for the whole run (classes, functions, their dicts) and no garbage,
@@ -22,8 +24,14 @@ def load() -> dict[str, type[Rule]]:
     """libcst, the rules and the engine that runs them, with generated dataclass code cached
     (the hook on `dataclasses` lasts only while they load). The rules by code."""
     from mxlint.codegen_cache import dataclass_code_cache
+    from mxlint.deferred_init import defer_init
 
     with dataclass_code_cache():
+        metadata = defer_init("libcst.metadata")  # None once libcst is imported
+        import libcst
+
+        if metadata is not None:
+            libcst.metadata = metadata  # type: ignore[attr-defined]
         from mxlint import engine, registry, runner  # noqa: F401  (what a run calls)
 
         return registry.all_rules()
