@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mxlint import __version__, registry
 from mxlint.config import (
@@ -185,12 +185,55 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def terminal_columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size()` gives it ($COLUMNS, else the
+    terminal of stdout, else 80), without loading shutil (and bz2, lzma and zlib with it)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, which asks shutil for the terminal's width on every
+    `add_argument`: the same width, asked of `terminal_columns`."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = terminal_columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class RawDescriptionHelpFormatter(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    pass
+
+
+class SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: `HelpFormatter` unless another is given."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(**kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mxlint", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="mxlint", description=__doc__, formatter_class=RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"mxlint {__version__}")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=SubcommandParser)
 
     check = sub.add_parser("check", help="lint files and directories (default: .)")
     check.add_argument(

@@ -331,3 +331,27 @@ def test_stdin_with_other_paths_is_a_usage_error(tmp_path: Path):
     proc = _piped("-", ".", cwd=tmp_path)
     assert proc.returncode == 2
     assert "cannot be combined" in proc.stderr
+
+
+@pytest.mark.parametrize("columns", [None, "57", "133", "junk", "0"])
+def test_the_help_is_as_wide_as_argparse_makes_it(monkeypatch, columns):
+    """The formatters ask `terminal_columns` for the width argparse asks shutil for (shutil
+    stays unloaded in a run): the same number, and the same help, as argparse's own."""
+    import argparse
+
+    from mxlint.cli import build_parser, terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    ours = [parser.format_help(), *(p.format_help() for p in subparsers.choices.values())]
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    for p in subparsers.choices.values():
+        p.formatter_class = argparse.HelpFormatter
+    theirs = [parser.format_help(), *(p.format_help() for p in subparsers.choices.values())]
+    assert ours == theirs
+    assert "--output-format" in ours[1]

@@ -216,8 +216,8 @@ def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
     (`packaging`) load only when the run has a dependency file, the worker pool only when
     there are enough files to share out, the notebook reader only for a notebook, verify's
     model and sandboxes only for `--verify`, the fix machinery only for `--fix`/`--diff`, the
-    TOML reader only for a configuration file, and package data never through
-    `importlib.resources`."""
+    TOML reader only for a configuration file, package data never through
+    `importlib.resources`, and shutil (argparse's width) never."""
     (tmp_path / "train.py").write_text(
         "from mxnet.gluon import nn\n\n\nclass Net(nn.HybridBlock):\n"
         "    def hybrid_forward(self, F, x):\n        return x * x.asscalar()\n"
@@ -229,7 +229,8 @@ def test_a_python_file_alone_loads_neither_packaging_nor_workers(tmp_path):
         code = main(["check", "--isolated", "--no-cache", "--select", "ALL", *sys.argv[1:]])
         lazy = ("packaging", "concurrent.futures", "multiprocessing", "mxlint.notebooks",
                 "mxlint.verify.model", "mxlint.verify.isolation", "mxlint.fix_run",
-                "mxlint.fixes", "tomllib", "tomli", "importlib.resources", "tempfile")
+                "mxlint.fixes", "tomllib", "tomli", "importlib.resources", "tempfile",
+                "shutil")
         print(code, *sorted(m for m in lazy if m in sys.modules))
         """)
     alone = _run([sys.executable, "-c", code, "train.py"], tmp_path)
