@@ -10,7 +10,6 @@ The function after the class decides and words its findings over what `_launches
 
 from __future__ import annotations
 
-import difflib
 import os
 import posixpath
 
@@ -160,6 +159,8 @@ def _finding(
     call: ScriptCall, word: Word, option: str, parser: Parser, target: str, rest: list[Word]
 ) -> Finding:
     script = os.path.basename(target)
+    import difflib  # only when a name is not known
+
     close = difflib.get_close_matches(
         option, sorted(o for o in parser.options if o.startswith("--")), n=1, cutoff=0.6
     )

@@ -10,8 +10,6 @@ found by the family's one analysis per file (`_analysis.py`); its tests are the 
 
 from __future__ import annotations
 
-import difflib
-
 import libcst as cst
 
 from mxlint.checker import FileContext, FixSpec, NodeEdit, shortened
@@ -44,6 +42,8 @@ PYTHON_MEMBERS = frozenset(
 
 def closest(name: str, candidates: frozenset[str] | list[str], cutoff: float = 0.8) -> str | None:
     """The one name a typo most plausibly meant (difflib's ratio >= `cutoff`), if any."""
+    import difflib  # only when a name is not known
+
     found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=cutoff)
     return found[0] if found else None
 

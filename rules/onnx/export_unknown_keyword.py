@@ -11,7 +11,6 @@ call. Its tests are the examples below (run by `tests/test_rule_examples.py`),
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING, Any
 
 from mxlint.knowledge.onnx import onnx_facts
@@ -115,6 +114,8 @@ def decide(site: ExportSite) -> list[Finding]:
     facts = onnx_facts()
     params = list(facts.export_params)
     out: list[Finding] = []
+    import difflib  # only where an export call is found
+
     for unknown in site.unknown:
         meant = difflib.get_close_matches(unknown.keyword, params, n=1, cutoff=0.8)
         fix = _fix(unknown, meant[0] if meant else None)

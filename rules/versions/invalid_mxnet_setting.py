@@ -11,8 +11,6 @@ tests are the examples below (run by `tests/test_rule_examples.py`), `tests/test
 
 from __future__ import annotations
 
-import difflib
-
 from mxlint.rule import Example, Rule, Runtime, Valid
 
 #: What `src/engine/engine.cc` and `src/storage/storage.cc` of MXNet 1.9.1 compare against
@@ -152,6 +150,8 @@ def problem(name: str, value: str | None) -> tuple[str, str | None] | None:
             return None
         spelled = next((a for a in accepted if a.lower() == value.strip().lower()), None)
         if spelled is None:
+            import difflib  # only when a name is not known
+
             close = difflib.get_close_matches(value, accepted, n=1, cutoff=0.75)
             spelled = close[0] if close else None
         fails = (
