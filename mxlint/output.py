@@ -7,7 +7,6 @@ be written to stdout or `-o FILE` without anything else mixed in.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -72,6 +71,8 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 
 def render_json(findings: Sequence[Finding]) -> str:
+    import json  # the machine formats only
+
     return json.dumps([finding_json(f) for f in findings], indent=2) + "\n"
 
 
@@ -440,6 +441,8 @@ def render_sarif(
             }
         ],
     }
+    import json
+
     return json.dumps(doc, indent=2) + "\n"
 
 
@@ -455,6 +458,8 @@ def render_statistics(
     rules = registry.all_rules()
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if fmt == "json":
+        import json
+
         data = [
             {
                 "code": code,

@@ -147,3 +147,25 @@ def test_the_command_keeps_the_facts_beside_its_bytecode_and_reports_the_same(
     assert unwritten.returncode == first.returncode == second.returncode == 1
     assert "MXL1" in first.stdout
     assert unwritten.stdout == first.stdout == second.stdout
+
+
+def test_a_run_with_the_facts_cached_does_not_load_json(tmp_path: Path, fixtures_dir: Path):
+    """json is for the machine formats and for data not cached yet."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    script = (
+        "import sys\n"
+        "from mxlint.launch import load\n"
+        "load()\n"
+        "from mxlint.cli import main\n"
+        "main(['check', '--isolated', '--no-cache', '-j1', '--select', 'ALL', sys.argv[1]])\n"
+        "print('json' in sys.modules)\n"
+    )
+    target = str(fixtures_dir / "sample_project" / "train.py")
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script, target], capture_output=True, text=True, env=env
+        )
+        for _ in range(2)
+    ]
+    assert [r.stdout.splitlines()[-1] for r in runs] == ["True", "False"], runs[1].stderr

@@ -9,7 +9,6 @@ from the installed MXNet and fails on any difference.
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -204,6 +203,8 @@ def parse(data: Mapping[str, Any]) -> Api:
 
 def compact_text(text: str) -> dict[str, Any]:
     """`compact` of the data file's text: what `store.cached` keeps."""
+    import json  # only when the cache has no facts for this file
+
     return compact(json.loads(text))
 
 

@@ -10,7 +10,6 @@ from the installed MXNet and onnx and fails on any difference.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,4 +65,6 @@ def data_file(version: str = VERSION) -> str:
 @functools.cache
 def onnx_facts(version: str = VERSION) -> OnnxFacts:
     """The exporter facts of one MXNet release, read from the package once per process."""
+    import json  # only by runs that ask about ONNX export
+
     return parse(json.loads(store.read_text(data_file(version))))
