@@ -29,7 +29,7 @@ KNOWN_KEYS = {
 }
 
 
-def _tomllib() -> Any:
+def toml_reader() -> Any:
     """The TOML reader, loaded only by runs that have a configuration file to read."""
     if sys.version_info >= (3, 11):
         import tomllib
@@ -103,7 +103,7 @@ def find_config(start: Path) -> Path | None:
             return candidate
         candidate = d / "pyproject.toml"
         if candidate.is_file():
-            tomllib = _tomllib()
+            tomllib = toml_reader()
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
             except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
@@ -119,7 +119,7 @@ def load_settings(path: Path | None, root: Path | None = None) -> Settings:
     """Settings from a config file (None: defaults). Raises ConfigError naming file and key."""
     if path is None:
         return Settings(root=root or Path.cwd())
-    tomllib = _tomllib()
+    tomllib = toml_reader()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from mxlint.config import tomllib
+from mxlint.config import toml_reader
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+PROJECT = toml_reader().loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 CLASSIFIED = sorted(
     (tuple(int(p) for p in m.group(1).split(".")), m.group(1))
     for c in PROJECT["classifiers"]
