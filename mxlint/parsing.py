@@ -19,7 +19,8 @@ import sys
 import threading
 import tokenize
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -166,6 +167,9 @@ def _parse(source: str) -> cst.Module | ParseFailure:
     if cpython is not None and (final or bracket_depth(source) > MAX_BRACKET_DEPTH):
         return cpython
     try:
+        if cpython is None:
+            with _unvalidated():
+                return cst.parse_module(source)
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         # libcst's own position is that of the token it gave up on, not always the error's.
@@ -176,6 +180,32 @@ def _parse(source: str) -> cst.Module | ParseFailure:
         )
     except (RecursionError, MemoryError, ValueError) as exc:
         return cpython or ParseFailure(1, 1, f"cannot parse ({type(exc).__name__}: {exc})")
+
+
+@contextmanager
+def _unvalidated() -> Iterator[None]:
+    """libcst without its node validation, while it builds the tree of a source CPython has
+    accepted.
+
+    Every node checks its own fields as it is built (`CSTNode.__post_init__` calls
+    `_validate`: whitespace and parentheses as Python requires them), a tenth of the parse.
+    That catches nodes a program builds wrongly; a tree the parser reads from valid Python is
+    valid by construction (libcst's own comment there says as much). Source CPython rejects is
+    still validated, as libcst may read it leniently. The parse is the only one that runs
+    meanwhile (`on_large_stack` holds its lock); other threads that build nodes in that time
+    go unvalidated too, which only matters to code that builds invalid ones.
+    """
+    node = cst.CSTNode
+    validate = vars(node)["__post_init__"]
+    node.__post_init__ = _no_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        node.__post_init__ = validate  # type: ignore[method-assign]
+
+
+def _no_validation(self: cst.CSTNode) -> None:
+    pass
 
 
 def cpython_error(source: str) -> tuple[ParseFailure | None, bool]:

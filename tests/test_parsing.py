@@ -1,0 +1,65 @@
+"""The parse every checked file goes through (`mxlint.parsing.parse_module`)."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from mxlint.parsing import ParseFailure, parse_module
+
+VALID = """\
+import mxnet as mx
+
+
+class Net(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x, *args, scale=1.0, **kw):
+        y = (x  +  1) * scale  # spacing kept as written
+        return F.relu(y) if kw else [y, *args][0]
+"""
+
+#: CPython rejects it (an `except` that lists two types needs brackets); libcst reads it.
+LENIENT = "try:\n    pass\nexcept A, b.c:\n    pass\n"
+
+
+def _validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names libcst validates from now on (`Name._validate` counted, then run as before)."""
+    seen: list[str] = []
+    validate = cst.Name._validate
+
+    def counted(self: cst.Name) -> None:
+        seen.append(self.value)
+        validate(self)
+
+    monkeypatch.setattr(cst.Name, "_validate", counted)
+    return seen
+
+
+def test_valid_python_gives_libcsts_own_tree_without_validating_it(monkeypatch):
+    seen = _validations(monkeypatch)
+    module = parse_module(VALID)
+    assert seen == []
+    assert isinstance(module, cst.Module)
+    assert module.code == VALID
+    assert module.deep_equals(cst.parse_module(VALID))
+    assert "Net" in seen  # libcst's own parse validates
+
+
+def test_nodes_built_after_a_parse_are_validated_again():
+    parse_module(VALID)
+    with pytest.raises(cst.CSTValidationError, match="not a valid identifier"):
+        cst.Name("1 a")
+
+
+def test_source_cpython_rejects_is_validated_as_libcst_reads_it(monkeypatch):
+    seen = _validations(monkeypatch)
+    module = parse_module(LENIENT)
+    assert isinstance(module, cst.Module)
+    assert module.code == LENIENT
+    assert seen == ["A", "b", "c"]
+
+
+def test_a_syntax_error_is_cpythons_and_leaves_validation_on():
+    failure = parse_module("x = (1,\n")
+    assert failure == ParseFailure(1, 5, "'(' was never closed")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
