@@ -15,6 +15,7 @@ from mxlint.checker import FileContext, FileFacts
 from mxlint.names import ImportMap, dotted_name
 from mxlint.parsing import ParseFailure, parse_module
 from mxlint.settings import Settings
+from mxlint.text_search import search_at_word_start
 from mxlint.walker import dispatch, iter_nodes, walk
 
 
@@ -99,7 +100,8 @@ def _module_aliases(module: cst.Module, imports: ImportMap) -> None:
             imports.alias(name, resolved)
 
 
-_NP_STYLE = re.compile(r"\b(?:npx\.set_np|from\s+mxnet\s+import\s+[^\n]*\bnpx?\b|mx\.npx?\.)")
+#: MXNet 2 style, each at the start of a word (`search_at_word_start`).
+_NP_STYLE = re.compile(r"npx\.set_np|from\s+mxnet\s+import\s+[^\n]*\bnpx?\b|mx\.npx?\.")
 
 
 def infer_mxnet_line(source: str, settings: Settings) -> str:
@@ -108,7 +110,7 @@ def infer_mxnet_line(source: str, settings: Settings) -> str:
         return settings.mxnet_version
     if "hybrid_forward" in source or "np" not in source:  # every MXNet 2 marker has "np"
         return "1"
-    return "2" if _NP_STYLE.search(source) else "1"
+    return "2" if search_at_word_start(_NP_STYLE, source) else "1"
 
 
 _DECLINES = re.compile(r"\bhybridize\s*=\s*False\b")

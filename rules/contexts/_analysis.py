@@ -23,11 +23,8 @@ from mxlint.placement import (
 _PLACING_ATTRS = (
     knowledge.PARAM_PLACING_METHODS | knowledge.CTX_MOVING_METHODS | {"imports", "split_and_load"}
 )
-#: `gpu|cuda|context(|try_all` in any case, spelled out: IGNORECASE makes the search slower.
-_GPU_TEXT = re.compile(
-    r"[gG][pP][uU]|[cC][uU][dD][aA]|[cC][oO][nN][tT][eE][xX][tT]\(|"
-    r"[tT][rR][yY]_[aA][lL][lL]"
-)
+#: Words of code that may place arrays on a GPU, in any case (`contains_ascii_word`).
+GPU_WORDS = ("gpu", "cuda", "context(", "try_all")
 _CONST_CTX = re.compile(r"^[A-Za-z_][\w.]*\(\s*\d*\s*\)$")
 
 

@@ -35,11 +35,12 @@ from mxlint.rules.contexts import (
     param_data_without_ctx,
     tensor_created_without_ctx,
 )
-from mxlint.rules.contexts._analysis import _GPU_TEXT, _PLACING_ATTRS, _functions, _has_net
+from mxlint.rules.contexts._analysis import _PLACING_ATTRS, GPU_WORDS, _functions, _has_net
 from mxlint.rules.contexts.data_context_mismatch import DataContextMismatch
 from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
 from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
 from mxlint.rules.contexts.tensor_created_without_ctx import TensorCreatedWithoutCtx
+from mxlint.text_search import contains_ascii_word
 from mxlint.walker import iter_nodes
 
 Sites = dict[str, list[tuple[cst.Call, list[tuple[cst.BaseExpression, Val]], str]]]
@@ -124,7 +125,7 @@ class ContextChecker(Checker):
         if wants_placement and self.any_placing:
             self._placement(module)
         if ctx.settings.enabled(TensorCreatedWithoutCtx, ctx.path) and (
-            "cpu(" not in ctx.source or _GPU_TEXT.search(ctx.source)
+            "cpu(" not in ctx.source or contains_ascii_word(ctx.source, GPU_WORDS)
         ):
             for path, cls, fn in self.functions:
                 if cls is not None and fn.name.value in ("forward", "hybrid_forward"):

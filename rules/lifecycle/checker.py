@@ -38,13 +38,15 @@ from mxlint.rules.lifecycle.save_params_outside_name_scope import (
     SaveParamsOutsideNameScope,
     check_save_params,
 )
+from mxlint.text_search import search_at_word_start
 
 if TYPE_CHECKING:
     from mxlint.project import ProjectIndex
     from mxlint.rule import Finding
 
 #: The AMP module named in a file.
-_AMP = re.compile(r"\bamp\b")
+#: `amp` as a word (`search_at_word_start` adds the boundary before it).
+_AMP = re.compile(r"amp\b")
 #: Words a file that writes or reads model files has.
 _FILE_WORDS = ("save", "load", "export", "imports", "checkpoint")
 
@@ -78,7 +80,7 @@ class LifecycleChecker(Checker):
             self._amp(list(flow.module_sites()))
             for fn in flow.functions.values():
                 self._amp(list(Flow(module).function_sites(fn)))
-        if _AMP.search(source) and ("scale_loss" in source or "backward" in source):
+        if search_at_word_start(_AMP, source) and ("scale_loss" in source or "backward" in source):
             roots = _roots(module)
             if "scale_loss" in source:
                 for sites, depth in roots:

@@ -43,6 +43,8 @@ _TRAINING_CALL = re.compile(r"^(?:train(?:_\w+)?|\w+_train)$")
 _TIMING_PATH = re.compile(r"(?:^|[_.\-])(?:bench\w*|profil\w*)(?:$|[_.\-])", re.I)
 #: Code that trains here: a backward pass, a Trainer, or a Module fit on training data.
 _TRAINS = re.compile(r"\.backward\(|\bTrainer\(|\.fit\(\s*train")
+#: Text each branch of `_TRAINS` needs: most files have none, and `in` finds that fast.
+_TRAINS_TEXT = (".backward(", "Trainer(", ".fit(")
 _SEEDGEN = re.compile(r"seed", re.IGNORECASE)
 
 _SEED_CALL = {
@@ -710,6 +712,11 @@ def _fresh_seed(call: cst.Call, resolve: Any) -> bool:
             ):
                 return True
     return False
+
+
+def trains_in_text(source: str) -> bool:
+    """Whether the text has a backward pass, a `Trainer(` or a `.fit(` on training data."""
+    return any(text in source for text in _TRAINS_TEXT) and _TRAINS.search(source) is not None
 
 
 def trains_in_code(module: cst.Module, relative_path: str) -> bool:

@@ -30,7 +30,6 @@ from mxlint.rules.reproducibility._analysis import (
     _GENERATOR,
     _RELEVANT,
     _SEED_CALL,
-    _TRAINS,
     ALL_KINDS,
     EntryFacts,
     Item,
@@ -42,6 +41,7 @@ from mxlint.rules.reproducibility._analysis import (
     _why,
     module_level_training_loop,
     trains_in_code,
+    trains_in_text,
 )
 from mxlint.rules.reproducibility.seed_after_randomness import SeedAfterRandomness
 from mxlint.rules.reproducibility.shuffled_evaluation_loader import (
@@ -183,7 +183,7 @@ class ReproducibilityChecker(Checker):
                 trains_in_code(ctx.module, ctx.settings.relative(ctx.path)),
                 ctx.imports.module,
                 not declared,
-                bool(_TRAINS.search(ctx.source)),
+                trains_in_text(ctx.source),
             )
         ctx.facts.checker_facts[self.name] = facts
 
