@@ -104,6 +104,9 @@ class _LargeStack:
                 box.append((False, exc))
             finally:
                 done.set()
+                # Held here until the next call, the answer (a whole tree) would stay alive
+                # while the next file is parsed.
+                del fn, box, done
 
     def _start(self) -> threading.Thread:
         old_size = threading.stack_size()
@@ -215,6 +218,7 @@ def cpython_error(source: str) -> tuple[ParseFailure | None, bool]:
     (`match` under Python 3.9). Python 2 and input nested too deeply are final.
     """
     global _last_tree
+    _last_tree = None  # the previous file's tree goes before this one is built
     # CPython places some errors differently in CRLF text; rows and columns do not change.
     text = source.replace("\r\n", "\n").replace("\r", "\n") if "\r" in source else source
     try:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 import pytest
 
-from mxlint.parsing import ParseFailure, parse_module
+from mxlint.parsing import ParseFailure, cpython_tree, parse_module
 
 VALID = """\
 import mxnet as mx
@@ -63,3 +65,14 @@ def test_a_syntax_error_is_cpythons_and_leaves_validation_on():
     assert failure == ParseFailure(1, 5, "'(' was never closed")
     with pytest.raises(cst.CSTValidationError):
         cst.Name("")
+
+
+def test_a_tree_lives_only_as_long_as_its_caller_keeps_it():
+    """The parse runs on another thread: neither it nor the syntax check keeps the last file's
+    trees, which would then be alive beside the next file's while that one is parsed."""
+    module = parse_module(VALID)
+    assert isinstance(module, cst.Module)
+    assert sys.getrefcount(module) == 2  # `module` here, and the call's argument
+    checked = cpython_tree(VALID)
+    parse_module("y = 2\n")
+    assert sys.getrefcount(checked) == 2
