@@ -388,10 +388,30 @@ def dispatch(objs: list[object]) -> tuple[dict[type, list], dict[type, list]]:
     visits: dict[type, list] = {}
     leaves: dict[type, list] = {}
     for index, obj in enumerate(objs):
-        for attr in dir(type(obj)):
-            if attr.startswith("visit_") or attr.startswith("leave_"):
-                node_type = getattr(cst, attr[6:], None)
-                if isinstance(node_type, type):
-                    target = visits if attr.startswith("visit_") else leaves
-                    target.setdefault(node_type, []).append((index, getattr(obj, attr)))
+        for attr, node_type, visit in _handler_names(type(obj)):
+            target = visits if visit else leaves
+            target.setdefault(node_type, []).append((index, getattr(obj, attr)))
     return visits, leaves
+
+
+#: A checker class's `visit_<Node>`/`leave_<Node>` methods, (name, node type, is a visit),
+#: with the size of the class dictionaries they were read from.
+_HANDLERS: dict[type, tuple[int, tuple[tuple[str, type, bool], ...]]] = {}
+
+
+def _handler_names(typ: type) -> tuple[tuple[str, type, bool], ...]:
+    """Read from the class once (`dir` of a checker class, per file and checker, was a
+    quarter of a millisecond a file); again when a method was added to or removed from the
+    class or a base since (tests patch checkers)."""
+    size = sum(len(vars(c)) for c in typ.__mro__)
+    found = _HANDLERS.get(typ)
+    if found is not None and found[0] == size:
+        return found[1]
+    names = []
+    for attr in dir(typ):
+        if attr.startswith("visit_") or attr.startswith("leave_"):
+            node_type = getattr(cst, attr[6:], None)
+            if isinstance(node_type, type):
+                names.append((attr, node_type, attr.startswith("visit_")))
+    _HANDLERS[typ] = (size, tuple(names))
+    return _HANDLERS[typ][1]
