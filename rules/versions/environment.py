@@ -61,8 +61,14 @@ class EnvironmentChecker(Checker):
 
     def begin(self) -> None:
         self._written: list[_Written] = []
+        # Every write goes through `os.environ` or `os.putenv`, which the text then names
+        # (imported as such, or as an alias of them): other files' statements are not read.
+        source = self.ctx.source
+        self._writes = "environ" in source or "putenv" in source
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if not self._writes:
+            return
         for small in node.body:
             for name_node, value in self._settings(small):
                 name = _string(name_node)
