@@ -113,13 +113,14 @@ def infer_mxnet_line(source: str, settings: Settings) -> str:
     return "2" if search_at_word_start(_NP_STYLE, source) else "1"
 
 
-_DECLINES = re.compile(r"\bhybridize\s*=\s*False\b")
+#: `hybridize=False` as a word (`search_at_word_start` adds the boundary before it).
+_DECLINES = re.compile(r"hybridize\s*=\s*False\b")
 
 
 def declines_hybridize(source: str, module: cst.Module) -> bool:
     """Whether the file passes `hybridize=False` to a call (`Trainer(hybridize=False)`, an
     estimator's option) and calls no `.hybridize(...)` itself (`FileFacts.declines_hybridize`)."""
-    if not _DECLINES.search(source):
+    if not search_at_word_start(_DECLINES, source):
         return False
     declines = False
     for node in iter_nodes(module):

@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mxlint.context import _NP_STYLE
+from mxlint.context import _DECLINES, _NP_STYLE
 from mxlint.rules.contexts._analysis import GPU_WORDS
 from mxlint.rules.lifecycle.checker import _AMP
 from mxlint.rules.reproducibility._analysis import trains_in_text
@@ -20,11 +20,13 @@ PIECES = [
     "mxnet", "import", " np", "npx", "\n", " ", ".", "(", "_", "é", "\u0663", "İ", "\u212a",
     "GPU", "gPu", "cuda", "CUDA", "Context(", "try_all", "TRY_ALL", "cpu(", "x", "1",
     ".backward(", "Trainer(", "xTrainer(", ".fit(", " train", ".fit( train",
+    "hybridize", "=", "False", "Falsey", "xhybridize", " = ",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 
 OLD_NP_STYLE = re.compile(r"\b(?:npx\.set_np|from\s+mxnet\s+import\s+[^\n]*\bnpx?\b|mx\.npx?\.)")
 OLD_AMP = re.compile(r"\bamp\b")
+OLD_DECLINES = re.compile(r"\bhybridize\s*=\s*False\b")
 OLD_GPU = re.compile(
     r"[gG][pP][uU]|[cC][uU][dD][aA]|[cC][oO][nN][tT][eE][xX][tT]\(|[tT][rR][yY]_[aA][lL][lL]"
 )
@@ -36,6 +38,7 @@ OLD_TRAINS = re.compile(r"\.backward\(|\bTrainer\(|\.fit\(\s*train")
 def test_each_search_answers_as_its_regular_expression(text):
     assert search_at_word_start(_NP_STYLE, text) == bool(OLD_NP_STYLE.search(text))
     assert search_at_word_start(_AMP, text) == bool(OLD_AMP.search(text))
+    assert search_at_word_start(_DECLINES, text) == bool(OLD_DECLINES.search(text))
     assert contains_ascii_word(text, GPU_WORDS) == bool(OLD_GPU.search(text))
     assert trains_in_text(text) == bool(OLD_TRAINS.search(text))
 
