@@ -99,6 +99,10 @@ def initialize_root(message: dict[str, Any] | None) -> Path | None:
     return path if path.is_dir() else None
 
 
+#: The longest the server waits for the early index to hand out its files before it goes on.
+STARTING_SECONDS = 5.0
+
+
 class EarlyIndex:
     """The index of one folder, built in a thread from the start, by workers forked before the
     thread starts (a process with threads must not fork: see `workers._context`)."""
@@ -115,17 +119,22 @@ class EarlyIndex:
         except Exception:  # noqa: BLE001 - the thread's index looks again, and fails as it may
             files = None
         pool = fork_pool(self.workspace.settings, default_jobs())
+        self._started = threading.Event()
         self._thread = threading.Thread(
             target=self._run, args=(pool, files), name="mxlint-early-index", daemon=True
         )
         self._thread.start()
+        # The caller imports the protocol library next: it waits until the workers have their
+        # files, so that the import does not hold the interpreter while they wait for them.
+        self._started.wait(timeout=STARTING_SECONDS)
 
     def _run(self, pool: Executor | None, files: tuple[list[Path], list[Path]] | None) -> None:
         try:
-            self.workspace.index(pool=pool, files=files)
+            self.workspace.index(pool=pool, files=files, on_start=self._started.set)
         except BaseException as exc:  # noqa: BLE001 - the server indexes again itself
             self.error = exc
         finally:
+            self._started.set()
             if pool is not None:
                 pool.shutdown(wait=False)
 

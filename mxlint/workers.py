@@ -206,6 +206,10 @@ def _ignore(_n: int) -> None:
     pass
 
 
+def _nothing() -> None:
+    pass
+
+
 def lint_many(
     paths: Sequence[Path],
     settings: Settings,
@@ -216,14 +220,17 @@ def lint_many(
     threaded: bool = False,
     on_done: OnDone = _ignore,
     pool: Executor | None = None,
+    on_start: Callable[[], None] = _nothing,
 ) -> list[FileResult]:
     """`contents`: the files' bytes where already read; used in this process (workers read
     their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
     sizes where known, to plan the workers' lanes. `on_done` is told of each file done.
     `pool`: workers started earlier (`fork_pool`, with the same settings) to use instead of
-    starting new ones; the caller shuts it down."""
+    starting new ones; the caller shuts it down. `on_start` is called once the work is handed
+    out (to the workers, or about to start in this process), from this thread."""
     jobs = worker_count(jobs, len(paths))
     if jobs == 1:
+        on_start()
         data_of = contents if contents is not None else [None] * len(paths)
         out = []
         for p, data in zip(paths, data_of):
@@ -234,11 +241,14 @@ def lint_many(
     # Small chunks keep the workers busy to the end when file sizes vary a lot.
     chunksize = max(1, min(16, len(rest) // (jobs * 8)))
     results: dict[int, FileResult] = {}
+    started: list[bool] = []
 
     def spread(workers: Executor) -> list[FileResult]:
         # Submitted first, so one worker starts on it while the others take the rest.
         large = workers.submit(_lint_lane, [paths[i] for i in lane])
         others = workers.map(_lint, [paths[i] for i in rest], chunksize=chunksize)
+        started.append(True)
+        on_start()
         for index, result in zip(rest, others):
             results[index] = result
             on_done(1)
@@ -264,6 +274,8 @@ def lint_many(
     except (OSError, RuntimeError):
         # No processes here (sandboxes, a broken pool): the same work, in this process,
         # told as done only past the files already told.
+        if not started:
+            on_start()
         told = len(results)
         out = []
         for p in paths:
@@ -287,20 +299,31 @@ def lint_all(
     threaded: bool = False,
     on_done: OnDone = _ignore,
     pool: Executor | None = None,
+    on_start: Callable[[], None] = _nothing,
 ) -> list[FileResult]:
     """One result per path, in order; cached results for unchanged files. `threaded`: the
     calling process runs other threads (workers are then spawned, never forked). `on_done` is
-    told of the files done, cached or linted, as they are. `pool`: see `lint_many`."""
+    told of the files done, cached or linted, as they are. `pool`, `on_start`: see
+    `lint_many`."""
     jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     if cache is None:
-        return lint_many(paths, settings, jobs, threaded=threaded, on_done=on_done, pool=pool)
+        return lint_many(
+            paths, settings, jobs, threaded=threaded, on_done=on_done, pool=pool, on_start=on_start
+        )
     from mxlint.cache import file_key
 
     results: list[FileResult | None] = [None] * len(paths)
-    todo: list[tuple[int, str, str, bytes | None]] = []
+    # (index, shown, key, bytes): a key of None is computed after the lint (see below).
+    todo: list[tuple[int, str, str | None, bytes | None]] = []
     packages: dict[Path, list[str]] = {}
     for index, path in enumerate(paths):
         shown = display(path)
+        if shown not in cache.entries:
+            # Nothing kept for it: linted whatever it holds, and hashed afterwards, so that
+            # on an empty cache the workers start at once instead of after every file is read.
+            cache.misses += 1
+            todo.append((index, shown, None, None))
+            continue
         try:
             data = read_regular(path)
         except OSError:
@@ -315,7 +338,11 @@ def lint_all(
             todo.append((index, shown, key, data))
     on_done(len(paths) - len(todo))
     contents: list[bytes | None] | None = [data for _, _, _, data in todo]
-    sizes = [0 if data is None else len(data) for _, _, _, data in todo]
+    sizes = (
+        None
+        if any(key is None for _, _, key, _ in todo)
+        else [0 if data is None else len(data) for _, _, _, data in todo]
+    )
     if worker_count(jobs, len(todo)) > 1:
         # Workers read their files themselves: the bytes need not stay here meanwhile.
         todo = [(index, shown, key, None) for index, shown, key, _ in todo]
@@ -329,9 +356,17 @@ def lint_all(
         threaded=threaded,
         on_done=on_done,
         pool=pool,
+        on_start=on_start,
     )
-    for (index, shown, key, _), result in zip(todo, fresh):
+    for (index, shown, known, _), result in zip(todo, fresh):
         results[index] = result
-        if key:
-            cache.put(shown, key, result)
+        if known is None:
+            try:
+                data = read_regular(paths[index])
+            except OSError:
+                continue  # gone meanwhile: nothing to keep
+            module, is_package = module_name_for(paths[index], packages)
+            known = file_key(data, f"{module}:{is_package}")
+        if known:
+            cache.put(shown, known, result)
     return [r for r in results if r is not None]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,11 +98,13 @@ class Workspace:
         use_cache: bool = True,
         pool: Executor | None = None,
         files: tuple[list[Path], list[Path]] | None = None,
+        on_start: Callable[[], None] | None = None,
     ) -> None:
         """Lint every file of the project once; unchanged files come from the results cache,
         which is saved for the next `mxlint check` or server start. `pool`: workers forked
         earlier with this workspace's settings (`workers.fork_pool`); `files`: what
-        `discover()` has just returned, when the caller has called it."""
+        `discover()` has just returned, when the caller has called it; `on_start`: called
+        when the files are handed to the workers."""
         from mxlint.cache import Cache, default_dir
 
         python, text = files if files is not None else self.discover()
@@ -115,13 +117,28 @@ class Workspace:
         self.discovered = {sources.display(p) for p in (*python, *text)}
         self._checked = {}
         # The dependency-file pass needs no Python result: it runs in a thread meanwhile, on
-        # what the workers leave of the CPU (the tail of their files).
+        # what the workers leave of the CPU (the tail of their files), started once they have
+        # their files (it would compete with handing them out).
         with ThreadPoolExecutor(max_workers=1) as side:
-            text_pass = side.submit(self.check_text, *self.text_inputs())
+            text_pass: list[Future[list[Finding]]] = []
+
+            def start() -> None:
+                text_pass.append(side.submit(self.check_text, *self.text_inputs()))
+                if on_start is not None:
+                    on_start()
+
             results = lint_all(
-                python, self.settings, jobs=jobs, cache=cache, threaded=True, pool=pool
+                python,
+                self.settings,
+                jobs=jobs,
+                cache=cache,
+                threaded=True,
+                pool=pool,
+                on_start=start,
             )
-            self.set_text_findings(text_pass.result())
+            if not text_pass:
+                start()
+            self.set_text_findings(text_pass[0].result())
         if cache is not None:
             cache.save()
         self.results = {r.path: r for r in results}

@@ -203,6 +203,47 @@ def test_worker_processes_report_exactly_what_one_process_reports(
         gc.unfreeze()
 
 
+def test_work_is_handed_out_before_files_without_a_cache_entry_are_hashed(
+    fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`on_start` is told once, when the workers have their files and before any result; a file
+    the cache holds nothing for is hashed after its lint, and is a hit next time."""
+    from mxlint import cache as cache_module
+    from mxlint.workers import lint_all
+
+    root = tmp_path / "fixtures"
+    shutil.copytree(fixtures_dir / "hybridization", root)
+    monkeypatch.chdir(tmp_path)
+    paths = sorted(root.rglob("*.py"))
+    settings = Settings(root=tmp_path)
+    events: list[str] = []
+    hashed = cache_module.file_key
+
+    def file_key(data: bytes, extra: str) -> str:
+        events.append("hash")
+        return hashed(data, extra)
+
+    monkeypatch.setattr(cache_module, "file_key", file_key)
+    for jobs in (1, 2):
+        events.clear()
+        cache = Cache(tmp_path / f"cache{jobs}", "fingerprint")
+        results = lint_all(
+            paths,
+            settings,
+            jobs=jobs,
+            cache=cache,
+            on_start=lambda: events.append("start"),
+            on_done=lambda n: events.extend(["done"] * n),
+        )
+        assert len(results) == len(paths)
+        assert events.count("start") == 1
+        assert events.index("start") < events.index("done") < events.index("hash")
+        assert len(cache.entries) == len(paths)
+        again = lint_all(paths, settings, jobs=jobs, cache=cache)
+        assert [r.findings for r in again] == [r.findings for r in results]
+        assert cache.hits == len(paths)
+
+
 def test_large_files_share_one_lane_within_half_a_workers_share():
     from mxlint.workers import LARGE_FILE_BYTES as big
     from mxlint.workers import plan_lanes
