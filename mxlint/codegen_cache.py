@@ -33,14 +33,20 @@ MAX_ENTRIES = 4096
 
 def default_path(kind: str = "dataclass") -> Path | None:
     """Where Python would put the bytecode of this module, under a name of its own."""
+    return beside_bytecode(__file__, f"{kind}-code")
+
+
+def beside_bytecode(source: str, stem: str) -> Path | None:
+    """`<stem>.<cache tag>.marshal` in the folder where Python keeps the bytecode of the module
+    file `source` (`__pycache__`, or under `PYTHONPYCACHEPREFIX`); None where it keeps none."""
     tag = sys.implementation.cache_tag
     if tag is None:  # an implementation without bytecode caching
         return None
     try:
-        pyc = Path(cache_from_source(__file__))
+        pyc = Path(cache_from_source(source))
     except (NotImplementedError, ValueError):
         return None
-    return pyc.with_name(f"{kind}-code.{tag}.marshal")
+    return pyc.with_name(f"{stem}.{tag}.marshal")
 
 
 def load(path: Path) -> dict[str, CodeType]:
@@ -71,6 +77,14 @@ def store(path: Path, codes: dict[str, CodeType]) -> None:
     except (OSError, ValueError):
         with suppress(OSError):
             tmp.unlink()
+
+
+def keep(path: Path, known: dict[str, CodeType], fresh: dict[str, CodeType]) -> None:
+    """Add the code compiled this time to the file, where Python would write bytecode (a file
+    holding too much is started afresh)."""
+    if fresh and not sys.dont_write_bytecode:
+        merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
+        store(path, merged)
 
 
 @contextmanager
@@ -109,9 +123,7 @@ def dataclass_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeTyp
     finally:
         if vars(dataclasses).get("exec") is cached_exec:
             del dataclasses.exec  # type: ignore[attr-defined]
-        if fresh and not sys.dont_write_bytecode:
-            merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
-            store(path, merged)
+        keep(path, known, fresh)
 
 
 @contextmanager
@@ -154,6 +166,4 @@ def attrs_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeType]]:
     finally:
         if vars(_make).get("compile") is cached_compile:
             del _make.compile  # type: ignore[attr-defined]
-        if fresh and not sys.dont_write_bytecode:
-            merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
-            store(path, merged)
+        keep(path, known, fresh)

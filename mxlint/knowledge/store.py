@@ -49,18 +49,11 @@ def _stamp(path: str | Path) -> tuple[int, int] | None:
 def cache_path(name: str, builder: Callable[..., Any]) -> Path | None:
     """Where the facts built from data file `name` are kept: beside the bytecode of the module
     that defines `builder`; None where Python keeps no bytecode."""
-    from importlib.util import cache_from_source
+    from mxlint.codegen_cache import beside_bytecode
 
-    tag = sys.implementation.cache_tag
     module = sys.modules.get(builder.__module__)
     source = getattr(module, "__file__", None)
-    if tag is None or not source:
-        return None
-    try:
-        pyc = Path(cache_from_source(source))
-    except (NotImplementedError, ValueError):
-        return None
-    return pyc.with_name(f"{Path(name).stem}.{tag}.marshal")
+    return beside_bytecode(source, Path(name).stem) if source else None
 
 
 def _key(name: str, builder: Callable[..., Any]) -> tuple[Any, ...] | None:
