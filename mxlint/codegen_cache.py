@@ -19,7 +19,7 @@ import builtins
 import marshal
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from importlib.util import MAGIC_NUMBER, cache_from_source
 from pathlib import Path
@@ -68,11 +68,17 @@ def load(path: Path) -> dict[str, CodeType]:
 
 def store(path: Path, codes: dict[str, CodeType]) -> None:
     """Replace the file atomically; a cache that cannot be written is no error."""
+    write_marshal(path, (MAGIC_NUMBER, codes))
+
+
+def write_marshal(path: Path, value: Any) -> None:
+    """Replace the file with `value` marshalled, atomically; a file that cannot be written is
+    no error (every cache kept beside the bytecode is only a shortcut)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as fh:
-            marshal.dump((MAGIC_NUMBER, codes), fh)
+            marshal.dump(value, fh)
         os.replace(tmp, path)
     except (OSError, ValueError):
         with suppress(OSError):
@@ -94,36 +100,27 @@ def dataclass_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeTyp
     code compiled during the block (by source), for those who want to know."""
     import dataclasses
 
-    path = path or default_path()
-    if path is None or "exec" in vars(dataclasses):  # no place for it, or someone else's hook
-        yield {}
-        return
-    known = load(path)
-    fresh: dict[str, CodeType] = {}
+    def hook(known: dict[str, CodeType], fresh: dict[str, CodeType]) -> Any:
+        def cached_exec(
+            source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /
+        ) -> None:
+            if type(source) is str:
+                code = known.get(source) or fresh.get(source)
+                if code is None:
+                    # What exec(source) in dataclasses compiles: no __future__ flags of ours.
+                    code = fresh[source] = compile(source, "<string>", "exec", dont_inherit=True)
+                source = code
+            if globals is None:  # exec's default: the caller's namespace
+                frame = sys._getframe(1)
+                globals = frame.f_globals
+                if locals is None:
+                    locals = frame.f_locals
+            builtins.exec(source, globals, locals)
 
-    def cached_exec(
-        source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /
-    ) -> None:
-        if type(source) is str:
-            code = known.get(source) or fresh.get(source)
-            if code is None:
-                # What exec(source) in dataclasses compiles: no __future__ flags of ours.
-                code = fresh[source] = compile(source, "<string>", "exec", dont_inherit=True)
-            source = code
-        if globals is None:  # exec's default: the caller's namespace
-            frame = sys._getframe(1)
-            globals = frame.f_globals
-            if locals is None:
-                locals = frame.f_locals
-        builtins.exec(source, globals, locals)
+        return cached_exec
 
-    dataclasses.exec = cached_exec  # type: ignore[attr-defined]
-    try:
+    with _hooked(dataclasses, "exec", path or default_path(), hook) as fresh:
         yield fresh
-    finally:
-        if vars(dataclasses).get("exec") is cached_exec:
-            del dataclasses.exec  # type: ignore[attr-defined]
-        keep(path, known, fresh)
 
 
 @contextmanager
@@ -139,31 +136,48 @@ def attrs_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeType]]:
     except ImportError:  # no attrs: nothing to cache
         yield {}
         return
-    path = path or default_path("attrs")
-    if path is None or "compile" in vars(_make):  # no place for it, or someone else's hook
-        yield {}
-        return
     # compile() in attrs' module inherits that module's `from __future__` flags.
     flags = 0
     for value in vars(_make).values():
         if isinstance(value, __future__._Feature):
             flags |= value.compiler_flag
+
+    def hook(known: dict[str, CodeType], fresh: dict[str, CodeType]) -> Any:
+        def cached_compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+            if type(source) is not str or type(filename) is not str or args or kwargs:
+                return compile(source, filename, mode, *args, **kwargs)
+            key = f"{filename}\0{source}"
+            code = known.get(key) or fresh.get(key)
+            if code is None:
+                code = fresh[key] = compile(source, filename, mode, flags, dont_inherit=True)
+            return code
+
+        return cached_compile
+
+    with _hooked(_make, "compile", path or default_path("attrs"), hook) as fresh:
+        yield fresh
+
+
+@contextmanager
+def _hooked(
+    module: Any,
+    name: str,
+    path: Path | None,
+    hook: Callable[[dict[str, CodeType], dict[str, CodeType]], Any],
+) -> Iterator[dict[str, CodeType]]:
+    """`module.name` replaced, for the block, by `hook(known, fresh)`: the code in `path`, and
+    what it compiles meanwhile, kept in the file on the way out. Nothing is replaced without
+    a place for the file or where someone else's hook is there already."""
+    if path is None or name in vars(module):
+        yield {}
+        return
     known = load(path)
     fresh: dict[str, CodeType] = {}
-
-    def cached_compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
-        if type(source) is not str or type(filename) is not str or args or kwargs:
-            return compile(source, filename, mode, *args, **kwargs)
-        key = f"{filename}\0{source}"
-        code = known.get(key) or fresh.get(key)
-        if code is None:
-            code = fresh[key] = compile(source, filename, mode, flags, dont_inherit=True)
-        return code
-
-    _make.compile = cached_compile  # type: ignore[attr-defined]
+    replacement = hook(known, fresh)
+    setattr(module, name, replacement)
     try:
         yield fresh
     finally:
-        if vars(_make).get("compile") is cached_compile:
-            del _make.compile  # type: ignore[attr-defined]
+        if vars(module).get(name) is replacement:
+            delattr(module, name)
         keep(path, known, fresh)

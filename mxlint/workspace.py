@@ -136,9 +136,7 @@ class Workspace:
                 pool=pool,
                 on_start=start,
             )
-            if not text_pass:
-                start()
-            self.set_text_findings(text_pass[0].result())
+            self.set_text_findings(text_pass[0].result())  # lint_all always calls `start`
         if cache is not None:
             cache.save()
         self.results = {r.path: r for r in results}

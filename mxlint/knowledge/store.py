@@ -15,7 +15,6 @@ import marshal
 import os
 import sys
 from collections.abc import Callable
-from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -87,18 +86,7 @@ def cached(name: str, builder: Callable[[str], T], path: Path | None = None) -> 
         return stored[1]  # type: ignore[no-any-return]
     value = builder(read_text(name))
     if not sys.dont_write_bytecode:
-        _store(path, (key, value))
+        from mxlint.codegen_cache import write_marshal
+
+        write_marshal(path, (key, value))
     return value
-
-
-def _store(path: Path, value: tuple[Any, Any]) -> None:
-    """Replace the file atomically; a cache that cannot be written is no error."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            marshal.dump(value, fh)
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        with suppress(OSError):
-            tmp.unlink()
