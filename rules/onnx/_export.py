@@ -23,7 +23,7 @@ from mxlint.checker import FileContext
 from mxlint.knowledge.onnx import onnx_facts
 from mxlint.names import dotted_name
 from mxlint.rules.onnx._blocks import SEQUENTIAL, ClassReader, Member
-from mxlint.rules.onnx._scopes import Scope, template
+from mxlint.rules.onnx._scopes import Scope, canonical, template
 
 EXPORTERS = frozenset(
     {
@@ -117,8 +117,7 @@ class ExportReader:
         out = []
         for scope in self.scopes:
             for call, _cond in scope.calls:
-                name = self.ctx.resolve(call.func)
-                if name is None or knowledge.canonical(name) not in EXPORTERS:
+                if canonical(self.ctx, call.func) not in EXPORTERS:
                     continue
                 out.append(self._site(call, scope, classes))
         return out
@@ -212,7 +211,7 @@ class ExportReader:
                 if (
                     index == 0
                     and type(value) is cst.Call
-                    and self._named(value.func) in LOAD_CHECKPOINT
+                    and canonical(self.ctx, value.func) in LOAD_CHECKPOINT
                     and value.args
                     and value.args[0].keyword is None
                 ):
@@ -220,17 +219,13 @@ class ExportReader:
                 return None
             return self._block(value, scope, classes, depth + 1)
         if type(sym) is cst.Call:
-            name = self._named(sym.func)
+            name = canonical(self.ctx, sym.func)
             if name in SYMBOL_LOAD and sym.args:
                 return self._from_path(template(sym.args[0].value, scope), classes)
             if type(sym.func) is cst.Name and sym.args and self._symbolic(sym.args, scope):
                 return self._built(sym.func.value, scope, classes)
             return None
         return self._from_path(template(sym, scope), classes)
-
-    def _named(self, func: cst.BaseExpression) -> str | None:
-        name = self.ctx.resolve(func)
-        return knowledge.canonical(name) if name is not None else None
 
     def _symbolic(self, args: Sequence[cst.Arg], scope: Scope) -> bool:
         """Whether a call's inputs are symbols (`net(mx.sym.var("data"))`)."""
@@ -239,7 +234,7 @@ class ExportReader:
             if type(value) is cst.Name:
                 bound = scope.single(value.value)
                 value = bound[0] if bound is not None and bound[1] is None else value
-            if type(value) is not cst.Call or self._named(value.func) not in SYMBOL_VARS:
+            if type(value) is not cst.Call or canonical(self.ctx, value.func) not in SYMBOL_VARS:
                 return False
         return True
 

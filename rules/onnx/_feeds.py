@@ -18,9 +18,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from mxlint import knowledge
 from mxlint.checker import FileContext
-from mxlint.rules.onnx._scopes import Scope, template
+from mxlint.rules.onnx._scopes import Scope, canonical, template
 
 SESSIONS = frozenset({"onnxruntime.InferenceSession"})
 ONNX_SAVES = frozenset({"onnx.save", "onnx.save_model"})
@@ -90,15 +89,11 @@ class FeedReader:
         out: list[str] = []
         for scope in self.scopes:
             for call, _cond in scope.calls:
-                if self._named(call.func) in ONNX_SAVES and len(call.args) >= 2:
+                if canonical(self.ctx, call.func) in ONNX_SAVES and len(call.args) >= 2:
                     path = template(call.args[1].value, scope)
                     if path is not None:
                         out.append(path)
         return out
-
-    def _named(self, func: cst.BaseExpression) -> str | None:
-        name = self.ctx.resolve(func)
-        return knowledge.canonical(name) if name is not None else None
 
     def _feed(self, call: cst.Call, scope: Scope) -> Feed | None:
         func = call.func
@@ -130,7 +125,7 @@ class FeedReader:
     def _session(self, node: cst.BaseExpression, scope: Scope) -> str | None:
         """The model path of the session `node` is, when it is an `InferenceSession`."""
         node = self._through(node, scope)
-        if type(node) is not cst.Call or self._named(node.func) not in SESSIONS:
+        if type(node) is not cst.Call or canonical(self.ctx, node.func) not in SESSIONS:
             return None
         arg = next(
             (a.value for a in node.args if a.keyword is None or a.keyword.value == "path_or_bytes"),
@@ -161,14 +156,14 @@ class FeedReader:
             index = first.value if type(first) is cst.Index else None
             if index is not None and (
                 (type(index) is cst.Name and index.value == "None")
-                or self._named(index) == "numpy.newaxis"
+                or canonical(self.ctx, index) == "numpy.newaxis"
             ):
                 return {1}
             return None
         if type(node) is not cst.Call:
             return None
         func = node.func
-        name = self._named(func)
+        name = canonical(self.ctx, func)
         if type(func) is cst.Attribute and func.attr.value in _SAME_LEAD and name is None:
             return self._batches(func.value, scope, depth + 1)  # `x.astype(np.float32)`
         positional = [a.value for a in node.args if a.keyword is None and not a.star]

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from mxlint import knowledge
+from mxlint.checker import FileContext
 from mxlint.names import dotted_name
 from mxlint.walker import children
 
@@ -231,3 +233,9 @@ def _percent(fmt: str | None, values: list[str | None]) -> str | None:
         out.append(fmt[i])
         i += 1
     return "".join(out) if index == len(values) else None
+
+
+def canonical(ctx: FileContext, func: cst.BaseExpression) -> str | None:
+    """The MXNet (or other) name a called expression resolves to, in its canonical spelling."""
+    name = ctx.resolve(func)
+    return knowledge.canonical(name) if name is not None else None
