@@ -54,15 +54,17 @@ def entry() -> int:
 
 
 def exit_without_teardown(code: int) -> None:
-    """End the process with `code` now, when the interpreter's teardown has nothing to do but
-    free every module and object one by one (a few milliseconds of a one-file run): no
-    `atexit` handler registered (worker pools, logging and verify register theirs), no
-    non-daemon thread still running, and the output flushed. Otherwise return: the
-    interpreter exits as usual (it also reports an output that cannot be flushed)."""
+    """End the process with `code` now, when the interpreter's teardown has nothing left to do
+    but free every module and object one by one (a few milliseconds of a one-file run). The
+    `atexit` handlers run first, as they would at the usual exit: worker pools, logging and
+    verify register theirs, and so may whatever the environment loads at start-up (a `.pth`
+    file that imports `certifi`). A non-daemon thread still running, or an exit hook of
+    `threading`'s own (`concurrent.futures`), means the usual exit: it waits for them. So
+    does an output that cannot be flushed (the usual exit reports it)."""
     import atexit
     import threading
 
-    if atexit._ncallbacks() or getattr(threading, "_threading_atexits", None):
+    if getattr(threading, "_threading_atexits", None):
         return
     main = threading.main_thread()
     if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
@@ -72,4 +74,11 @@ def exit_without_teardown(code: int) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed pipe or stream: the usual exit reports it
         return
+    if atexit._ncallbacks():
+        atexit._run_exitfuncs()  # prints what a handler raises, as the usual exit does
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            return
     os._exit(code)

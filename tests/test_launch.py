@@ -31,15 +31,21 @@ def test_nothing_left_to_do_ends_at_once_with_the_output_flushed():
     assert (proc.returncode, proc.stdout, proc.stderr) == (3, "report without a newline", "summary")
 
 
-def test_an_atexit_handler_means_the_usual_exit():
+def test_an_atexit_handler_runs_before_the_end():
+    """Handlers registered at exit run as at the usual exit, in reverse order, and what one
+    raises is printed without changing the exit code; the environment's own handlers (a `.pth`
+    file that imports `certifi` registers one) do not keep the teardown."""
     proc = _run("""\
         import atexit
         from mxlint.launch import exit_without_teardown
-        atexit.register(print, "atexit ran")
+        atexit.register(print, "registered first")
+        atexit.register(lambda: 1 / 0)
+        atexit.register(print, "registered last")
         exit_without_teardown(3)
-        print("returned")
+        print("not reached")
         """)
-    assert (proc.returncode, proc.stdout) == (0, "returned\natexit ran\n")
+    assert (proc.returncode, proc.stdout) == (3, "registered last\nregistered first\n")
+    assert "ZeroDivisionError" in proc.stderr
 
 
 def test_a_running_thread_means_the_usual_exit():
