@@ -662,3 +662,18 @@ def test_dict_displays_and_dict_calls_are_mappings():
         {"x": Kind.TENSOR},
     )
     assert tests == [("d", Kind.MAPPING), ("e", Kind.MAPPING)]
+
+
+def test_integer_literals_in_any_base_are_read_as_python_reads_them():
+    """An axis or a shape written `0x1` or `0b10` (once an internal error, MXL002)."""
+    source = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                y = F.sum(x, axis=0x1)
+                if y.sum() > 0:
+                    return y + nd.zeros((0b10, 3))
+                return x
+        """)
+    findings = check_source(source, "model.py", Settings(select=("MXL",)), ())
+    rows = sorted((f.location.row, f.code) for f in findings)
+    assert rows == [(7, "MXL101"), (8, "MXL105"), (8, "MXL202")]

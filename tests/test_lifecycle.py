@@ -120,6 +120,20 @@ def test_a_path_is_followed_through_joins_formats_and_names() -> None:
         assert _rows(source) == [("MXL705", 10), ("MXL704", 11)], exported
 
 
+def test_an_epoch_written_in_hex_or_binary_names_the_file_python_reads() -> None:
+    """`epoch=0x10` writes `-0016.params`, as Python reads the literal (once an internal error)."""
+    for epoch in ("0x10", "0o20", "0b10000", "1_6"):
+        source = (
+            "from mxnet import gluon\n\n\n"
+            "def run(net, prefix, x):\n"
+            "    net.hybridize()\n    net(x)\n"
+            f"    net.export(prefix, epoch={epoch})\n"
+            "    net.load_parameters('{}-{:04d}.params'.format(prefix, 16))\n"
+            "    return gluon.SymbolBlock.imports(prefix + '-symbol.json', ['input'])\n"
+        )
+        assert _rows(source) == [("MXL705", 8), ("MXL704", 9)], epoch
+
+
 def test_different_variables_are_different_files() -> None:
     source = (
         "from mxnet import gluon\n\n\n"

@@ -81,6 +81,6 @@ def _several(op: str, positional: list[cst.Arg]) -> bool:
     if type(first) is cst.Tuple and all(type(e.value) is cst.Integer for e in first.elements):
         size = 1
         for element in first.elements:
-            size *= int(element.value.value)  # type: ignore[attr-defined]
+            size *= element.value.evaluated_value  # type: ignore[attr-defined]
         return size > 1
-    return type(first) is cst.Integer and int(first.value) > 1
+    return type(first) is cst.Integer and first.evaluated_value > 1

@@ -273,7 +273,7 @@ def _literal_axes(node: cst.BaseExpression | None) -> tuple[int, ...] | None:
     if node is None:
         return None
     if type(node) is cst.Integer:
-        return (int(node.value),)
+        return (node.evaluated_value,)
     if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
         inner = _literal_axes(node.expression)
         return tuple(-a for a in inner) if inner is not None and len(inner) == 1 else None

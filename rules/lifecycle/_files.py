@@ -291,7 +291,7 @@ def _spec_text(spec: object) -> str | None:
 
 def _int(node: cst.BaseExpression | None) -> int | None:
     if type(node) is cst.Integer:
-        return int(node.value)
+        return node.evaluated_value  # `0x10` and `1_000` as Python reads them
     return None
 
 
