@@ -142,7 +142,9 @@ def lint_source(
 ) -> FileResult:
     """Lint Python `source` as file `path`. Never raises for bad input or a failing rule."""
     if not force and not MXNET_HINT.search(source.encode("utf-8", "surrogatepass")):
-        return FileResult(path)
+        if module_name is None:
+            module_name, is_package = sources.module_name_for(Path(path))
+        return FileResult(path, facts=FileFacts(module_name, path, is_package, skimmed=True))
     module = parse_module(source)
     if isinstance(module, ParseFailure):
         rule = registry.all_rules()["MXL001"]

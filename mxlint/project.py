@@ -35,7 +35,14 @@ class ProjectIndex:
         """`previous`: the index of an earlier pass over mostly the same files (the language
         server's, before an edit): the parsed files and the import graph that did not change
         are taken from it instead of being built again."""
-        self.files: list[FileFacts] = list(facts)
+        self.files: list[FileFacts] = []
+        #: Files of the run that were not parsed (`FileFacts.skimmed`), by module name.
+        self._skimmed: dict[str, list[FileFacts]] = {}
+        for f in facts:
+            if f.skimmed:
+                self._skimmed.setdefault(f.module, []).append(f)
+            else:
+                self.files.append(f)
         self.settings = settings
         #: Text of files that are not (or not yet) on disk, by path: in-memory checks.
         self.sources = dict(sources or {})
@@ -96,6 +103,24 @@ class ProjectIndex:
                 elif root is not None and _module_file_exists(root, name):
                     return False
         return True
+
+    def skimmed_file(self, name: str) -> FileFacts | None:
+        """The file of the run, not parsed for mentioning nothing of MXNet, that the function
+        `name` (`pkg.helpers.norm`, `pkg.helpers.Class.method`) would be defined in: a helper
+        of plain tensor arithmetic (`x.sum()`, `x.shape`) another file's code calls. Several
+        files of one module name (scripts' folders): the one beside the file being followed."""
+        module = name
+        while "." in module:
+            module = module.rpartition(".")[0]
+            files = self._skimmed.get(module)
+            if not files:
+                continue
+            if len(files) > 1 and self._near is not None:
+                root = _import_root(self._near)
+                beside = [f for f in files if root is not None and _import_root(f) == root]
+                files = beside or files
+            return files[0]
+        return None
 
     def checker_facts(self, checker: str) -> list[tuple[str, object]]:
         """(module, facts) of one checker, for every file that has some."""
@@ -275,6 +300,10 @@ class ProjectIndex:
             self._function_names = ProjectNames(self._function_files)
         qual = self._function_names.resolve(name)
         files = self._function_files[qual] if qual is not None else []
+        if qual is None:
+            skimmed = self.skimmed_file(name)
+            if skimmed is not None:
+                qual, files = name, [skimmed]
         if len(files) > 1 and self._near is not None:
             # As Python imports it from the file being followed: its own folder (a script's)
             # or its package's root comes first on the path.

@@ -193,6 +193,25 @@ def test_a_helper_in_another_file_decides(tmp_path: Path, helper: str, found: li
 
 
 @pytest.mark.parametrize(
+    ("helper", "found"),
+    [
+        ("def value(loss):\n    loss.wait_to_read()\n", []),
+        ("def value(loss):\n    return float(loss.mean())\n", []),
+        ("def value(loss):\n    return loss.mean()\n", [("train.py", 14, "MXL601")]),
+    ],
+)
+def test_a_helper_in_a_file_that_names_nothing_of_mxnet_is_followed(
+    tmp_path: Path, helper: str, found: list
+) -> None:
+    """Such a file is not parsed on its own (nothing in it to report); a call into it is
+    followed by parsing it then."""
+    _write(tmp_path, {"train.py": LOOP, "tools.py": helper})
+    result = check_paths([tmp_path], Settings(root=tmp_path))
+    got = [(Path(f.filename).name, f.location.row, f.code) for f in result.findings]
+    assert got == found
+
+
+@pytest.mark.parametrize(
     ("beside", "elsewhere", "found"),
     [
         ("loss.asscalar()", "loss.mean()", []),

@@ -74,6 +74,9 @@ class Api:
     reshape_forms: Mapping[str, Mapping[str, bool]]
     #: operator or function -> the name stem MXNet gives its Symbol node (`-` -> `_minus`)
     symbol_nodes: Mapping[str, str]
+    #: Gluon layer -> the size keywords with which its `initialize()` draws the weights at
+    #: once (empty: always); other layers draw at their first forward pass, or never.
+    init_at_once: Mapping[str, tuple[str, ...]]
 
     def names(self, namespace: str) -> frozenset[str]:
         """Public names of a namespace key (`nd`, `sym.contrib`, `npx`...); empty if unknown."""
@@ -178,6 +181,7 @@ def compact(data: Mapping[str, Any]) -> dict[str, Any]:
         "broadcasts": data["broadcasts"],
         "reshape_forms": data["reshape_forms"],
         "symbol_nodes": data["symbol_nodes"],
+        "init_at_once": {k: _names(v) for k, v in data["init_at_once"].items()},
     }
 
 
@@ -194,6 +198,7 @@ def from_compact(facts: Mapping[str, Any]) -> Api:
         broadcasts=facts["broadcasts"],
         reshape_forms=facts["reshape_forms"],
         symbol_nodes=facts["symbol_nodes"],
+        init_at_once=facts["init_at_once"],
     )
 
 

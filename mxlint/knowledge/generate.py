@@ -4,7 +4,8 @@ The linter never imports MXNet; this generator does, once per MXNet release, and
 the rules need into `mxlint/data/mxnet_api_<version>.json`: the public names of every tensor
 namespace, which members NDArray and Symbol have, operator signatures, and what was observed by
 running MXNet (which arithmetic broadcasts, which `reshape` forms each tensor type accepts,
-which operators draw from the random generator). `--check` compares the committed file with the
+which operators draw from the random generator, which Gluon layers initialize their weights
+at once rather than at their first forward pass). `--check` compares the committed file with the
 installed MXNet and exits 1 on any difference, so the facts cannot drift from the library.
 """
 
@@ -295,6 +296,57 @@ def _reshape_forms(mx: Any) -> dict[str, dict[str, bool]]:
     return out
 
 
+#: Gluon's layer modules, by the name rules resolve their classes to.
+LAYER_MODULES: dict[str, str] = {"mxnet.gluon.nn": "gluon.nn", "mxnet.gluon.rnn": "gluon.rnn"}
+
+
+def _init_at_once(mx: Any) -> dict[str, list[str]]:
+    """Layers whose `initialize()` draws their initial weights from MXNet's generator at once,
+    as observed: with no shape left to learn (`[]`: `Embedding`), or once the keywords listed
+    are given a size (`Dense(in_units=...)`). Every other layer that draws defers it to its
+    first forward pass; layers whose parameters start constant (`BatchNorm`) draw nothing.
+    Each layer is built with 2 for its required arguments, then with 3 for each integer
+    argument whose default 0 means "learn it from the first input"."""
+    out: dict[str, list[str]] = {}
+    for name, path in LAYER_MODULES.items():
+        module = _resolve(mx, path)
+        for member in _public(module):
+            cls = getattr(module, member)
+            if not (isinstance(cls, type) and issubclass(cls, mx.gluon.Block)):
+                continue
+            try:
+                params = list(inspect.signature(cls).parameters.values())
+            except (TypeError, ValueError):
+                continue
+            named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            required = {p.name: 2 for p in named if p.default is inspect.Parameter.empty}
+            sizes = [p.name for p in named if type(p.default) is int and p.default == 0]
+            if _draws_at_init(mx, cls, required):
+                out[f"{name}.{member}"] = []
+                continue
+            given = [k for k in sizes if _draws_at_init(mx, cls, {**required, k: 3})]
+            if given:
+                out[f"{name}.{member}"] = given
+    return out
+
+
+def _draws_at_init(mx: Any, cls: type, kwargs: dict[str, int]) -> bool:
+    """Whether `cls(**kwargs).initialize()` gives its parameters values that depend on the
+    seed: built and initialized under two seeds, some value differs."""
+    seen = []
+    for seed in (1, 2):
+        try:
+            with _quiet():
+                block = cls(**kwargs)
+                mx.random.seed(seed)
+                block.initialize()
+                seen.append([p.data().asnumpy() for p in block.collect_params().values()])
+        except Exception:  # deferred (no value yet), or needs more than sizes to be built
+            return False
+    first, second = seen
+    return any(a.shape != b.shape or (a != b).any() for a, b in zip(first, second))
+
+
 def _draws(functions: dict[str, list[str]], ops: list[str]) -> list[str]:
     """Public functions (namespace-qualified) and registered operators that draw from the
     generator: the `random` namespaces, `random_*`/`sample_*` operators, Dropout, shuffle."""
@@ -368,6 +420,7 @@ def facts() -> dict[str, Any]:
         "broadcasts": _broadcasts(mx),
         "reshape_forms": _reshape_forms(mx),
         "symbol_nodes": _symbol_nodes(mx),
+        "init_at_once": _init_at_once(mx),
     }
 
 

@@ -603,7 +603,14 @@ class LazySummaries(Mapping[str, Summary]):
 
     def find(self, name: str) -> Summary | None:
         qual = self.resolve(name)
-        return None if qual is None else self[qual]
+        if qual is None:
+            # Perhaps in a file of the run not parsed for mentioning nothing of MXNet.
+            skimmed = self.project.skimmed_file(name)
+            if skimmed is None:
+                return None
+            qual = name
+            self.where.setdefault(qual, skimmed)
+        return self[qual]
 
     def __getitem__(self, qual: str) -> Summary:
         if qual in self.known:

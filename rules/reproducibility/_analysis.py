@@ -298,6 +298,8 @@ class _Collector:
                 receiver = receiver.func.value
             key = dotted_name(receiver)
             if key is not None and key.split(".", 1)[0] != "self":
+                if self._drawn_at_initialize(site, key):
+                    return f"{self.ctx.code(call.func)}(...)"
                 self._initialized.add((frame, key))
             return None
         if type(func) is cst.Attribute and func.attr.value in ("forward", "summary"):
@@ -313,6 +315,35 @@ class _Collector:
             return None  # run on Symbols (to plot the graph): nothing is initialised
         self._initialized.discard((frame, key))
         return f"{self.ctx.code(call.func)}(...)"
+
+    def _drawn_at_initialize(self, site: Site, key: str) -> bool:
+        """`net.initialize()` where the one assignment of `net` in the same function (or
+        script) builds a layer that MXNet initializes at once, with no shape left to learn
+        (`nn.Dense(10, in_units=4)`, `nn.Embedding(...)`): `initialize()` itself draws."""
+        if "." in key:
+            return False
+        scope: cst.CSTNode = site.frames[-1].function if site.frames else self.ctx.module
+        values = [
+            node.value
+            for node in iter_nodes(scope, NESTED_SCOPES)
+            if type(node) is cst.Assign
+            and len(node.targets) == 1
+            and type(node.targets[0].target) is cst.Name
+            and node.targets[0].target.value == key
+        ]
+        if len(values) != 1 or type(values[0]) is not cst.Call:
+            return False
+        built = values[0]
+        name = self.ctx.resolve(built.func)
+        sizes = knowledge.api().init_at_once.get(name) if name is not None else None
+        if sizes is None:
+            return False
+        return not sizes or any(
+            a.keyword is not None
+            and a.keyword.value in sizes
+            and not (type(a.value) is cst.Integer and a.value.evaluated_value == 0)
+            for a in built.args
+        )
 
     def _unused_by_results(self, site: Site) -> bool:
         """A draw bound to a name whose value, and what is computed from it in the same

@@ -27,6 +27,8 @@ class SeedAfterRandomness(Rule):
         network's first forward pass after its `initialize()` (a call, `forward` or `summary`,
         not a call on Symbols) is where Gluon's deferred initialization draws the initial
         weights: a builder that initialises and runs the network before the seed is reported.
+        A layer built with its input size (`nn.Dense(10, in_units=4)`, `nn.Embedding(...)`,
+        the layers MXNet was seen to initialize at once) draws in `initialize()` itself.
     """
     why = """
         The draws made before the seed (synthetic data, a random split, a permutation) come
@@ -47,6 +49,29 @@ class SeedAfterRandomness(Rule):
     """
 
     invalid = (
+        Example(
+            """import mxnet as mx
+from mxnet.gluon import nn
+
+
+def build(vocab):
+    embed = nn.Embedding(vocab, 32)
+    embed.initialize()
+    return embed
+
+
+def main(args):
+    embed = build(args.vocab)
+    mx.random.seed(args.seed)
+    train(embed)
+
+
+if __name__ == "__main__":
+    main(parse())
+""",
+            line=13,
+            filename="train.py",
+        ),
         Example(
             """import numpy as np
 
@@ -94,6 +119,29 @@ if __name__ == "__main__":
     )
 
     valid = (
+        # `in_units` not given: the weights wait for the first input, after the seed.
+        Valid(
+            """import mxnet as mx
+from mxnet.gluon import nn
+
+
+def build():
+    head = nn.Dense(10)
+    head.initialize()
+    return head
+
+
+def main(args):
+    head = build()
+    mx.random.seed(args.seed)
+    train(head)
+
+
+if __name__ == "__main__":
+    main(parse())
+""",
+            filename="train.py",
+        ),
         Valid(
             """import numpy as np
 
