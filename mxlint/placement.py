@@ -892,12 +892,14 @@ def _loss_name(func: cst.BaseExpression) -> bool:
 
 
 def _unknown_net_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
-    """A network of unknown placement run on data moved to a GPU: its output is on that GPU
-    (a network computes where its inputs are, or the call itself fails)."""
+    """A network of unknown placement run on data moved to a GPU, or on one slice of a batch
+    split across a list of contexts: its output is where that input is (a network computes
+    where its inputs are, or the call itself fails)."""
     for _, value in arg_vals:
-        if isinstance(value, Tensor) and value.where == "placed" and value.on_gpu() is True:
-            shard = value.ctx.shard_of if value.ctx is not None else None
-            return Tensor("placed", Ctx(True, False, None, shard_of=shard))
+        if not isinstance(value, Tensor) or value.where != "placed" or value.ctx is None:
+            continue
+        if value.on_gpu() is True or (value.ctx.shard_of is not None and value.ctx.gpu is None):
+            return Tensor("placed", Ctx(value.ctx.gpu, False, None, shard_of=value.ctx.shard_of))
     return None
 
 
@@ -972,8 +974,8 @@ def call_site_env(
     sites: Sequence[tuple[cst.Call, list[tuple[cst.BaseExpression, Val]], str]],
 ) -> Env:
     """What `fn`'s parameters hold when every call of it in the file passes a known network,
-    context or data loader for them (joined over the calls). Contexts (and networks' contexts)
-    say which caller spelled them."""
+    context, data loader or array on the cpu for them (joined over the calls). Contexts (and
+    networks' contexts) say which caller spelled them, arrays which caller made them."""
     env: Env = {}
     if not sites:
         return env
@@ -985,7 +987,9 @@ def call_site_env(
         value: Val = None
         for k, (call, arg_vals, _) in enumerate(sites):
             passed = _passed(call, arg_vals, positional, param)
-            if not isinstance(passed, (Net, Ctx, Loader)):
+            if isinstance(passed, Tensor) and passed.where != "host":
+                passed = None  # where a placed array is depends on its context: not followed
+            if not isinstance(passed, (Net, Ctx, Loader, Tensor)):
                 value = None
                 break
             value = passed if k == 0 else _same_placement(value, passed)
@@ -995,10 +999,17 @@ def call_site_env(
     for value in env.values():
         if isinstance(value, Net) and value.ctx is not None and value.ctx.via is None:
             value.ctx = replace(value.ctx, via=via)
-    return {
-        k: (replace(v, via=via) if isinstance(v, Ctx) and v.via is None else v)
-        for k, v in env.items()
-    }
+    return {k: _from_caller(v, via) for k, v in env.items()}
+
+
+def _from_caller(value: Val, via: str) -> Val:
+    """A value a parameter holds, saying which caller passed it."""
+    if isinstance(value, Ctx) and value.via is None:
+        return replace(value, via=via)
+    if isinstance(value, Tensor):
+        made = f"{value.origin}, " if value.origin else ""
+        return replace(value, origin=f"{made}passed by {via}")
+    return value
 
 
 def _same_placement(a: Val, b: Val) -> Val:

@@ -161,6 +161,7 @@ class ContextChecker(Checker):
                 and not global_nets
                 and not _has_net(member_env)
                 and not _has_net(passed)
+                and not self._calls_placing(fn, local)
             ):
                 continue
             env: Env = module_env_copy(top.env)
@@ -173,6 +174,15 @@ class ContextChecker(Checker):
             scope = self._run_function(fn, env, helpers, passed, local, top.global_default)
             _collect_sites(scope, f"`{path[-1]}()`", sites)
             self._judge(scope, ".".join(path))
+
+    def _calls_placing(self, fn: cst.FunctionDef, local: Mapping[str, cst.FunctionDef]) -> bool:
+        """`fn` calls a function of this module that places a network: what it passes (the
+        arrays it makes) is what that function's parameters hold."""
+        placing = {name for name, f in local.items() if id(f) in self.placing and f is not fn}
+        return bool(placing) and any(
+            type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in placing
+            for node in iter_nodes(fn, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        )
 
     def _replaced_globals(self, module_env: Env) -> dict[str, cst.FunctionDef]:
         """Module-level networks that some function places again (`net.initialize`,

@@ -399,7 +399,15 @@ def check_loss_call(
     checker: ContextChecker, scope: Scope, event: LossCall, symbol: str | None, data_fn: str
 ) -> None:
     tensors = [(a, v) for a, v in event.args[:2] if isinstance(v, Tensor)]
-    gpu = [v for _, v in tensors if v.where == "placed" and v.ctx is not None and v.ctx.gpu is True]
+    # On a GPU, or on one of a list of contexts: a batch split across a context list is
+    # multi-device training, whatever the list holds.
+    gpu = [
+        v
+        for _, v in tensors
+        if v.where == "placed"
+        and v.ctx is not None
+        and (v.ctx.gpu is True or (v.ctx.shard_of is not None and v.ctx.gpu is None))
+    ]
     if not gpu:
         return
     for arg, value in tensors:
