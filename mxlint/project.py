@@ -113,13 +113,8 @@ class ProjectIndex:
         while "." in module:
             module = module.rpartition(".")[0]
             files = self._skimmed.get(module)
-            if not files:
-                continue
-            if len(files) > 1 and self._near is not None:
-                root = _import_root(self._near)
-                beside = [f for f in files if root is not None and _import_root(f) == root]
-                files = beside or files
-            return files[0]
+            if files:
+                return self._nearest(files)[0]
         return None
 
     def checker_facts(self, checker: str) -> list[tuple[str, object]]:
@@ -304,14 +299,17 @@ class ProjectIndex:
             skimmed = self.skimmed_file(name)
             if skimmed is not None:
                 qual, files = name, [skimmed]
+        return qual, self._nearest(files)
+
+    def _nearest(self, files: list[FileFacts]) -> list[FileFacts]:
+        """Of several files of one module name, those Python imports from the file being
+        followed: its own folder (a script's) or its package's root comes first on the path."""
         if len(files) > 1 and self._near is not None:
-            # As Python imports it from the file being followed: its own folder (a script's)
-            # or its package's root comes first on the path.
             root = _import_root(self._near)
             beside = [f for f in files if root is not None and _import_root(f) == root]
             if beside:
-                files = beside
-        return qual, files
+                return beside
+        return files
 
     def result_hybridized(self, name: str) -> bool | None:
         """Whether the project function (or class) `name` returns a network hybridized on the
