@@ -1099,8 +1099,9 @@ def is_library(name: str) -> bool:
 
 # --- Memory and sync (MXL4xx, MXL6xx) ------------------------------------------------------
 
-#: NDArray methods whose result is again an NDArray computed from the array (reductions,
-#: reshapes, casts, copies): a value accumulated from one is still a pending tensor.
+#: NDArray methods whose result is again an NDArray computed from the array (reductions, moves
+#: to a context, reshapes, casts, copies, element-wise maps): a value accumulated from one is
+#: still a pending tensor, and a value they are called on is an array, not a list.
 TENSOR_RESULT_METHODS = frozenset(
     {
         "mean",
@@ -1119,6 +1120,37 @@ TENSOR_RESULT_METHODS = frozenset(
         "copy",
         "astype",
         "squeeze",
+        "argmax",
+        "argmin",
+        "argsort",
+        "topk",
+        "sort",
+        "pick",
+        "take",
+        "one_hot",
+        "softmax",
+        "log_softmax",
+        "sigmoid",
+        "relu",
+        "tanh",
+        "clip",
+        "sign",
+        "round",
+        "floor",
+        "ceil",
+        "expand_dims",
+        "transpose",
+        "slice",
+        "slice_axis",
+        "broadcast_to",
+        "tile",
+        "repeat",
+        "as_in_context",
+        "as_in_ctx",
+        "copyto",
+        "to_device",
+        "as_nd_ndarray",
+        "as_np_ndarray",
     }
 )
 #: NDArray methods that reduce to one number (when called without an axis).

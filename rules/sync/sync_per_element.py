@@ -201,41 +201,7 @@ _MXNET_READS = frozenset({"asscalar", "asnumpy"})
 _READ_METHODS = _MXNET_READS | {"item", "tolist"}
 _READ_FUNCTIONS = frozenset({"float", "int"})
 #: NDArray methods that return an array: a value they are called on is an array, not a list.
-_ARRAY_METHODS = frozenset(
-    {
-        "argmax",
-        "argmin",
-        "argsort",
-        "topk",
-        "sort",
-        "pick",
-        "take",
-        "one_hot",
-        "softmax",
-        "log_softmax",
-        "sigmoid",
-        "relu",
-        "tanh",
-        "clip",
-        "sign",
-        "round",
-        "floor",
-        "ceil",
-        "expand_dims",
-        "transpose",
-        "slice",
-        "slice_axis",
-        "broadcast_to",
-        "tile",
-        "repeat",
-        "as_in_context",
-        "as_in_ctx",
-        "copyto",
-        "as_nd_ndarray",
-        "as_np_ndarray",
-    }
-    | knowledge.TENSOR_RESULT_METHODS
-)
+_ARRAY_METHODS = knowledge.TENSOR_RESULT_METHODS
 #: Attributes of an array that a list or tuple does not have.
 _ARRAY_EVIDENCE = (_ARRAY_METHODS - {"copy"}) | {
     "backward",
