@@ -398,7 +398,9 @@ def report_unmoved(
 def check_loss_call(
     checker: ContextChecker, scope: Scope, event: LossCall, symbol: str | None, data_fn: str
 ) -> None:
-    tensors = [(a, v) for a, v in event.args[:2] if isinstance(v, Tensor)]
+    # The prediction, the label and the sample weights (third, or `sample_weight=`).
+    tensors = [(a, v) for a, v in event.args if isinstance(v, Tensor)]
+    weights = {id(a) for a, _ in event.args[2:]}
     # On a GPU, or on one of a list of contexts: a batch split across a context list is
     # multi-device training, whatever the list holds.
     gpu = [
@@ -418,8 +420,13 @@ def check_loss_call(
             loss_name = _callee_name(checker.ctx.code, event.node)
             arg_code = checker.ctx.code(arg)
             origin = f" ({value.origin})" if value.origin else ""
+            verb = (
+                "weighs a prediction on a GPU context by"
+                if id(arg) in weights
+                else ("compares a prediction on a GPU context with")
+            )
             message = (
-                f"`{loss_name}` compares a prediction on a GPU context with "
+                f"`{loss_name}` {verb} "
                 f"`{arg_code}`{origin}, which is still on the cpu; move it with "
                 f"`{arg_code}.{checker._mover()}({src})` or "
                 f"`gluon.utils.split_and_load({arg_code}, {src})`"
