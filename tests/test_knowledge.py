@@ -40,6 +40,18 @@ def test_names_only_the_imperative_namespace_has() -> None:
     assert {"var", "Group", "pow"} <= api().only_symbolic()
 
 
+def test_layers_that_draw_their_weights_in_initialize() -> None:
+    """Observed on MXNet: sized layers and embeddings draw at `initialize()`; layers that learn
+    their input size wait for the first input; constant-initialized layers never draw."""
+    at_once = api().init_at_once
+    assert at_once["mxnet.gluon.nn.Dense"] == ("in_units",)
+    assert at_once["mxnet.gluon.nn.Conv2D"] == ("in_channels",)
+    assert at_once["mxnet.gluon.rnn.LSTM"] == ("input_size",)
+    assert at_once["mxnet.gluon.nn.Embedding"] == ()
+    assert "mxnet.gluon.nn.BatchNorm" not in at_once  # gamma ones, beta zeros: no draw
+    assert "mxnet.gluon.nn.HybridSequential" not in at_once  # no parameters of its own
+
+
 def test_members_a_symbol_lacks_or_only_raises() -> None:
     members = api().ndarray_only_members
     assert {"shape", "dtype", "context", "T", "copyto", "attach_grad"} <= members
