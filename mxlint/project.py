@@ -66,14 +66,17 @@ class ProjectIndex:
         self._near: FileFacts | None = None
         self._by_path: dict[str, FileFacts] | None = None
         self._declined: dict[str, bool] = {}
+        self._any_declines: bool | None = None
         self._imports_resolved: list[set[str]] | None = None
         if previous is not None:
             self._reuse(previous)
 
     def _reuse(self, previous: ProjectIndex) -> None:
         # The same FileFacts object is the same file content (results are replaced on change).
-        same = {id(f) for f in previous.files} & {id(f) for f in self.files}
-        for f in self.files:
+        mine = [*self.files, *(f for files in self._skimmed.values() for f in files)]
+        theirs = [*previous.files, *(f for files in previous._skimmed.values() for f in files)]
+        same = {id(f) for f in theirs} & {id(f) for f in mine}
+        for f in mine:
             if id(f) in same and f.path in previous._contexts:
                 self._contexts[f.path] = previous._contexts[f.path]
         if previous._imports is not None and self._import_key() == previous._import_key():
@@ -109,10 +112,9 @@ class ProjectIndex:
         `name` (`pkg.helpers.norm`, `pkg.helpers.Class.method`) would be defined in: a helper
         of plain tensor arithmetic (`x.sum()`, `x.shape`) another file's code calls. Several
         files of one module name (scripts' folders): the one beside the file being followed."""
-        module = name
-        while "." in module:
-            module = module.rpartition(".")[0]
-            files = self._skimmed.get(module)
+        parts = name.split(".")
+        for module in (".".join(parts[:-1]), ".".join(parts[:-2])):  # a function, a method
+            files = self._skimmed.get(module) if module else None
             if files:
                 return self._nearest(files)[0]
         return None
@@ -196,7 +198,9 @@ class ProjectIndex:
         one does; a class no other file imports, through each of its subclasses."""
         if name in self._declined:
             return self._declined[name]
-        if not any(f.declines_hybridize for f in self.files):
+        if self._any_declines is None:
+            self._any_declines = any(f.declines_hybridize for f in self.files)
+        if not self._any_declines:
             return False
         found = self._lookup(name) or name
         module = found.rsplit(".", 1)[0]

@@ -156,3 +156,30 @@ def test_a_document_opened_as_the_index_read_it_is_not_linted_again(
     workspace.open(touched, Path(touched).read_text(encoding="utf-8"))
     assert workspace.results[touched] is not kept[touched]
     assert workspace.findings()[touched] == before[touched]
+
+
+def test_a_helper_in_a_file_that_names_nothing_of_mxnet_is_followed_as_it_is_edited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editor loop over a helper the index does not parse (its text names nothing of
+    MXNet): the block calling it is reported while the helper branches on a tensor, also
+    after an edit of the model, and no longer once an edit of the helper stops that."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "helpers.py").write_text(
+        "def centre(t):\n    if t.mean() > 0:\n        return t - t.mean()\n    return t\n"
+    )
+    model = (
+        "from mxnet.gluon import nn\n\nfrom helpers import centre\n\n\n"
+        "class Net(nn.HybridBlock):\n    def hybrid_forward(self, F, x):\n"
+        "        return centre(x)\n\n\nnet = Net()\nnet.hybridize()\n"
+    )
+    (root / "model.py").write_text(model)
+    monkeypatch.chdir(root)
+    workspace = Workspace(root.resolve())
+    workspace.index(jobs=1, use_cache=False)
+    assert [(f.code, f.location.row) for f in workspace.findings()["model.py"]] == [("MXL101", 8)]
+    workspace.open("model.py", "\n" + model)
+    assert [(f.code, f.location.row) for f in workspace.findings()["model.py"]] == [("MXL101", 9)]
+    workspace.open("helpers.py", "def centre(t):\n    return t - t.mean()\n")
+    assert workspace.findings().get("model.py", []) == []
