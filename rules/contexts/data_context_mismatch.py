@@ -423,7 +423,7 @@ def check_loss_call(
             verb = (
                 "weighs a prediction on a GPU context by"
                 if id(arg) in weights
-                else ("compares a prediction on a GPU context with")
+                else "compares a prediction on a GPU context with"
             )
             message = (
                 f"`{loss_name}` {verb} "
