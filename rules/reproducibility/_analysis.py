@@ -389,6 +389,8 @@ class _Collector:
             if verdict is False or (verdict is None and cond is None):
                 return []
             label = f"{what}(shuffle=True)"
+            if self._never_iterated(site):
+                return []  # it shuffles when iterated, and nothing iterates it
         anchor: cst.CSTNode = call
         stmt = site.stmt
         symbol = base.symbol
@@ -405,6 +407,27 @@ class _Collector:
                 anchor,
             )
         ]
+
+    def _never_iterated(self, site: Site) -> bool:
+        """A shuffling loader a function binds to a name that nothing in the function reads
+        but `len()` (a script that reports the number of batches): never iterated, it never
+        shuffles. Passed, returned, stored or iterated, it may be."""
+        assign = single_assignment(site.stmt)
+        if not site.frames or assign is None or type(assign.targets[0].target) is not cst.Name:
+            return False
+        target = assign.targets[0].target
+        name = target.value
+        counted: set[int] = {id(target)}
+        reads: list[cst.Name] = []
+        for node in iter_nodes(site.frames[-1].function):
+            kind = type(node)
+            if kind is cst.Call and type(node.func) is cst.Name and node.func.value == "len":
+                counted.update(id(a.value) for a in node.args if type(a.value) is cst.Name)
+            elif kind is cst.Name and node.value == name:
+                reads.append(node)
+            elif kind in (cst.Global, cst.Nonlocal):
+                return False
+        return all(id(n) in counted for n in reads)
 
     def _evaluate(
         self,

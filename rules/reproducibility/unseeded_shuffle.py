@@ -49,7 +49,8 @@ class UnseededShuffle(Rule):
         Methods a framework calls later on objects built on the path (a dataset's
         `__getitem__`, a transform's `__call__`) are followed. A test module whose `__main__`
         block only runs its tests (`nose.runmodule()`, `unittest.main()`) is not an entry
-        script.
+        script. A loader a function builds and never iterates (nothing but `len()` reads
+        it) shuffles nothing and is not reported.
     """
     why = """
         MXNet seeds its own generator with a fixed default, but gluon's `RandomSampler` (what
@@ -167,6 +168,23 @@ if __name__ == "__main__":
     )
 
     valid = (
+        # Built to count the batches of an epoch, never iterated: nothing is shuffled.
+        Valid(
+            """import mxnet as mx
+from mxnet import gluon
+
+
+def main():
+    mx.random.seed(0)
+    loader = gluon.data.DataLoader(dataset(), batch_size=32, shuffle=True)
+    print(len(loader), "batches")
+
+
+if __name__ == "__main__":
+    main()
+""",
+            filename="train.py",
+        ),
         Valid(
             _LOADER_SCRIPT.replace(
                 "    mx.random.seed(1)\n", "    mx.random.seed(1)\n    np.random.seed(1)\n"
