@@ -972,15 +972,20 @@ def parameter_env(scope: Scope, params: cst.Parameters) -> dict[str, Val]:
 def call_site_env(
     fn: cst.FunctionDef,
     sites: Sequence[tuple[cst.Call, list[tuple[cst.BaseExpression, Val]], str]],
+    *,
+    bound: bool = False,
 ) -> Env:
     """What `fn`'s parameters hold when every call of it in the file passes a known network,
     context, data loader or array on the cpu for them (joined over the calls). Contexts (and
-    networks' contexts) say which caller spelled them, arrays which caller made them."""
+    networks' contexts) say which caller spelled them, arrays which caller made them.
+    `bound`: the calls construct `fn`'s class (`fn` is its `__init__`; `self` is not passed)."""
     env: Env = {}
     if not sites:
         return env
     params = fn.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if bound:
+        positional = positional[1:]
     callers = sorted({caller for _, _, caller in sites})
     via = callers[0] if len(callers) == 1 else "its callers"
     for param in (*positional, *(p.name.value for p in params.kwonly_params)):

@@ -88,7 +88,18 @@ def _spelled_ctx(scope: Scope, ctx: Ctx) -> str | None:
     if src is None:
         return None
     if all(part.isidentifier() for part in src.split(".")):
-        return src if isinstance(scope.env.get(src), Ctx) else None
+        if isinstance(scope.env.get(src), Ctx):
+            return src
+        # A method reading the context its class's `__init__` was given (and kept as the
+        # one context member of that kind): `self.ctx`.
+        members = [
+            k
+            for k, v in scope.env.items()
+            if k.startswith("self.")
+            and isinstance(v, Ctx)
+            and (v.gpu, v.multi) == (ctx.gpu, ctx.multi)
+        ]
+        return members[0] if len(members) == 1 else None
     if _CONST_CTX.match(src) and "gpu" in src:
         return src
     return None

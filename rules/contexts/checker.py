@@ -140,8 +140,15 @@ class ContextChecker(Checker):
             **context_helpers(module, self.ctx.imports, code),
         }
         local = {fn.name.value: fn for path, cls, fn in self.functions if len(path) == 1}
+        # What a call passes is kept for the module's functions and its classes' __init__.
+        inits = {
+            path[0]: fn
+            for path, cls, fn in self.functions
+            if cls is not None and len(path) == 2 and fn.name.value == "__init__"
+        }
+        callable_ = {**inits, **local}
         top = Scope(self.ctx.imports, code, {}, helpers)
-        top.local_functions = local
+        top.local_functions = callable_
         top.run(module.body)
         self._judge(top, None)
         sites: Sites = {}
@@ -153,7 +160,13 @@ class ContextChecker(Checker):
             member_env: Env = {}
             if cls is not None and fn.name.value != "__init__":
                 if id(cls) not in members:
-                    members[id(cls)] = self._members(cls, top.env, helpers)
+                    init = inits.get(cls.name.value) if len(path) == 2 else None
+                    made = (
+                        call_site_env(init, sites.get(cls.name.value, []), bound=True)
+                        if init
+                        else {}
+                    )
+                    members[id(cls)] = self._members(cls, top.env, helpers, made)
                 member_env = members[id(cls)]
             passed = call_site_env(fn, sites.get(fn.name.value, [])) if len(path) == 1 else {}
             if (
@@ -161,7 +174,7 @@ class ContextChecker(Checker):
                 and not global_nets
                 and not _has_net(member_env)
                 and not _has_net(passed)
-                and not self._calls_placing(fn, local)
+                and not self._calls_placing(fn, callable_)
             ):
                 continue
             env: Env = module_env_copy(top.env)
@@ -171,13 +184,14 @@ class ContextChecker(Checker):
                     # another function moves this network: its context here is unknown
                     value.ctx, value.placed = None, False
             env.update(module_env_copy(member_env))
-            scope = self._run_function(fn, env, helpers, passed, local, top.global_default)
+            scope = self._run_function(fn, env, helpers, passed, callable_, top.global_default)
             _collect_sites(scope, f"`{path[-1]}()`", sites)
             self._judge(scope, ".".join(path))
 
     def _calls_placing(self, fn: cst.FunctionDef, local: Mapping[str, cst.FunctionDef]) -> bool:
-        """`fn` calls a function of this module that places a network: what it passes (the
-        arrays it makes) is what that function's parameters hold."""
+        """`fn` calls a function of this module that places a network, or constructs a class
+        whose `__init__` does: what it passes (the arrays it makes, a context) is what that
+        function's parameters hold."""
         placing = {name for name, f in local.items() if id(f) in self.placing and f is not fn}
         return bool(placing) and any(
             type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in placing
@@ -226,16 +240,19 @@ class ContextChecker(Checker):
         scope.run(fn.body.body)
         return scope
 
-    def _members(self, cls: cst.ClassDef, module_env: Env, helpers: Mapping[str, Val]) -> Env:
+    def _members(
+        self, cls: cst.ClassDef, module_env: Env, helpers: Mapping[str, Val], made: Env
+    ) -> Env:
         """`self.*` values set up by `__init__` (a trainer's `self.net`, `self.ctx`), seen
-        by the other methods of the class."""
+        by the other methods of the class; `made`: what the constructions of the class in this
+        file pass to `__init__`."""
         for stmt in cls.body.body:
             if (
                 type(stmt) is cst.FunctionDef
                 and stmt.name.value == "__init__"
                 and id(stmt) in self.placing
             ):
-                scope = self._run_function(stmt, module_env_copy(module_env), helpers)
+                scope = self._run_function(stmt, module_env_copy(module_env), helpers, made)
                 return {k: v for k, v in scope.env.items() if k.startswith("self.")}
         return {}
 

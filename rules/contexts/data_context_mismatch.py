@@ -355,7 +355,7 @@ def report_unmoved(
     data_fn: str,
     what: str | None = None,
 ) -> None:
-    src = ctx.src or "ctx"
+    src = _spelled_ctx(scope, ctx) or ctx.src or "ctx"
     arg_code = checker.ctx.code(arg)
     origin = what or (f"`{arg_code}` ({value.origin})" if value.origin else f"`{arg_code}`")
     short_arg = arg_code if len(arg_code) <= 30 else "data"
