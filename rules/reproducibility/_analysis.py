@@ -420,12 +420,13 @@ class _Collector:
         counted: set[int] = {id(target)}
         reads: list[cst.Name] = []
         for node in iter_nodes(site.frames[-1].function):
-            kind = type(node)
-            if kind is cst.Call and type(node.func) is cst.Name and node.func.value == "len":
-                counted.update(id(a.value) for a in node.args if type(a.value) is cst.Name)
-            elif kind is cst.Name and node.value == name:
-                reads.append(node)
-            elif kind in (cst.Global, cst.Nonlocal):
+            if isinstance(node, cst.Call):
+                if type(node.func) is cst.Name and node.func.value == "len":
+                    counted.update(id(a.value) for a in node.args if type(a.value) is cst.Name)
+            elif isinstance(node, cst.Name):
+                if node.value == name:
+                    reads.append(node)
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
                 return False
         return all(id(n) in counted for n in reads)
 
