@@ -127,7 +127,15 @@ class Seq:
     items: tuple[Val, ...]
 
 
-Val = Union[Ctx, Tensor, Net, Loader, Loss, Transform, Params, Each, Seq, None]
+@dataclass(frozen=True)
+class Instance:
+    """An object of a class of this module: the calls of its methods are followed (what they
+    pass is what the methods' parameters hold)."""
+
+    cls: str
+
+
+Val = Union[Ctx, Tensor, Net, Loader, Loss, Transform, Params, Each, Seq, Instance, None]
 Env = dict[str, Val]
 
 # --- events -------------------------------------------------------------------------------
@@ -327,9 +335,13 @@ class Scope(Dataflow[Val]):
         self.gpu_placement: Ctx | None = None
         #: The values this body returns (a helper's summary).
         self.returns: list[Val] = []
-        #: Functions of the module by name, and the calls of them this body makes (with the
-        #: values of their arguments): what a function's parameters hold at its call sites.
+        #: Functions of the module by name (its classes' `__init__` by the class's name, their
+        #: methods as `Class.method`), and the calls of them this body makes (with the values
+        #: of their arguments): what a function's parameters hold at its call sites.
         self.local_functions: Mapping[str, cst.FunctionDef] = {}
+        #: The module's classes that derive from nothing (no Block): calling one makes an
+        #: `Instance`.
+        self.local_classes: frozenset[str] = frozenset()
         self.local_calls: dict[int, tuple[str, cst.Call, list[tuple[cst.BaseExpression, Val]]]] = {}
 
     @property
@@ -645,10 +657,7 @@ class Scope(Dataflow[Val]):
             if func.value in self.helpers:
                 return self.helpers[func.value]
             if func.value in self.local_functions:
-                # Networks as they are at this call (a later `reset_ctx` does not move them
-                # for the call that already ran).
-                passed = [(e, copy.deepcopy(v) if isinstance(v, Net) else v) for e, v in arg_vals]
-                self.local_calls[id(node)] = (func.value, node, passed)
+                self._local_call(func.value, node, arg_vals)
             if func.value == "enumerate" and arg_vals:
                 return Each(Seq((None, self.element(arg_vals[0][1]))))
             if func.value == "zip":
@@ -668,6 +677,8 @@ class Scope(Dataflow[Val]):
                 return None
             if callee is None and _network_name(func):
                 return _unknown_net_output(arg_vals)
+            if type(func) is cst.Name and func.value in self.local_classes:
+                return Instance(func.value)
             return self._maybe_block(node)
         return self._qualified(node, name, arg_vals)
 
@@ -783,6 +794,11 @@ class Scope(Dataflow[Val]):
         receiver = self.ev(func.value)
         name = self.imports.resolve(func)
         arg_vals = [(a.value, self.ev(a.value)) for a in node.args]
+        if isinstance(receiver, Instance):
+            key = f"{receiver.cls}.{method}"
+            if key in self.local_functions:
+                self._local_call(key, node, arg_vals)
+            return None
         if name is not None and not isinstance(receiver, (Tensor, Net, Params)):
             return self._qualified(node, name, arg_vals)
         if method in knowledge.CTX_MOVING_METHODS and not isinstance(receiver, (Net, Params)):
@@ -827,6 +843,14 @@ class Scope(Dataflow[Val]):
                 )
             return None
         return None
+
+    def _local_call(
+        self, name: str, node: cst.Call, arg_vals: list[tuple[cst.BaseExpression, Val]]
+    ) -> None:
+        # Networks as they are at this call (a later `reset_ctx` does not move them for the
+        # call that already ran).
+        passed = [(e, copy.deepcopy(v) if isinstance(v, Net) else v) for e, v in arg_vals]
+        self.local_calls[id(node)] = (name, node, passed)
 
     def _placing(self, node: cst.Call, func: cst.Attribute, method: str) -> Val:
         key, value = self._receiver_net(func.value)

@@ -99,6 +99,9 @@ class ContextChecker(Checker):
         #: `self.` networks, are interpreted: most functions of a file never place anything).
         self.placing: set[int] = set()
         self.any_placing = False
+        #: The module's classes that derive from nothing (not Blocks): calling one makes an
+        #: object whose method calls are followed.
+        self.local_classes: frozenset[str] = frozenset()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in _PLACING_ATTRS:
@@ -140,15 +143,25 @@ class ContextChecker(Checker):
             **context_helpers(module, self.ctx.imports, code),
         }
         local = {fn.name.value: fn for path, cls, fn in self.functions if len(path) == 1}
-        # What a call passes is kept for the module's functions and its classes' __init__.
-        inits = {
-            path[0]: fn
+        # What a call passes is kept for the module's functions, its classes' __init__ (by
+        # the class's name) and their methods (`Class.method`, called on an object of it).
+        methods = {
+            ".".join(path): fn
             for path, cls, fn in self.functions
-            if cls is not None and len(path) == 2 and fn.name.value == "__init__"
+            if cls is not None and len(path) == 2
         }
-        callable_ = {**inits, **local}
+        inits = {key.split(".")[0]: fn for key, fn in methods.items() if key.endswith(".__init__")}
+        callable_ = {**methods, **inits, **local}
+        self.local_classes = frozenset(
+            cls.name.value
+            for path, cls, fn in self.functions
+            if cls is not None
+            and len(path) == 2
+            and all(type(b.value) is cst.Name and b.value.value == "object" for b in cls.bases)
+        )
         top = Scope(self.ctx.imports, code, {}, helpers)
         top.local_functions = callable_
+        top.local_classes = self.local_classes
         top.run(module.body)
         self._judge(top, None)
         sites: Sites = {}
@@ -168,7 +181,11 @@ class ContextChecker(Checker):
                     )
                     members[id(cls)] = self._members(cls, top.env, helpers, made)
                 member_env = members[id(cls)]
-            passed = call_site_env(fn, sites.get(fn.name.value, [])) if len(path) == 1 else {}
+            passed: Env = {}
+            if len(path) == 1:
+                passed = call_site_env(fn, sites.get(fn.name.value, []))
+            elif cls is not None and len(path) == 2 and fn.name.value != "__init__":
+                passed = call_site_env(fn, sites.get(".".join(path), []), bound=True)
             if (
                 id(fn) not in self.placing
                 and not global_nets
@@ -232,6 +249,7 @@ class ContextChecker(Checker):
         """Read `fn` with the module's values, its parameters' defaults, what its callers in
         this file pass (`passed`) and the default context the module set (`default`)."""
         scope = Scope(self.ctx.imports, self.ctx.code, env, helpers)
+        scope.local_classes = self.local_classes
         scope.global_default = default
         scope.env.update(parameter_env(scope, fn.params))
         scope.env.update(passed or {})
