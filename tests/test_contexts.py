@@ -314,3 +314,14 @@ def test_reinitialising_a_placed_network_is_a_no_op() -> None:
         print(net(nd.ones((1, 3, 224, 224))))
         """
     assert _check(source) == []
+
+
+def test_a_context_placed_under_a_name_the_method_lacks_is_not_spelled_with_it(fixtures_dir):
+    """The network was placed in `__init__` on its `ctx` parameter; the method that feeds it
+    has no `ctx`: the message says so instead of suggesting a name that is not there."""
+    path = fixtures_dir / "contexts" / "bad" / "trainer_object_keeps_no_ctx.py"
+    findings = check_source(path.read_text(), path.name, Settings(select=("MXL201",)))
+    assert [(f.code, f.location.row) for f in findings] == [("MXL201", 18)]
+    assert "(`ctx` where they were placed)" in findings[0].message
+    assert "`self.ctx = ctx`" in findings[0].message
+    assert findings[0].fix is None

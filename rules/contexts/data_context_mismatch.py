@@ -370,6 +370,22 @@ def report_unmoved(
         message = message.replace(
             f"on `{src}`", f"on `{src}` (placed by {ctx.via}, which passes it here)", 1
         )
+    elif (
+        ctx.gpu
+        and not ctx.multi
+        and net_name.startswith("self.")
+        and _spelled_ctx(scope, ctx) is None
+        and src.isidentifier()
+        and src not in scope.env
+    ):
+        # Placed by another method (an `__init__` given the context), under a name this
+        # one does not have.
+        message = (
+            f"`{net_name}` has its parameters on a GPU context (`{src}` where they were "
+            f"placed) but {origin} is fed to it unmoved; keep that context on the object "
+            f"(`self.ctx = {src}`) and move the batch with "
+            f"`{short_arg}.as_in_context(self.ctx)` before calling `{net_name}`"
+        )
     mover = checker._mover()
     message = message.replace(".as_in_context(", f".{mover}(")
     fix = None
