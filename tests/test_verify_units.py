@@ -309,3 +309,24 @@ def test_earlier_breaks_are_skipped_only_where_nothing_else_changes() -> None:
         "    return n\n"
     )
     assert skip_statements("def (:\n", [1]) == ("def (:\n", [])
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_stage_timeout_a_finalizer_swallows_is_raised_again() -> None:
+    """The limit fires while a finalizer runs (as `NDArray.__del__` does for the array a
+    loop just replaced); Python discards what a finalizer raises, so the timer fires again and
+    the stage still ends, long before the loop's own end."""
+    import time
+
+    from mxlint.verify.stages import StageTimeout, time_limit
+
+    class Slow:
+        def __del__(self) -> None:
+            time.sleep(0.5)  # the limit expires in here
+
+    start = time.monotonic()
+    with pytest.raises(StageTimeout), time_limit(0.1):
+        Slow()
+        while time.monotonic() - start < 10:
+            pass
+    assert time.monotonic() - start < 5

@@ -4,7 +4,10 @@ A job is a sequence of experiments (probe an input, run hybridized, run the impe
 reference, call a function); one that loops forever (a `while` on random weights) must not eat
 the budget of the others. The limit is a SIGALRM timer raising `StageTimeout`, a BaseException
 so that user `except Exception` blocks do not swallow it; MXNet operators are short, so the
-signal is seen between two Python bytecodes of the user's loop.
+signal is seen between two Python bytecodes of the user's loop. Python discards an exception
+raised while a finalizer runs (`NDArray.__del__`, freeing the array a loop just replaced,
+"Exception ignored in ..."), so the timer keeps firing every `REPEAT` seconds until the stage
+has ended: a timeout that lands in a finalizer is raised again where it counts.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+#: Seconds between two raises of one timeout, should a finalizer swallow one.
+REPEAT = 0.5
 
 
 class StageTimeout(BaseException):
@@ -41,11 +47,12 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         raise StageTimeout(limit)
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, limit)
+    signal.setitimer(signal.ITIMER_REAL, limit, REPEAT)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer:  # the enclosing stage's limit keeps running
-            signal.setitimer(signal.ITIMER_REAL, max(0.001, outer - (time.monotonic() - start)))
+            left = max(0.001, outer - (time.monotonic() - start))
+            signal.setitimer(signal.ITIMER_REAL, left, REPEAT)
