@@ -45,6 +45,11 @@ class Ctx:
     #: list is spelled.
     shard_of: str | None = None
 
+    def off_host(self) -> bool:
+        """On a GPU, or one of a list of contexts not known to be cpus: a batch split across
+        a context list is multi-device training, whatever the list holds."""
+        return self.gpu is True or (self.shard_of is not None and self.gpu is None)
+
 
 CPU_DEFAULT = Ctx(False, False, "mx.cpu()")
 
@@ -922,8 +927,9 @@ def _unknown_net_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
     for _, value in arg_vals:
         if not isinstance(value, Tensor) or value.where != "placed" or value.ctx is None:
             continue
-        if value.on_gpu() is True or (value.ctx.shard_of is not None and value.ctx.gpu is None):
-            return Tensor("placed", Ctx(value.ctx.gpu, False, None, shard_of=value.ctx.shard_of))
+        ctx = value.ctx
+        if ctx.off_host():
+            return Tensor("placed", Ctx(ctx.gpu, False, None, shard_of=ctx.shard_of))
     return None
 
 

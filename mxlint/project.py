@@ -73,14 +73,18 @@ class ProjectIndex:
 
     def _reuse(self, previous: ProjectIndex) -> None:
         # The same FileFacts object is the same file content (results are replaced on change).
-        mine = [*self.files, *(f for files in self._skimmed.values() for f in files)]
-        theirs = [*previous.files, *(f for files in previous._skimmed.values() for f in files)]
-        same = {id(f) for f in theirs} & {id(f) for f in mine}
-        for f in mine:
+        same = {id(f) for f in previous._every_file()} & {id(f) for f in self._every_file()}
+        for f in self._every_file():
             if id(f) in same and f.path in previous._contexts:
                 self._contexts[f.path] = previous._contexts[f.path]
         if previous._imports is not None and self._import_key() == previous._import_key():
             self._imports, self._scripts = previous._imports, previous._scripts
+
+    def _every_file(self) -> Iterator[FileFacts]:
+        """The facts of every file of the run, parsed (`files`) or skimmed."""
+        yield from self.files
+        for files in self._skimmed.values():
+            yield from files
 
     def _import_key(self) -> list[tuple[str, str, tuple[str, ...]]]:
         return [(f.module, f.path, tuple(f.imports)) for f in self.files]

@@ -310,8 +310,6 @@ def lint_all(
         return lint_many(
             paths, settings, jobs, threaded=threaded, on_done=on_done, pool=pool, on_start=on_start
         )
-    from mxlint.cache import file_key
-
     results: list[FileResult | None] = [None] * len(paths)
     # (index, shown, key, bytes): a key of None is computed after the lint (see below).
     todo: list[tuple[int, str, str | None, bytes | None]] = []
@@ -329,8 +327,7 @@ def lint_all(
         except OSError:
             todo.append((index, shown, "", None))  # lint_file reports why it cannot be read
             continue
-        module, is_package = module_name_for(path, packages)
-        key = file_key(data, f"{module}:{is_package}")
+        key = _cache_key(path, data, packages)
         found = cache.get(shown, key)
         if found is not None:
             results[index] = found
@@ -365,8 +362,15 @@ def lint_all(
                 data = read_regular(paths[index])
             except OSError:
                 continue  # gone meanwhile: nothing to keep
-            module, is_package = module_name_for(paths[index], packages)
-            known = file_key(data, f"{module}:{is_package}")
+            known = _cache_key(paths[index], data, packages)
         if known:
             cache.put(shown, known, result)
     return [r for r in results if r is not None]
+
+
+def _cache_key(path: Path, data: bytes, packages: dict[Path, list[str]]) -> str:
+    """The results cache's key of a file: its bytes and the module name it is read as."""
+    from mxlint.cache import file_key
+
+    module, is_package = module_name_for(path, packages)
+    return file_key(data, f"{module}:{is_package}")

@@ -41,7 +41,7 @@ from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
 from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
 from mxlint.rules.contexts.tensor_created_without_ctx import TensorCreatedWithoutCtx
 from mxlint.text_search import contains_ascii_word
-from mxlint.walker import iter_nodes
+from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 Sites = dict[str, list[tuple[cst.Call, list[tuple[cst.BaseExpression, Val]], str]]]
 
@@ -50,6 +50,16 @@ def _collect_sites(scope: Scope, caller: str, sites: Sites) -> None:
     """The calls `scope` makes of the module's functions, as made by `caller`."""
     for name, call, arg_vals in scope.local_calls.values():
         sites.setdefault(name, []).append((call, arg_vals, caller))
+
+
+def _calls_local(fn: cst.FunctionDef, names: frozenset[str]) -> bool:
+    """`fn` calls one of `names` (the functions of the module that place a network, and the
+    classes whose `__init__` does): what it passes (the arrays it makes, a context) is what
+    their parameters hold."""
+    return bool(names) and any(
+        type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in names
+        for node in iter_nodes(fn.body, NESTED_SCOPES)
+    )
 
 
 def _callers_first(
@@ -159,6 +169,7 @@ class ContextChecker(Checker):
             and len(path) == 2
             and all(type(b.value) is cst.Name and b.value.value == "object" for b in cls.bases)
         )
+        placing = frozenset(name for name, f in callable_.items() if id(f) in self.placing)
         top = Scope(self.ctx.imports, code, {}, helpers)
         top.local_functions = callable_
         top.local_classes = self.local_classes
@@ -191,7 +202,7 @@ class ContextChecker(Checker):
                 and not global_nets
                 and not _has_net(member_env)
                 and not _has_net(passed)
-                and not self._calls_placing(fn, callable_)
+                and not _calls_local(fn, placing)
             ):
                 continue
             env: Env = module_env_copy(top.env)
@@ -204,16 +215,6 @@ class ContextChecker(Checker):
             scope = self._run_function(fn, env, helpers, passed, callable_, top.global_default)
             _collect_sites(scope, f"`{path[-1]}()`", sites)
             self._judge(scope, ".".join(path))
-
-    def _calls_placing(self, fn: cst.FunctionDef, local: Mapping[str, cst.FunctionDef]) -> bool:
-        """`fn` calls a function of this module that places a network, or constructs a class
-        whose `__init__` does: what it passes (the arrays it makes, a context) is what that
-        function's parameters hold."""
-        placing = {name for name, f in local.items() if id(f) in self.placing and f is not fn}
-        return bool(placing) and any(
-            type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in placing
-            for node in iter_nodes(fn, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        )
 
     def _replaced_globals(self, module_env: Env) -> dict[str, cst.FunctionDef]:
         """Module-level networks that some function places again (`net.initialize`,

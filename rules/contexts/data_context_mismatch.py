@@ -355,7 +355,8 @@ def report_unmoved(
     data_fn: str,
     what: str | None = None,
 ) -> None:
-    src = _spelled_ctx(scope, ctx) or ctx.src or "ctx"
+    spelled = _spelled_ctx(scope, ctx)
+    src = spelled or ctx.src or "ctx"
     arg_code = checker.ctx.code(arg)
     origin = what or (f"`{arg_code}` ({value.origin})" if value.origin else f"`{arg_code}`")
     short_arg = arg_code if len(arg_code) <= 30 else "data"
@@ -374,7 +375,7 @@ def report_unmoved(
         ctx.gpu
         and not ctx.multi
         and net_name.startswith("self.")
-        and _spelled_ctx(scope, ctx) is None
+        and spelled is None
         and src.isidentifier()
         and src not in scope.env
     ):
@@ -389,7 +390,6 @@ def report_unmoved(
     mover = checker._mover()
     message = message.replace(".as_in_context(", f".{mover}(")
     fix = None
-    spelled = _spelled_ctx(scope, ctx)
     if spelled is not None and not ctx.multi:
         wrapped = (
             arg_code
@@ -417,15 +417,7 @@ def check_loss_call(
     # The prediction, the label and the sample weights (third, or `sample_weight=`).
     tensors = [(a, v) for a, v in event.args if isinstance(v, Tensor)]
     weights = {id(a) for a, _ in event.args[2:]}
-    # On a GPU, or on one of a list of contexts: a batch split across a context list is
-    # multi-device training, whatever the list holds.
-    gpu = [
-        v
-        for _, v in tensors
-        if v.where == "placed"
-        and v.ctx is not None
-        and (v.ctx.gpu is True or (v.ctx.shard_of is not None and v.ctx.gpu is None))
-    ]
+    gpu = [v for _, v in tensors if v.where == "placed" and v.ctx is not None and v.ctx.off_host()]
     if not gpu:
         return
     for arg, value in tensors:

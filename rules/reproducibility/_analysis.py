@@ -322,18 +322,12 @@ class _Collector:
         (`nn.Dense(10, in_units=4)`, `nn.Embedding(...)`): `initialize()` itself draws."""
         if "." in key:
             return False
-        scope: cst.CSTNode = site.frames[-1].function if site.frames else self.ctx.module
-        values = [
-            node.value
-            for node in iter_nodes(scope, NESTED_SCOPES)
-            if type(node) is cst.Assign
-            and len(node.targets) == 1
-            and type(node.targets[0].target) is cst.Name
-            and node.targets[0].target.value == key
-        ]
-        if len(values) != 1 or type(values[0]) is not cst.Call:
+        where: cst.CSTNode = site.frames[-1].function if site.frames else self.ctx.module
+        scope = self.ctx.bindings.scope(where)
+        found = scope.bindings(key) if scope is not None else []
+        if len(found) != 1 or found[0].kind != "assignment" or type(found[0].value) is not cst.Call:
             return False
-        built = values[0]
+        built = found[0].value
         name = self.ctx.resolve(built.func)
         sizes = knowledge.api().init_at_once.get(name) if name is not None else None
         if sizes is None:
