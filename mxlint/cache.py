@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 DIRNAME = ".mxlint_cache"
 ENV_VAR = "MXLINT_CACHE_DIR"
 #: Bumped when the layout of a cache file changes.
-FORMAT = 5
+FORMAT = 6
 
 _GITIGNORE = "# Automatically created by mxlint.\n*\n"
 _CACHEDIR_TAG = (

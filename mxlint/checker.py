@@ -80,6 +80,10 @@ class FileFacts:
     #: for: computed once, on first use, and cached with the file's result, so that a later run
     #: does not parse this file again to learn them.
     effects: dict[str, Effects | None] = field(default_factory=dict)
+    #: What became of each object of a project class the file builds, by the class's name as
+    #: the file resolves it (`semantic.constructions`: kept and called, hybridized, handed to a
+    #: function, or beyond one file's sight).
+    builds: dict[str, tuple[tuple[object, ...], ...]] = field(default_factory=dict)
     #: The file mentions nothing of MXNet and was not parsed (see `engine.MXNET_HINT`): these
     #: facts hold only where it is, so that a call another file makes into it (a helper of
     #: plain tensor arithmetic) can still be followed by parsing it then

@@ -117,6 +117,18 @@ def infer_mxnet_line(source: str, settings: Settings) -> str:
 _DECLINES = re.compile(r"hybridize\s*=\s*False\b")
 
 
+def class_builds(ctx: FileContext) -> dict[str, tuple[tuple[object, ...], ...]]:
+    """`FileFacts.builds`: the objects of project classes the file builds, and their fate."""
+    from mxlint.semantic.constructions import builds
+
+    own = {
+        stmt.name.value: ctx.qualname(stmt.name.value)
+        for stmt in ctx.module.body
+        if type(stmt) is cst.ClassDef
+    }
+    return builds(ctx.module, ctx.imports, ctx.bindings, own)
+
+
 def declines_hybridize(source: str, module: cst.Module) -> bool:
     """Whether the file passes `hybridize=False` to a call (`Trainer(hybridize=False)`, an
     estimator's option) and calls no `.hybridize(...)` itself (`FileFacts.declines_hybridize`)."""

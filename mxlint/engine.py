@@ -216,6 +216,7 @@ def _check(
             result.error = True
         ctx.facts.imports = tuple(sorted(set(ctx.imports.aliases.values())))
         ctx.facts.declines_hybridize = context.declines_hybridize(source, module)
+        ctx.facts.builds = context.class_builds(ctx)
         result.facts = ctx.facts
         _position_reports(ctx, result)
     finally:

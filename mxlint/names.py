@@ -78,7 +78,7 @@ def last_name(node: cst.BaseExpression) -> str:
     return ""
 
 
-def _module_path(node: cst.BaseExpression | None) -> str:
+def module_path(node: cst.BaseExpression | None) -> str:
     if node is None:
         return ""
     name = dotted_name(node)
@@ -125,7 +125,7 @@ class ImportMap:
     def add_import(self, node: cst.Import) -> None:
         self.version += 1
         for alias in node.names:
-            full = _module_path(alias.name)
+            full = module_path(alias.name)
             if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self.aliases[alias.asname.name.value] = knowledge.canonical(full)
             else:
@@ -135,12 +135,12 @@ class ImportMap:
     def add_import_from(self, node: cst.ImportFrom) -> None:
         self.version += 1
         level = len(node.relative)
-        target = _module_path(node.module)
+        target = module_path(node.module)
         base = resolve_relative(self.module, level, target, self.is_package)
         if isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
-            name = _module_path(alias.name)
+            name = module_path(alias.name)
             local = name
             if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value

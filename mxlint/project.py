@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,9 +15,11 @@ from mxlint.checker import FileFacts
 from mxlint.context import context_for
 from mxlint.names import ProjectNames
 from mxlint.parsing import decode_source
+from mxlint.semantic.constructions import STARRED
 from mxlint.semantic.effects import Effects, Slot
 from mxlint.semantic.program import ImportGraph, console_script_modules
 from mxlint.settings import Settings
+from mxlint.sources import display
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -68,6 +72,8 @@ class ProjectIndex:
         self._declined: dict[str, bool] = {}
         self._any_declines: bool | None = None
         self._imports_resolved: list[set[str]] | None = None
+        self._never: dict[str, bool] = {}
+        self._built: dict[str, list[tuple[object, ...]]] | None = None
         if previous is not None:
             self._reuse(previous)
 
@@ -226,6 +232,70 @@ class ProjectIndex:
                 )
         self._declined[name] = answer
         return answer
+
+    def never_hybridized(self, name: str, _seen: frozenset[str] = frozenset()) -> bool:
+        """Whether no object of the class `name` can meet `hybridize()`: the run sees every
+        object of it (or of a subclass) the project builds, and each is kept where it is
+        built, called and never hybridized, exported or handed to code that might
+        (`FileFacts.builds`), and no file outside the run names the class. A class built
+        nowhere (a library's, or built by code the run does not show) is not."""
+        found = self._lookup(name) or name
+        if found in self._never:
+            return self._never[found]
+        answer = False
+        if found not in _seen:
+            self._never[found] = False  # asked again while being answered: a cycle
+            fates = [
+                *self._fates().get(found, []),
+                *self._fates().get(STARRED + found.rsplit(".", 1)[-1], []),
+            ]
+            subclasses = [c for c, bases in self.classes.items() if found in bases]
+            answer = (
+                bool(fates or subclasses)
+                and all(self._unhybridized(fate) for fate in fates)
+                and all(self.never_hybridized(c, _seen | {found}) for c in subclasses)
+                and not named_outside(self._unread_paths(), found.rsplit(".", 1)[-1])
+            )
+        self._never[found] = answer
+        return answer
+
+    def _fates(self) -> dict[str, list[tuple[object, ...]]]:
+        """Fates by class; a name read after a project module's `import *` under its own
+        simple name (`STARRED` + name), which any class of that name may be."""
+        if self._built is None:
+            self._built = {}
+            for f in self.files:
+                for key, fates in f.builds.items():
+                    if not key.startswith(STARRED):
+                        key = self._lookup(key) or key
+                    self._built.setdefault(key, []).extend(fates)
+        return self._built
+
+    def _unhybridized(self, fate: tuple[object, ...]) -> bool:
+        if fate == ("free",):
+            return True
+        if len(fate) == 4 and fate[0] == "hand" and fate[1] == "project":
+            callee, slot = fate[2], fate[3]
+            if isinstance(callee, str) and isinstance(slot, (int, str)):
+                return self.param_hybridized(callee, slot) is False
+        return False
+
+    def _unread_paths(self) -> list[str]:
+        """The project's Python files this run did not parse: skimmed ones, and those under
+        the import roots of its files on disk that it was not given (a run of some files;
+        files checked from memory are a project of their own)."""
+        read = {f.path for f in self.files}
+        roots = {
+            root
+            for f in self.files
+            if f.path not in self.sources
+            and os.path.isfile(f.path)
+            and (root := _import_root(f)) is not None
+        }
+        paths = [f.path for files in self._skimmed.values() for f in files]
+        for root in sorted(roots):
+            paths.extend(p for p in python_files_under(root) if p not in read)
+        return list(dict.fromkeys(paths))
 
     def _imported_classes(self) -> list[set[str]]:
         """What each file (in `files` order) imports, with the project class each re-exported
@@ -404,9 +474,17 @@ class ProjectIndex:
         if kind == "hybridblock-unhybridized":
             return self.is_hybrid_block(name) is True and self.result_hybridized(name) is False
         if kind == "hybridized":
-            return self.is_hybrid_block(name) is True and not self.hybridize_declined(name)
+            return (
+                self.is_hybrid_block(name) is True
+                and not self.hybridize_declined(name)
+                and not self.never_hybridized(name)
+            )
         if kind == "hybridized-or-unknown":
-            return self.is_hybrid_block(name) is not False and not self.hybridize_declined(name)
+            return (
+                self.is_hybrid_block(name) is not False
+                and not self.hybridize_declined(name)
+                and not self.never_hybridized(name)
+            )
         if kind == "block":
             return self.is_block(name) is True
         raise ValueError(f"unknown requirement {kind!r}")
@@ -439,5 +517,61 @@ def _module_file_exists(root: Path, name: str) -> bool:
     for end in range(len(parts), 0, -1):
         base = root.joinpath(*parts[:end])
         if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return True
+    return False
+
+
+#: A project this large is not searched for the names of its classes (`named_outside`).
+MAX_UNREAD_FILES = 20_000
+_SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
+#: Python files under a directory (walked once per process), and whether a file names a word,
+#: by (path, modification time, size, word): a server asks again after every edit.
+_LISTINGS: dict[str, tuple[str, ...]] = {}
+_NAMED: dict[tuple[str, int, int, str], bool] = {}
+
+
+def python_files_under(root: Path) -> tuple[str, ...]:
+    """The `.py` files under `root` as the run names them, outside hidden folders, caches and
+    virtual environments; every one when there are too many to list."""
+    key = str(root)
+    if key in _LISTINGS:
+        return _LISTINGS[key]
+    found: list[str] = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d not in _SKIPPED_DIRS
+            and not os.path.exists(os.path.join(top, d, "pyvenv.cfg"))
+        ]
+        found.extend(display(Path(top, f)) for f in files if f.endswith(".py"))
+        if len(found) > MAX_UNREAD_FILES:
+            break
+    _LISTINGS[key] = tuple(found)
+    return _LISTINGS[key]
+
+
+def named_outside(paths: Iterable[str], name: str) -> bool:
+    """Whether one of the files names `name` as a word (a file that cannot be read might)."""
+    pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    count = 0
+    for path in paths:
+        count += 1
+        if count > MAX_UNREAD_FILES:
+            return True
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        key = (path, stat.st_mtime_ns, stat.st_size, name)
+        named = _NAMED.get(key)
+        if named is None:
+            try:
+                with open(path, "rb") as fh:
+                    named = _NAMED[key] = pattern.search(fh.read()) is not None
+            except OSError:
+                return True
+        if named:
             return True
     return False

@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import libcst as cst
 
 if TYPE_CHECKING:
     from typing import TypeGuard  # Python 3.10; an annotation only
+
+N = TypeVar("N", bound=cst.CSTNode)
 
 #: Nodes that open a scope of their own: a walk of one function's statements stops at them.
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -228,6 +230,14 @@ class TreeIndex:
         #: Per-file results of pure functions of a subtree (e.g. calls in evaluation order).
         self.memo: dict[tuple[str, int], object] = {}
 
+    def nodes_of(self, typ: type[N]) -> list[N]:
+        """Every node of exactly type `typ`, in pre-order (listed once per file)."""
+        key = ("nodes_of", id(typ))
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = [node for node in self.order if type(node) is typ]
+        return found  # type: ignore[return-value]
+
     def index_of(self, node: cst.CSTNode) -> int | None:
         i = self.pos.get(id(node))
         return i if i is not None and self.order[i] is node else None
@@ -292,6 +302,15 @@ def iter_nodes(
     if found is not None:
         return iter(found[0].subtree(found[1], stop))
     return _descend(node, stop)
+
+
+def nodes_of(module: cst.Module, typ: type[N]) -> list[N]:
+    """Every node of exactly type `typ` in `module`, in pre-order: the file's index lists them
+    once for every rule that asks."""
+    index = _current
+    if index is not None and index.module is module:
+        return index.nodes_of(typ)
+    return [node for node in _descend(module, ()) if type(node) is typ]  # type: ignore[misc]
 
 
 def subtree_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()) -> list[cst.CSTNode]:

@@ -677,3 +677,138 @@ def test_integer_literals_in_any_base_are_read_as_python_reads_them():
     findings = check_source(source, "model.py", Settings(select=("MXL",)), ())
     rows = sorted((f.location.row, f.code) for f in findings)
     assert rows == [(7, "MXL101"), (8, "MXL105"), (8, "MXL202")]
+
+
+# --- blocks the project never hybridizes ------------------------------------------------------
+
+_LOSS = """\
+from mxnet import gluon
+
+
+class GatedLoss(gluon.HybridBlock):
+    def hybrid_forward(self, F, pred, label):
+        if label.sum().asscalar() == 0:
+            return F.zeros_like(pred).sum()
+        return F.square(pred - label).sum()
+"""
+
+
+def _loss_findings(train: str, *others: tuple[str, str]) -> list[tuple[int, str]]:
+    findings = check_source(
+        _LOSS,
+        "losses.py",
+        Settings(select=("MXL1",)),
+        (("train", textwrap.dedent(train)), *others),
+    )
+    return sorted((f.location.row, f.code) for f in findings if f.filename == "losses.py")
+
+
+def test_a_block_built_called_and_never_hybridized_is_not_checked():
+    # built, called, handed to a helper that only calls it: always imperative
+    assert (
+        _loss_findings(
+            """
+            from losses import GatedLoss
+
+            def evaluate(net, loss_fn, x, y):
+                return loss_fn(net(x), y).asscalar()
+
+            def main(net, x, y):
+                net.hybridize()
+                loss_fn = GatedLoss()
+                loss_fn.initialize()
+                print(evaluate(net, loss_fn, x, y), GatedLoss()(x, y))
+                return isinstance(loss_fn, GatedLoss)
+            """
+        )
+        == []
+    )
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "loss_fn.hybridize()",  # hybridized
+        "loss_fn.export('loss')",  # exported: needs a hybridized block
+        "prepare(loss_fn)",  # handed to a helper that hybridizes it
+        "blocks.append(loss_fn)",  # kept where the file cannot follow it
+        "return loss_fn",  # the caller may hybridize it
+        "helper = make(GatedLoss)",  # the class itself handed on
+    ],
+)
+def test_a_block_that_may_be_hybridized_is_still_checked(use):
+    train = f"""
+        from losses import GatedLoss
+        from lib import make
+
+        blocks = []
+
+        def prepare(block):
+            block.hybridize(static_alloc=True)
+
+        def main(x, y):
+            loss_fn = GatedLoss()
+            {use}
+        """
+    assert _loss_findings(train) == [(6, "MXL102")]
+
+
+def test_a_block_built_as_a_child_follows_its_parent():
+    train = """
+        from mxnet import gluon
+        from losses import GatedLoss
+
+        class Model(gluon.HybridBlock):
+            def __init__(self):
+                super().__init__()
+                self.loss = GatedLoss()
+    """
+    assert _loss_findings(train) == [(6, "MXL102")]
+
+
+def test_a_block_no_file_of_the_run_builds_is_still_checked():
+    assert _loss_findings("import losses\n") == [(6, "MXL102")]
+
+
+def test_a_file_outside_the_run_that_names_the_block_keeps_it_checked(tmp_path, monkeypatch):
+    (tmp_path / "losses.py").write_text(_LOSS)
+    (tmp_path / "train.py").write_text(
+        "from mxnet import nd\nfrom losses import GatedLoss\n\n"
+        "def main():\n    return GatedLoss()(nd.ones(2), nd.zeros(2))\n"
+    )
+    (tmp_path / "serve.py").write_text(
+        "import mxnet\nfrom losses import GatedLoss\n\nblock = GatedLoss()\nblock.hybridize()\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    from mxlint.api import check_paths
+
+    def rows(*names: str) -> list[tuple[str, int, str]]:
+        found = check_paths([tmp_path / n for n in names], Settings(select=("MXL1",)))
+        return sorted(
+            (f.filename.rsplit("/", 1)[-1], f.location.row, f.code) for f in found.findings
+        )
+
+    reported = [("losses.py", 6, "MXL102")]
+    assert rows("losses.py", "train.py") == reported  # serve.py names it and is not read
+    assert rows("losses.py", "train.py", "serve.py") == reported  # serve.py hybridizes it
+    (tmp_path / "serve.py").unlink()
+    assert rows("losses.py", "train.py") == []
+
+
+def test_a_block_a_star_import_may_give_is_still_checked():
+    free = """
+        from mxnet import nd
+        from losses import GatedLoss
+
+        def main():
+            return GatedLoss()(nd.ones(2), nd.zeros(2))
+    """
+    starred = """
+        from mxnet import nd
+        from losses import *
+
+        block = GatedLoss()
+        block.hybridize()
+    """
+    assert _loss_findings(free) == []
+    assert _loss_findings(free, ("serve", textwrap.dedent(starred))) == [(6, "MXL102")]

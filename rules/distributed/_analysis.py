@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint.names import dotted_name
-from mxlint.walker import iter_nodes
+from mxlint.walker import iter_nodes, nodes_of
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -317,7 +317,7 @@ def _dict_entries(model: FileModel, node: cst.BaseExpression) -> dict[str, Given
 def build(ctx: FileContext) -> FileModel:
     """Read the file's kvstores, Trainers, Horovod calls and Trainer method calls."""
     model = FileModel(ctx)
-    calls = [n for n in iter_nodes(ctx.module) if type(n) is cst.Call]
+    calls = nodes_of(ctx.module, cst.Call)
     model.calls = calls  # type: ignore[assignment]
     for call in calls:
         assert isinstance(call, cst.Call)

@@ -7,7 +7,11 @@ statements that only work in the first mode. A block that overrides `hybridize()
 reaching MXNet's (a test double that raises there, a block that ignores it) only runs in the
 first mode: its forward code is not checked; so does a block the project builds only in files
 that pass `hybridize=False` to what trains it and call no `.hybridize()`
-(`ProjectIndex.hybridize_declined`). Two rules read any code, hybridized or not, from
+(`ProjectIndex.hybridize_declined`); and so does a block every object of which the project
+builds where it keeps it, calls it and never hybridizes, exports or hands it to code that might
+(a loss a training script builds and calls, a reference layer a test runs on arrays), when no
+file outside the run names it (`ProjectIndex.never_hybridized`, `semantic.constructions`). Two
+rules read any code, hybridized or not, from
 MXNet's own facts: Python values passed where an operator takes an array (MXL116) and an
 NDArray used as a truth value (MXL117).
 

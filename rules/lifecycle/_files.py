@@ -34,7 +34,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.checker import FileContext
 from mxlint.names import dotted_name
-from mxlint.walker import NESTED_SCOPES, iter_nodes
+from mxlint.walker import NESTED_SCOPES, iter_nodes, nodes_of
 
 #: Delimits a part of a key that is a variable, not text.
 MARK = "\x00"
@@ -409,7 +409,7 @@ def collect(ctx: FileContext) -> FileIO:
     out = FileIO()
     receivers: dict[int, _Receivers] = {}
     lines: dict[cst.CSTNode, int] = {}
-    calls = [n for n in iter_nodes(ctx.module) if type(n) is cst.Call]
+    calls = nodes_of(ctx.module, cst.Call)
     wanted = [c for c in calls if _interesting(c)]
     if not wanted:
         return out

@@ -1,0 +1,298 @@
+"""Where a file builds the project's classes, and what becomes of each object it builds.
+
+A HybridBlock's `hybrid_forward` only meets `hybridize()` when an object of the class is
+hybridized: itself, or a block that holds it. A loss block that a training script builds,
+calls and never hybridizes, a reference layer a test builds and runs on arrays, run
+imperatively: what would break under `hybridize()` never does. Each place a file builds an
+object of a class of its project (`loss = YoloLoss(...)`, `Layer(...)(x)`) is kept with what
+the code around it does with the object: keeps it to call it (`FREE`), hybridizes or exports
+it (`HYBRIDIZED`), hands it to a function (which the run asks: `hand`), or lets it go where
+one file cannot follow (`UNKNOWN`: returned, stored, built inside a class as a child). Other
+mentions of the class (a table of classes, `partial(Layer, ...)`) are `UNKNOWN` too.
+`ProjectIndex.never_hybridized` reads them from every file of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from mxlint import knowledge
+from mxlint.names import ImportMap, module_path, resolve_relative
+from mxlint.semantic.bindings import Bindings, Scope
+from mxlint.semantic.effects import call_origin
+from mxlint.walker import TreeIndex, locate
+
+#: What became of one object built (`FileFacts.builds`): ("free",), ("hybridized",),
+#: ("unknown",), or ("hand", kind, callee, slot): handed to a callee of that `Origin` kind
+#: ("project": a resolved name the run asks `param_hybridized` of; "library").
+Fate = tuple[object, ...]
+FREE: Fate = ("free",)
+HYBRIDIZED: Fate = ("hybridized",)
+UNKNOWN: Fate = ("unknown",)
+#: Key prefix of a capitalised name a file reads after a project module's `import *`.
+STARRED = "*"
+
+#: Methods that make a block run as a graph (`export` needs a hybridized block).
+_HYBRIDIZING = frozenset({"hybridize", "export", "optimize_for"})
+#: Methods called on an object that neither hybridize it nor let it go anywhere.
+_KEEPING = (knowledge.INERT_BLOCK_METHODS | knowledge.FORWARD_METHODS) - _HYBRIDIZING
+#: Calls that read a class without building or handing on an object of it.
+_ASKING = frozenset({"isinstance", "issubclass", "super", "type"})
+
+
+def builds(
+    module: cst.Module,
+    imports: ImportMap,
+    bindings: Bindings,
+    qualname: dict[str, str],
+) -> dict[str, tuple[Fate, ...]]:
+    """The fate of every object of a project class the file builds, and `UNKNOWN` for every
+    other mention of such a class, by the class's name as the file resolves it. `qualname`:
+    the file's own module-level classes, by local name."""
+    found = locate(module)
+    index = found[0] if found is not None else TreeIndex(module)
+    reader = _Reader(module, imports, bindings, qualname, index)
+    return reader.read()
+
+
+def _class_name(node: cst.BaseExpression, imports: ImportMap, own: dict[str, str]) -> str | None:
+    """The project class `node` names (a capitalised name, as classes are spelled), if any."""
+    if type(node) is cst.Name:
+        if node.value in own:
+            return own[node.value]
+        last = node.value
+    elif type(node) is cst.Attribute:
+        last = node.attr.value
+    else:
+        return None
+    if not last[:1].isupper():
+        return None
+    name = imports.resolve(node)
+    if name is None or knowledge.is_library(name):
+        return None
+    return name
+
+
+class _Reader:
+    def __init__(
+        self,
+        module: cst.Module,
+        imports: ImportMap,
+        bindings: Bindings,
+        own: dict[str, str],
+        index: TreeIndex,
+    ) -> None:
+        self.module = module
+        self.imports = imports
+        self.bindings = bindings
+        self.own = own
+        self.index = index
+        self.out: dict[str, list[Fate]] = {}
+
+    def read(self) -> dict[str, tuple[Fate, ...]]:
+        # Only a name the file binds to a class of its own or to something a project module
+        # gives (not a library's) can start the spelling of a project class.
+        roots = set(self.own)
+        roots.update(
+            name
+            for name, target in self.imports.aliases.items()
+            if not knowledge.is_library(target)
+        )
+        starred = self._star_imports()
+        if not roots and not starred:
+            return {}
+        index = self.index
+        for node in index.nodes_of(cst.Name):
+            if node.value not in roots:
+                if starred and node.value[:1].isupper() and self._loaded(node):
+                    # maybe a class a project module's `import *` gave: its fate is unknown
+                    self.out.setdefault(STARRED + node.value, []).append(UNKNOWN)
+                continue
+            expr: cst.CSTNode = node
+            parent = self.parent(node)
+            while type(parent) is cst.Attribute and parent.value is expr:  # type: ignore[attr-defined]
+                expr, parent = parent, self.parent(parent)
+            name = _class_name(expr, self.imports, self.own)  # type: ignore[arg-type]
+            if name is None or not self._mention(expr, parent):
+                continue
+            if type(parent) is cst.Call and parent.func is expr:
+                fate = self._built(parent)
+            else:
+                fate = UNKNOWN
+            self.out.setdefault(name, []).append(fate)
+        return {name: tuple(dict.fromkeys(fates)) for name, fates in self.out.items()}
+
+    def _star_imports(self) -> bool:
+        """Whether the file takes every name of a project module (`from .layers import *`)."""
+        for node in self.index.nodes_of(cst.ImportFrom):
+            if type(node.names) is cst.ImportStar:
+                base = resolve_relative(
+                    self.imports.module,
+                    len(node.relative),
+                    module_path(node.module),
+                    self.imports.is_package,
+                )
+                if base and not knowledge.is_library(base):
+                    return True
+        return False
+
+    def _loaded(self, node: cst.Name) -> bool:
+        parent = self.parent(node)
+        if type(parent) is cst.Attribute and parent.attr is node:
+            return False
+        return self._mention(node, parent)
+
+    def _mention(self, expr: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+        """Whether `expr` (a class's spelling) uses the class: not its import, not a base of a
+        class statement, not `isinstance(x, Class)`, not a name being bound."""
+        kind = type(parent)
+        if kind in (cst.ImportAlias, cst.ImportFrom, cst.Import, cst.AssignTarget, cst.Param):
+            return False
+        if kind in (cst.FunctionDef, cst.ClassDef) and parent.name is expr:  # type: ignore[union-attr]
+            return False
+        if kind is cst.Arg:
+            outer = self.parent(parent)  # type: ignore[arg-type]
+            if type(outer) is cst.ClassDef:
+                return False
+            if type(outer) is cst.Call:
+                func = outer.func
+                if type(func) is cst.Name and func.value in _ASKING:
+                    return False
+        return True
+
+    # -- one object --------------------------------------------------------------------------
+
+    def _built(self, call: cst.Call) -> Fate:
+        scope = self.bindings.scope_at(call)
+        if _in_class(scope):
+            return UNKNOWN  # a child or member of another object: its fate is that object's
+        parent = self.parent(call)
+        if type(parent) is cst.Call and parent.func is call:
+            return FREE  # `Layer(...)(x)`
+        if type(parent) is cst.Arg:
+            return self._handed(parent)
+        if type(parent) is cst.AssignTarget:
+            return UNKNOWN
+        if type(parent) is cst.Assign and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if type(target) is cst.Name:
+                return self._kept(target.value, scope, parent)
+        return UNKNOWN
+
+    def _kept(self, name: str, scope: Scope, assign: cst.Assign) -> Fate:
+        """What the code does with `name`, bound to a new object in `scope`."""
+        fates: list[Fate] = []
+        for node in self._uses(name, scope):
+            if node is assign.targets[0].target:
+                continue
+            fate = self._use(node)
+            if fate is HYBRIDIZED or fate is UNKNOWN:
+                return fate
+            if fate is not FREE:
+                fates.append(fate)
+        if len(fates) > 1:
+            return UNKNOWN  # handed to several callees: one fact per object keeps it simple
+        return fates[0] if fates else FREE
+
+    def _uses(self, name: str, scope: Scope) -> Iterator[cst.Name]:
+        index = self.index
+        root = scope.node if scope.node is not None else self.module
+        start = index.index_of(root)
+        if start is None:
+            return
+        stop = index.end[start]
+        for node in index.nodes_of(cst.Name):
+            if node.value == name:  # type: ignore[attr-defined]
+                i = index.index_of(node)
+                if i is not None and start <= i < stop:
+                    if self.bindings.scope_at(node).lookup(name) is scope:
+                        yield node  # type: ignore[misc]
+
+    def _use(self, node: cst.Name) -> Fate:
+        parent = self.parent(node)
+        if type(parent) is cst.Call and parent.func is node:
+            return FREE  # called
+        if type(parent) is cst.Arg:
+            return self._handed(parent)
+        if type(parent) is cst.Attribute and parent.value is node:
+            top: cst.CSTNode = parent
+            while True:
+                up = self.parent(top)
+                if type(up) is cst.Attribute and up.value is top:
+                    top = up
+                    continue
+                break
+            method = top.attr.value  # type: ignore[attr-defined]
+            if type(up) is cst.Call and up.func is top:
+                if method in _HYBRIDIZING:
+                    return HYBRIDIZED
+                if top is parent and method not in _KEEPING:
+                    return UNKNOWN  # a method of its own class, which may hand it on
+            return FREE  # `x.weight.data()`, `x.collect_params()`
+        if type(parent) in (cst.Del, cst.Global, cst.Nonlocal):
+            return FREE
+        return UNKNOWN  # returned, stored, aliased, put in a container
+
+    def _handed(self, arg: cst.Arg) -> Fate:
+        call = self.parent(arg)
+        if type(call) is not cst.Call or arg.star:
+            return UNKNOWN
+        origin, bound = call_origin(call, self.imports)
+        kind, callee = origin
+        if kind == "library":
+            return FREE
+        if kind != "project":
+            local = call.func
+            if type(local) is cst.Name and local.value in self._functions():
+                kind, callee = "project", self._functions()[local.value]
+            else:
+                return UNKNOWN
+        position = 0
+        for each in call.args:
+            if each is arg:
+                break
+            if each.star:
+                return UNKNOWN
+            if each.keyword is None:
+                position += 1
+        slot: object = arg.keyword.value if arg.keyword is not None else position
+        return ("hand", kind, callee, slot)
+
+    def _functions(self) -> dict[str, str]:
+        functions = getattr(self, "_local_functions", None)
+        if functions is None:
+            module_name = self.imports.module
+            functions = {
+                s.name.value: f"{module_name}.{s.name.value}" if module_name else s.name.value
+                for s in self.module.body
+                if type(s) is cst.FunctionDef
+            }
+            self._local_functions = functions
+        return functions
+
+    # -- the tree ----------------------------------------------------------------------------
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The node holding `node`: the nearest node before it in pre-order whose subtree
+        reaches past it (the scan passes only earlier siblings' subtrees, mostly small)."""
+        index = self.index
+        i = index.index_of(node)
+        if i is None:
+            return None
+        end = index.end
+        j = i - 1
+        while j >= 0 and end[j] <= i:
+            j -= 1
+        return index.order[j] if j >= 0 else None
+
+
+def _in_class(scope: Scope) -> bool:
+    """Whether `scope` is a class body or inside a method (any function nested in a class)."""
+    current: Scope | None = scope
+    while current is not None:
+        if current.kind == "class":
+            return True
+        current = current.parent
+    return False
