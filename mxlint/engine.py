@@ -19,6 +19,7 @@ import libcst as cst
 from mxlint import context, registry, sources, suppressions
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec
 from mxlint.funnel import admit
+from mxlint.names import imports_in_text
 from mxlint.parsing import (
     DEEP_RECURSION_LIMIT,
     ParseFailure,
@@ -144,7 +145,9 @@ def lint_source(
     if not force and not MXNET_HINT.search(source.encode("utf-8", "surrogatepass")):
         if module_name is None:
             module_name, is_package = sources.module_name_for(Path(path))
-        return FileResult(path, facts=FileFacts(module_name, path, is_package, skimmed=True))
+        imports = imports_in_text(source, module_name, is_package)
+        facts = FileFacts(module_name, path, is_package, imports=imports, skimmed=True)
+        return FileResult(path, facts=facts)
     module = parse_module(source)
     if isinstance(module, ParseFailure):
         rule = registry.all_rules()["MXL001"]
@@ -214,7 +217,7 @@ def _check(
         for name, error in errors:
             result.findings.append(internal_error(path, name, error))
             result.error = True
-        ctx.facts.imports = tuple(sorted(set(ctx.imports.aliases.values())))
+        ctx.facts.imports = tuple(sorted({*ctx.imports.aliases.values(), *ctx.imports.starred}))
         ctx.facts.declines_hybridize = context.declines_hybridize(source, module)
         ctx.facts.builds = context.class_builds(ctx)
         result.facts = ctx.facts

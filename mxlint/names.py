@@ -8,6 +8,7 @@ the cost.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Iterator
 
@@ -108,7 +109,7 @@ class ImportMap:
     facts (HybridBlock ancestry, helper functions) can be looked up.
     """
 
-    __slots__ = ("aliases", "module", "is_package", "version")
+    __slots__ = ("aliases", "module", "is_package", "version", "starred")
 
     def __init__(self, module: str = "", is_package: bool = False) -> None:
         self.aliases: dict[str, str] = {}
@@ -116,6 +117,8 @@ class ImportMap:
         self.is_package = is_package
         #: Counts the imports added: what was resolved before may resolve otherwise after.
         self.version = 0
+        #: Modules whose every public name the file takes (`from .layers import *`).
+        self.starred: set[str] = set()
 
     def alias(self, local: str, full: str) -> None:
         """Bind `local` to the qualified name `full`."""
@@ -138,6 +141,8 @@ class ImportMap:
         target = module_path(node.module)
         base = resolve_relative(self.module, level, target, self.is_package)
         if isinstance(node.names, cst.ImportStar):
+            if base:
+                self.starred.add(knowledge.canonical(base))
             return
         for alias in node.names:
             name = module_path(alias.name)
@@ -183,3 +188,49 @@ def names_a_network(name: str) -> bool:
     network; a class name (`Net`) constructs one instead."""
     leaf = name.rsplit(".", 1)[-1]
     return not leaf[:1].isupper() and bool(knowledge.NETWORK_WORDS.intersection(name_tokens(leaf)))
+
+
+#: The first line of an import statement (at any indentation).
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t]", re.M)
+
+
+def imports_in_text(source: str, module: str, is_package: bool) -> tuple[str, ...]:
+    """The names a file imports (resolved as `ImportMap` resolves them, modules taken by
+    `import *` included), read from its import statements alone: for a file that is not
+    parsed (it names nothing of MXNet) but whose imports still tell which modules the project
+    uses (a package `__init__` that re-exports a loader module)."""
+    found: set[str] = set()
+    for match in _IMPORT_LINE.finditer(source):
+        start = match.start()
+        end = source.find("\n", start)
+        end = len(source) if end < 0 else end
+        text = source[start:end]
+        if "(" in text and ")" not in text:
+            close = source.find(")", end)
+            if close < 0:
+                continue
+            text = source[start : close + 1]
+        while text.endswith("\\"):
+            nxt = source.find("\n", end + 1)
+            nxt = len(source) if nxt < 0 else nxt
+            text = text[:-1] + source[end + 1 : nxt]
+            end = nxt
+        try:
+            tree = ast.parse(text.strip())
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    full = alias.name
+                    found.add(knowledge.canonical(full) if alias.asname else full.split(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                base = resolve_relative(module, node.level, node.module or "", is_package)
+                for alias in node.names:
+                    if alias.name == "*":
+                        if base:
+                            found.add(knowledge.canonical(base))
+                        continue
+                    full = f"{base}.{alias.name}" if base else alias.name
+                    found.add(knowledge.canonical(full))
+    return tuple(sorted(found))

@@ -15,11 +15,9 @@ from mxlint.checker import FileFacts
 from mxlint.context import context_for
 from mxlint.names import ProjectNames
 from mxlint.parsing import decode_source
-from mxlint.semantic.constructions import STARRED
 from mxlint.semantic.effects import Effects, Slot
 from mxlint.semantic.program import ImportGraph, console_script_modules
 from mxlint.settings import Settings
-from mxlint.sources import display
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -93,7 +91,7 @@ class ProjectIndex:
             yield from files
 
     def _import_key(self) -> list[tuple[str, str, tuple[str, ...]]]:
-        return [(f.module, f.path, tuple(f.imports)) for f in self.files]
+        return [(f.module, f.path, tuple(f.imports)) for f in self._every_file()]
 
     def sees_dependencies(self, facts: FileFacts) -> bool:
         """Whether every module of the project that the file of `facts` imports, itself or
@@ -245,10 +243,7 @@ class ProjectIndex:
         answer = False
         if found not in _seen:
             self._never[found] = False  # asked again while being answered: a cycle
-            fates = [
-                *self._fates().get(found, []),
-                *self._fates().get(STARRED + found.rsplit(".", 1)[-1], []),
-            ]
+            fates = self._fates().get(found, [])
             subclasses = [c for c, bases in self.classes.items() if found in bases]
             answer = (
                 bool(fates or subclasses)
@@ -260,15 +255,11 @@ class ProjectIndex:
         return answer
 
     def _fates(self) -> dict[str, list[tuple[object, ...]]]:
-        """Fates by class; a name read after a project module's `import *` under its own
-        simple name (`STARRED` + name), which any class of that name may be."""
         if self._built is None:
             self._built = {}
             for f in self.files:
                 for key, fates in f.builds.items():
-                    if not key.startswith(STARRED):
-                        key = self._lookup(key) or key
-                    self._built.setdefault(key, []).extend(fates)
+                    self._built.setdefault(self._lookup(key) or key, []).extend(fates)
         return self._built
 
     def _unhybridized(self, fate: tuple[object, ...]) -> bool:
@@ -280,11 +271,11 @@ class ProjectIndex:
                 return self.param_hybridized(callee, slot) is False
         return False
 
-    def _unread_paths(self) -> list[str]:
+    def _unread_paths(self) -> list[str] | None:
         """The project's Python files this run did not parse: skimmed ones, and those under
         the import roots of its files on disk that it was not given (a run of some files;
         files checked from memory are a project of their own)."""
-        read = {f.path for f in self.files}
+        read = {os.path.abspath(f.path) for f in self.files}
         roots = {
             root
             for f in self.files
@@ -292,9 +283,12 @@ class ProjectIndex:
             and os.path.isfile(f.path)
             and (root := _import_root(f)) is not None
         }
-        paths = [f.path for files in self._skimmed.values() for f in files]
+        paths = [os.path.abspath(f.path) for files in self._skimmed.values() for f in files]
         for root in sorted(roots):
-            paths.extend(p for p in python_files_under(root) if p not in read)
+            listed = python_files_under(root)
+            if listed is None:
+                return None
+            paths.extend(p for p in listed if p not in read)
         return list(dict.fromkeys(paths))
 
     def _imported_classes(self) -> list[set[str]]:
@@ -312,7 +306,7 @@ class ProjectIndex:
         """Whether `module` is imported by another file of the run and is not installed as a
         command: a `__main__` block in it is then a smoke test, not a program."""
         if self._imports is None:
-            self._imports = ImportGraph((f.module, f.path, f.imports) for f in self.files)
+            self._imports = ImportGraph(self._import_key())
             root = self.settings.root if self.settings is not None else Path.cwd()
             self._scripts = console_script_modules(root)
         return module not in self._scripts and self._imports.is_imported(module, path)
@@ -526,13 +520,13 @@ MAX_UNREAD_FILES = 20_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
 #: Python files under a directory (walked once per process), and whether a file names a word,
 #: by (path, modification time, size, word): a server asks again after every edit.
-_LISTINGS: dict[str, tuple[str, ...]] = {}
+_LISTINGS: dict[str, tuple[str, ...] | None] = {}
 _NAMED: dict[tuple[str, int, int, str], bool] = {}
 
 
-def python_files_under(root: Path) -> tuple[str, ...]:
-    """The `.py` files under `root` as the run names them, outside hidden folders, caches and
-    virtual environments; every one when there are too many to list."""
+def python_files_under(root: Path) -> tuple[str, ...] | None:
+    """The `.py` files under `root` (absolute paths), outside hidden folders, caches and
+    virtual environments; None when there are too many to list."""
     key = str(root)
     if key in _LISTINGS:
         return _LISTINGS[key]
@@ -545,15 +539,19 @@ def python_files_under(root: Path) -> tuple[str, ...]:
             and d not in _SKIPPED_DIRS
             and not os.path.exists(os.path.join(top, d, "pyvenv.cfg"))
         ]
-        found.extend(display(Path(top, f)) for f in files if f.endswith(".py"))
+        found.extend(os.path.abspath(os.path.join(top, f)) for f in files if f.endswith(".py"))
         if len(found) > MAX_UNREAD_FILES:
-            break
+            _LISTINGS[key] = None
+            return None
     _LISTINGS[key] = tuple(found)
     return _LISTINGS[key]
 
 
-def named_outside(paths: Iterable[str], name: str) -> bool:
-    """Whether one of the files names `name` as a word (a file that cannot be read might)."""
+def named_outside(paths: Iterable[str] | None, name: str) -> bool:
+    """Whether one of the files names `name` as a word (a file that cannot be read might; so
+    might one of more files than can be listed: `paths` None)."""
+    if paths is None:
+        return True
     pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
     count = 0
     for path in paths:

@@ -63,3 +63,21 @@ def test_a_base_class_reexported_by_its_package_is_found(tmp_path: Path, monkeyp
         == 1
     )
     assert "train.py:6:12: MXL101" in capsys.readouterr().out
+
+
+def test_imports_are_read_from_the_text_of_a_file_that_is_not_parsed():
+    from mxlint.names import imports_in_text
+
+    text = (
+        "import os, a.b as c\nfrom . import (x,\n   y)\nfrom .m import *\n"
+        "if True:\n    from q.r import \\\n        s\n"
+        '"""\nfrom in a docstring\n"""\n'
+    )
+    assert imports_in_text(text, "pkg.mod", False) == (
+        "a.b",
+        "os",
+        "pkg.m",
+        "pkg.x",
+        "pkg.y",
+        "q.r.s",
+    )

@@ -147,3 +147,28 @@ def test_a_shuffled_evaluation_subset_is_one_finding_not_two() -> None:
     without = Settings(select=("MXL3",), ignore=("MXL305",))
     found = [(f.code, f.location.row) for f in check_source(EVAL_SUBSET, "train.py", without)]
     assert found == [("MXL301", 6)]
+
+
+def test_a_smoke_test_of_a_module_a_package_re_exports_is_not_an_entry_script(tmp_path):
+    """`core/__init__.py` names nothing of MXNet (it is not parsed) and takes every name of a
+    module in a folder without `__init__.py`: that module's `__main__` block is a smoke test."""
+    from mxlint.api import check_paths
+    from mxlint.config import Settings
+
+    (tmp_path / "core" / "data").mkdir(parents=True)
+    (tmp_path / "core" / "data" / "loader.py").write_text(
+        "from mxnet import gluon\n\n\ndef make_loader(dataset):\n"
+        "    return gluon.data.DataLoader(dataset, 4, shuffle=True)\n\n\n"
+        'if __name__ == "__main__":\n    for batch in make_loader(list(range(8))):\n'
+        "        print(batch)\n"
+    )
+    init = tmp_path / "core" / "__init__.py"
+
+    def found() -> list[tuple[str, int]]:
+        result = check_paths([tmp_path], Settings(select=("MXL3",)))
+        return [(f.code, f.location.row) for f in result.findings]
+
+    init.write_text("from core.data.loader import *\n")
+    assert found() == []
+    init.write_text("")
+    assert found() == [("MXL301", 9)]

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.names import ImportMap, module_path, resolve_relative
+from mxlint.names import ImportMap
 from mxlint.semantic.bindings import Bindings, Scope
 from mxlint.semantic.effects import call_origin
 from mxlint.walker import TreeIndex, locate
@@ -31,8 +31,6 @@ Fate = tuple[object, ...]
 FREE: Fate = ("free",)
 HYBRIDIZED: Fate = ("hybridized",)
 UNKNOWN: Fate = ("unknown",)
-#: Key prefix of a capitalised name a file reads after a project module's `import *`.
-STARRED = "*"
 
 #: Methods that make a block run as a graph (`export` needs a hybridized block).
 _HYBRIDIZING = frozenset({"hybridize", "export", "optimize_for"})
@@ -100,49 +98,38 @@ class _Reader:
             for name, target in self.imports.aliases.items()
             if not knowledge.is_library(target)
         )
-        starred = self._star_imports()
+        # Modules whose every name the file takes (`from .layers import *`): a capitalised
+        # name the file does not bind may be a class of any of them.
+        starred = sorted(m for m in self.imports.starred if not knowledge.is_library(m))
         if not roots and not starred:
             return {}
         index = self.index
         for node in index.nodes_of(cst.Name):
-            if node.value not in roots:
-                if starred and node.value[:1].isupper() and self._loaded(node):
-                    # maybe a class a project module's `import *` gave: its fate is unknown
-                    self.out.setdefault(STARRED + node.value, []).append(UNKNOWN)
-                continue
+            names: list[str] = []
             expr: cst.CSTNode = node
             parent = self.parent(node)
-            while type(parent) is cst.Attribute and parent.value is expr:  # type: ignore[attr-defined]
-                expr, parent = parent, self.parent(parent)
-            name = _class_name(expr, self.imports, self.own)  # type: ignore[arg-type]
-            if name is None or not self._mention(expr, parent):
+            if node.value in roots:
+                while type(parent) is cst.Attribute and parent.value is expr:  # type: ignore[attr-defined]
+                    expr, parent = parent, self.parent(parent)
+                name = _class_name(expr, self.imports, self.own)  # type: ignore[arg-type]
+                if name is not None:
+                    names.append(name)
+            elif (
+                starred
+                and node.value[:1].isupper()
+                and node.value not in self.imports.aliases
+                and not (type(parent) is cst.Attribute and parent.attr is node)  # type: ignore[attr-defined]
+            ):
+                names.extend(f"{module}.{node.value}" for module in starred)
+            if not names or not self._mention(expr, parent):
                 continue
             if type(parent) is cst.Call and parent.func is expr:
                 fate = self._built(parent)
             else:
                 fate = UNKNOWN
-            self.out.setdefault(name, []).append(fate)
+            for name in names:
+                self.out.setdefault(name, []).append(fate)
         return {name: tuple(dict.fromkeys(fates)) for name, fates in self.out.items()}
-
-    def _star_imports(self) -> bool:
-        """Whether the file takes every name of a project module (`from .layers import *`)."""
-        for node in self.index.nodes_of(cst.ImportFrom):
-            if type(node.names) is cst.ImportStar:
-                base = resolve_relative(
-                    self.imports.module,
-                    len(node.relative),
-                    module_path(node.module),
-                    self.imports.is_package,
-                )
-                if base and not knowledge.is_library(base):
-                    return True
-        return False
-
-    def _loaded(self, node: cst.Name) -> bool:
-        parent = self.parent(node)
-        if type(parent) is cst.Attribute and parent.attr is node:
-            return False
-        return self._mention(node, parent)
 
     def _mention(self, expr: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
         """Whether `expr` (a class's spelling) uses the class: not its import, not a base of a
@@ -204,11 +191,15 @@ class _Reader:
             return
         stop = index.end[start]
         for node in index.nodes_of(cst.Name):
-            if node.value == name:  # type: ignore[attr-defined]
-                i = index.index_of(node)
-                if i is not None and start <= i < stop:
-                    if self.bindings.scope_at(node).lookup(name) is scope:
-                        yield node  # type: ignore[misc]
+            if node.value != name:
+                continue
+            i = index.index_of(node)
+            if (
+                i is not None
+                and start <= i < stop
+                and self.bindings.scope_at(node).lookup(name) is scope
+            ):
+                yield node
 
     def _use(self, node: cst.Name) -> Fate:
         parent = self.parent(node)

@@ -40,6 +40,17 @@ def is_test_file(path: str) -> bool:
     )
 
 
+def _import_root(module: str, path: str) -> PurePath:
+    """Where absolute imports of the file at `path` start: its folder for a script, above its
+    top package for a module of a package (`core/__init__.py` as `core`: the folder holding
+    `core/`)."""
+    root = PurePath(path).parent
+    depth = module.count(".") + (1 if PurePath(path).name == "__init__.py" else 0)
+    for _ in range(depth):
+        root = root.parent
+    return root
+
+
 class ImportGraph:
     """The modules the files of a run import, for asking whether a module is imported."""
 
@@ -51,13 +62,14 @@ class ImportGraph:
         self._by_file: dict[str, set[str]] = {}
         for importer, path, names in files:
             folder = str(PurePath(path).parent)
+            root = _import_root(importer, path)
             for name in names:
                 parts = name.split(".")
                 for end in range(1, len(parts) + 1):
                     key = ".".join(parts[:end])
                     self._importers.setdefault(key, set()).add((importer, folder))
                     if end > 1:
-                        target = str(PurePath(folder, *parts[:end]).with_suffix(".py"))
+                        target = str(PurePath(root, *parts[:end]).with_suffix(".py"))
                         self._by_file.setdefault(target, set()).add(importer)
 
     def is_imported(self, module: str, path: str) -> bool:

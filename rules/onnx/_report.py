@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mxlint.rule import Finding, Fix, Location, Rule
-from mxlint.rules.onnx._blocks import Use
-from mxlint.rules.onnx._export import ExportSite
+
+if TYPE_CHECKING:
+    from mxlint.rules.onnx._blocks import Use
+    from mxlint.rules.onnx._export import ExportSite
 
 
 def where(site: ExportSite, path: str) -> str:

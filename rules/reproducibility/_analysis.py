@@ -5,6 +5,7 @@ and cached per file, and the walk that collects them in execution order.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -234,10 +235,18 @@ class _Collector:
         pipeline = knowledge.SHUFFLING_PIPELINES.get(name)
         if pipeline is not None:
             return self._pipeline(site, base, what, pipeline, root_params)
-        if name in knowledge.PY_RANDOM_AUGMENTERS:
-            return [(replace(base, kinds=("python",), code="MXL303", what=what + "()"), call)]
-        if name in knowledge.NUMPY_RANDOM_AUGMENTERS:
-            return [(replace(base, kinds=("numpy",), code="MXL302", what=what + "()"), call)]
+        augments = (
+            ("python", "MXL303")
+            if name in knowledge.PY_RANDOM_AUGMENTERS
+            else ("numpy", "MXL302")
+            if name in knowledge.NUMPY_RANDOM_AUGMENTERS
+            else None
+        )
+        if augments is not None:
+            if self._unused_by_results(site):
+                return []  # an augmenter whose output only a figure shows
+            kind, code = augments
+            return [(replace(base, kinds=(kind,), code=code, what=what + "()"), call)]
         if name == knowledge.CREATE_AUGMENTER:
             found: list[tuple[Item, cst.CSTNode]] = []
             for kinds, code, keys in (
@@ -538,7 +547,7 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
                 for n in iter_nodes(t)
             )
             if _mentions(source, holding):
-                if not plain or not _derivation(source, holding):
+                if not plain or not _derivation(source, holding, ctx.resolve):
                     return False  # `arr[idx] = ...`, `x = load(idx)`: the draw shapes data
                 live.update(n.value for n in names)
                 accounted.update(id(n) for n in iter_nodes(source))
@@ -560,6 +569,7 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
                 accounted.update(id(n) for n in iter_nodes(node))
             elif type(func) is cst.Name and func.value == "print":
                 accounted.update(_shown_indices(node, holding))
+                accounted.update(_shown_shapes(node, holding))
         elif type(node) is cst.Name and node.value in holding and id(node) not in accounted:
             return False
     if not started:
@@ -611,15 +621,51 @@ def _shown_indices(call: cst.Call, live: set[str]) -> set[int]:
 _DERIVING = frozenset({"enumerate", "zip", "range", "len", "int", "float", "list", "sorted"})
 
 
-def _derivation(source: cst.CSTNode, live: set[str]) -> bool:
-    """An expression that only rearranges the draw (`idx[0]`, `n * 2`, `enumerate(idx)`): no
-    call into code that may do something with it, no indexing of other data with it."""
+def _derivation(
+    source: cst.CSTNode, live: set[str], resolve: Callable[[cst.BaseExpression], str | None]
+) -> bool:
+    """An expression that only rearranges the draw (`idx[0]`, `n * 2`, `enumerate(idx)`),
+    applies it (an augmenter called on an image) or converts an array computed from it
+    (`mx.nd.Cast(out, dtype="uint8")`): no call into code that may do something with it (write
+    it, train on it), no indexing of other data with it."""
     for n in iter_nodes(source):
-        if type(n) is cst.Call and not (type(n.func) is cst.Name and n.func.value in _DERIVING):
+        if type(n) is cst.Call and _mentions(n, live) and not _deriving_call(n, live, resolve):
             return False
         if type(n) is cst.Subscript and not _mentions(n.value, live):
             return False
     return True
+
+
+def _deriving_call(
+    call: cst.Call, live: set[str], resolve: Callable[[cst.BaseExpression], str | None]
+) -> bool:
+    func = call.func
+    if type(func) is cst.Name and (func.value in _DERIVING or func.value in live):
+        return True
+    name = resolve(func) or ""
+    if not name.startswith(_ARRAY_MODULES):
+        return False
+    leaf = name.rsplit(".", 1)[-1].lower()
+    return not any(word in leaf for word in _STORING)
+
+
+#: Library modules whose functions compute arrays from arrays (kept apart: saving, loading).
+_ARRAY_MODULES = ("mxnet.ndarray.", "mxnet.nd.", "numpy.")
+_STORING = ("save", "load", "write", "dump", "read", "from")
+
+
+def _shown_shapes(call: cst.Call, live: set[str]) -> set[int]:
+    """Names of `live` a `print(...)` shows only the shape or type of (`out.shape`)."""
+    out: set[int] = set()
+    for node in iter_nodes(call):
+        if (
+            type(node) is cst.Attribute
+            and node.attr.value in ("shape", "dtype", "ndim")
+            and type(node.value) is cst.Name
+            and node.value.value in live
+        ):
+            out.add(id(node.value))
+    return out
 
 
 def _enumerates(loop: cst.For) -> bool:

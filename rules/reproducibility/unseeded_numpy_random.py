@@ -32,7 +32,9 @@ class UnseededNumpyRandom(Rule):
         Methods a framework calls later on objects built on the path (a dataset's
         `__getitem__`, a transform's `__call__`) are followed. A draw whose value reaches only
         plots, or only picks which element a `print` shows beside them (which sample a figure
-        shows, with its label), reaches no result and is not reported.
+        shows, with its label), reaches no result and is not reported; nor is an augmenter
+        whose output, converted by array functions, only figures show (with its shape
+        printed).
     """
     why = """
         numpy's global generator is seeded from the operating system at start-up. Synthetic
