@@ -17,16 +17,8 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from mxlint.rules.distributed._dmlc import ROLE, ROLES, SETTINGS, URI
 from mxlint.shell import Assignment, Command, Word, parse_shell
-
-ROLE = "DMLC_ROLE"
-URI = "DMLC_PS_ROOT_URI"
-PORT = "DMLC_PS_ROOT_PORT"
-NUM_WORKER = "DMLC_NUM_WORKER"
-NUM_SERVER = "DMLC_NUM_SERVER"
-#: What every process of one job must agree on (ps-lite reads each of them at start).
-SETTINGS = (URI, PORT, NUM_WORKER, NUM_SERVER)
-ROLES = ("scheduler", "server", "worker")
 
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})

@@ -14,18 +14,13 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from mxlint.rule import Example, Finding, Location, Rule, Runtime, Valid
-from mxlint.rules.distributed._launches import (
-    NUM_SERVER,
-    NUM_WORKER,
-    PORT,
-    SETTINGS,
-    URI,
-    LaunchFile,
-    Process,
-    Setting,
-)
+from mxlint.rules.distributed._dmlc import NUM_SERVER, NUM_WORKER, PORT, SETTINGS, URI
+
+if TYPE_CHECKING:
+    from mxlint.rules.distributed._launches import LaunchFile, Process, Setting
 
 _NOT_FLAKE8 = """
         It reads launch scripts (`*.sh`), Dockerfiles and the `os.environ` writes of Python

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import TYPE_CHECKING
 
 from mxlint.rule import Example, Finding, Location, Rule, Runtime, Valid
-from mxlint.rules.distributed._argparse import Parser, read_parser
-from mxlint.rules.distributed._launches import LaunchFile, ScriptCall
-from mxlint.shell import Word
+
+if TYPE_CHECKING:
+    from mxlint.rules.distributed._argparse import Parser
+    from mxlint.rules.distributed._launches import LaunchFile, ScriptCall
+    from mxlint.shell import Word
 
 _TRAIN = """import argparse
 
@@ -130,6 +133,8 @@ def _target(call: ScriptCall, python: dict[str, str]) -> str | None:
 def check(files: list[LaunchFile], python: dict[str, str]) -> list[Finding]:
     """Every option a distributed launch passes that its script's parser does not take.
     `python` holds the run's Python files by normalized path."""
+    from mxlint.rules.distributed._argparse import read_parser
+
     parsers: dict[str, Parser | None] = {}
     found: list[Finding] = []
     for launch in files:

@@ -24,12 +24,12 @@ from mxlint.rules.versions import invalid_mxnet_setting
 from mxlint.rules.versions._files import file_kind
 from mxlint.rules.versions.invalid_mxnet_setting import InvalidMxnetSetting
 from mxlint.semantic.program import is_test_file
-from mxlint.shell import Assignment, parse_shell
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 if TYPE_CHECKING:
     from mxlint.dockerfile import Stage
     from mxlint.settings import Settings
+    from mxlint.shell import Assignment
 
 #: What a file does that makes it a training run (a program that steps an optimizer).
 _TRAINS = re.compile(r"\.backward\(|\.step\(|\.fit\(|\bTrainer\(|\.update\(\)")
@@ -299,6 +299,8 @@ def _shell_settings(text: str) -> tuple[list[_Setting], list[_Setting], list[str
     or a function is not in effect after it (the reader says so); one after `&&`/`||` on its
     line, or given to a launch made only under a condition or in a function, is not always in
     effect either."""
+    from mxlint.shell import parse_shell
+
     script = parse_shell(text)
     lines = split_lines(text)
 
