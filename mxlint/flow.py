@@ -102,6 +102,35 @@ def main_runs_tests(module: cst.Module) -> bool:
     return True
 
 
+def main_runs_own_tests(module: cst.Module) -> bool:
+    """The module's `__main__` blocks only import and call its own test functions
+    (`if __name__ == "__main__": test_load()`)."""
+    tests = {
+        stmt.name.value
+        for stmt in module.body
+        if type(stmt) is cst.FunctionDef and stmt.name.value.startswith("test")
+    }
+    guards = [stmt for stmt in module.body if is_main_guard(stmt)]
+    if not tests or not guards:
+        return False
+    for guard in guards:
+        assert isinstance(guard, cst.If)
+        for stmt in guard.body.body:
+            if type(stmt) is not cst.SimpleStatementLine:
+                return False
+            for part in stmt.body:
+                if type(part) in (cst.Import, cst.ImportFrom):
+                    continue
+                call = part.value if type(part) is cst.Expr else None
+                if not (
+                    type(call) is cst.Call
+                    and type(call.func) is cst.Name
+                    and call.func.value in tests
+                ):
+                    return False
+    return True
+
+
 def post_order_calls(node: cst.CSTNode) -> list[cst.Call]:
     """Calls under `node` in evaluation order (arguments before the call), without entering
     nested function, class or lambda definitions."""

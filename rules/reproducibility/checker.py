@@ -19,6 +19,7 @@ from mxlint.flow import (
     Flow,
     function_params,
     has_main_guard,
+    main_runs_own_tests,
     main_runs_tests,
 )
 from mxlint.names import ImportMap, ProjectNames, dotted_name
@@ -107,8 +108,16 @@ class ReproducibilityChecker(Checker):
         module = ctx.module
         declared = ctx.is_entry or module_level_training_loop(module, ctx.code, ctx.source)
         # A test module's `__main__` block runs its tests: not a program whose results a seed
-        # would make repeatable.
-        entry = declared or (has_main_guard(module) and not main_runs_tests(module))
+        # would make repeatable; nor is one that calls its own test functions when nothing in
+        # it trains (a loader's smoke test printing batch shapes).
+        entry = declared or (
+            has_main_guard(module)
+            and not main_runs_tests(module)
+            and not (
+                main_runs_own_tests(module)
+                and not trains_in_code(module, ctx.settings.relative(ctx.path))
+            )
+        )
         relevant = bool(_RELEVANT.search(ctx.source))
         if not entry and not relevant:
             return

@@ -49,7 +49,8 @@ class UnseededShuffle(Rule):
         Methods a framework calls later on objects built on the path (a dataset's
         `__getitem__`, a transform's `__call__`) are followed. A test module whose `__main__`
         block only runs its tests (`nose.runmodule()`, `unittest.main()`) is not an entry
-        script. A loader a function builds and never iterates (nothing but `len()` reads
+        script, nor one whose `__main__` block calls its own test functions (`test_load()`)
+        when nothing in it trains. A loader a function builds and never iterates (nothing but `len()` reads
         it) shuffles nothing and is not reported.
     """
     why = """
