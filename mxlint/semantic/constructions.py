@@ -88,6 +88,7 @@ class _Reader:
         self.own = own
         self.index = index
         self.out: dict[str, list[Fate]] = {}
+        self._local_functions: dict[str, str] | None = None
 
     def read(self) -> dict[str, tuple[Fate, ...]]:
         # Only a name the file binds to a class of its own or to something a project module
@@ -230,7 +231,7 @@ class _Reader:
         call = self.parent(arg)
         if type(call) is not cst.Call or arg.star:
             return UNKNOWN
-        origin, bound = call_origin(call, self.imports)
+        origin, _ = call_origin(call, self.imports)
         kind, callee = origin
         if kind == "library":
             return FREE
@@ -252,16 +253,15 @@ class _Reader:
         return ("hand", kind, callee, slot)
 
     def _functions(self) -> dict[str, str]:
-        functions = getattr(self, "_local_functions", None)
-        if functions is None:
+        """The file's module-level functions, by local name: their qualified names."""
+        if self._local_functions is None:
             module_name = self.imports.module
-            functions = {
+            self._local_functions = {
                 s.name.value: f"{module_name}.{s.name.value}" if module_name else s.name.value
                 for s in self.module.body
                 if type(s) is cst.FunctionDef
             }
-            self._local_functions = functions
-        return functions
+        return self._local_functions
 
     # -- the tree ----------------------------------------------------------------------------
 
