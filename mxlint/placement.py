@@ -220,6 +220,9 @@ def join(a: Val, b: Val) -> Val:
     if isinstance(a, Each) and isinstance(b, Each):
         inner = join(a.elem, b.elem)
         return Each(inner) if inner is not None else None
+    if isinstance(a, Seq) and isinstance(b, Seq) and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+        return Seq(items) if any(i is not None for i in items) else None
     if type(a) is type(b) and isinstance(a, (Loader, Loss, Transform)):
         return a
     return None
@@ -256,6 +259,22 @@ def _kwarg(call: cst.Call, names: Sequence[str]) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value in names:
             return arg.value
     return None
+
+
+def _literal_index(node: cst.Subscript) -> int | None:
+    """`batch[0]`, `batch[-1]`: the integer a subscript indexes with, if it is a literal."""
+    if len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    if type(index) is not cst.Index:
+        return None
+    value = index.value
+    sign = 1
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
+        sign, value = -1, value.expression
+    if type(value) is not cst.Integer:
+        return None
+    return sign * int(value.evaluated_value)
 
 
 def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
@@ -347,6 +366,8 @@ class Scope(Dataflow[Val]):
         #: The module's classes that derive from nothing (no Block): calling one makes an
         #: `Instance`.
         self.local_classes: frozenset[str] = frozenset()
+        #: The class whose method this body is: `self.method(...)` calls `Class.method`.
+        self.self_class: str | None = None
         self.local_calls: dict[int, tuple[str, cst.Call, list[tuple[cst.BaseExpression, Val]]]] = {}
 
     @property
@@ -520,6 +541,9 @@ class Scope(Dataflow[Val]):
             if isinstance(base, Each):
                 return base.elem
             if isinstance(base, Seq):
+                index = _literal_index(node)
+                if index is not None and -len(base.items) <= index < len(base.items):
+                    return base.items[index]
                 return self.unpacked(base)
             if isinstance(base, (Params, Net)):
                 return base  # a parameter of the dict, or a child block of a Sequential
@@ -804,6 +828,15 @@ class Scope(Dataflow[Val]):
             if key in self.local_functions:
                 self._local_call(key, node, arg_vals)
             return None
+        if (
+            self.self_class is not None
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+            and f"{self.self_class}.{method}" in self.local_functions
+        ):
+            # Another method of this object: what it is passed is what its parameters hold.
+            self._local_call(f"{self.self_class}.{method}", node, arg_vals)
+            return None
         if name is not None and not isinstance(receiver, (Tensor, Net, Params)):
             return self._qualified(node, name, arg_vals)
         if method in knowledge.CTX_MOVING_METHODS and not isinstance(receiver, (Net, Params)):
@@ -1006,8 +1039,9 @@ def call_site_env(
     bound: bool = False,
 ) -> Env:
     """What `fn`'s parameters hold when every call of it in the file passes a known network,
-    context, data loader or array on the cpu for them (joined over the calls). Contexts (and
-    networks' contexts) say which caller spelled them, arrays which caller made them.
+    context, data loader or array on the cpu for them, or a tuple of such (a batch handed
+    over as `(data, label)`), joined over the calls. Contexts (and networks' contexts) say
+    which caller spelled them, arrays which caller made them.
     `bound`: the calls construct `fn`'s class (`fn` is its `__init__`; `self` is not passed)."""
     env: Env = {}
     if not sites:
@@ -1021,10 +1055,8 @@ def call_site_env(
     for param in (*positional, *(p.name.value for p in params.kwonly_params)):
         value: Val = None
         for k, (call, arg_vals, _) in enumerate(sites):
-            passed = _passed(call, arg_vals, positional, param)
-            if isinstance(passed, Tensor) and passed.where != "host":
-                passed = None  # where a placed array is depends on its context: not followed
-            if not isinstance(passed, (Net, Ctx, Loader, Tensor)):
+            passed = _followed(_passed(call, arg_vals, positional, param))
+            if passed is None:
                 value = None
                 break
             value = passed if k == 0 else _same_placement(value, passed)
@@ -1032,9 +1064,24 @@ def call_site_env(
             env[param] = value
     env = copy.deepcopy(env)
     for value in env.values():
-        if isinstance(value, Net) and value.ctx is not None and value.ctx.via is None:
-            value.ctx = replace(value.ctx, via=via)
+        for net in (value.items if isinstance(value, Seq) else (value,)):
+            if isinstance(net, Net) and net.ctx is not None and net.ctx.via is None:
+                net.ctx = replace(net.ctx, via=via)
     return {k: _from_caller(v, via) for k, v in env.items()}
+
+
+def _followed(value: Val) -> Val:
+    """What a parameter is known to hold when a call passes `value`: a network, a context, a
+    loader, an array on the cpu (where a placed array is depends on its context: not
+    followed), or a tuple holding some of these (the rest of it unknown)."""
+    if isinstance(value, Tensor) and value.where != "host":
+        return None
+    if isinstance(value, (Net, Ctx, Loader, Tensor)):
+        return value
+    if isinstance(value, Seq):
+        items = tuple(_followed(item) for item in value.items)
+        return Seq(items) if any(item is not None for item in items) else None
+    return None
 
 
 def _from_caller(value: Val, via: str) -> Val:
@@ -1044,6 +1091,8 @@ def _from_caller(value: Val, via: str) -> Val:
     if isinstance(value, Tensor):
         made = f"{value.origin}, " if value.origin else ""
         return replace(value, origin=f"{made}passed by {via}")
+    if isinstance(value, Seq):
+        return Seq(tuple(_from_caller(item, via) for item in value.items))
     return value
 
 

@@ -325,3 +325,66 @@ def test_a_context_placed_under_a_name_the_method_lacks_is_not_spelled_with_it(f
     assert "(`ctx` where they were placed)" in findings[0].message
     assert "`self.ctx = ctx`" in findings[0].message
     assert findings[0].fix is None
+
+
+def test_a_batch_handed_over_as_one_tuple_is_unpacked_by_the_callee() -> None:
+    """`learner.step((data, label))`: the tuple's arrays are what `step` unpacks (and indexes);
+    a tuple of moved arrays, or one whose arrays are unknown, says nothing."""
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+
+        class Learner:
+            def __init__(self, net, ctx):
+                self.net = net
+                self.net.initialize(ctx=ctx)
+
+            def step(self, batch):
+                data, label = batch
+                return self.net(data)
+
+            def first(self, batch):
+                return self.net(batch[0])
+
+            def last(self, batch):
+                return self.net(batch[-1])
+
+
+        def main(train_loader, ctx=mx.gpu(0)):
+            learner = Learner(gluon.nn.Dense(1), ctx)
+            for data, label in train_loader:
+                learner.step((data, label))
+                learner.first((data, label))
+                learner.last((data.as_in_context(ctx), label.as_in_context(ctx)))
+        """
+    assert [(f.code, f.location.row) for f in _check(source)] == [
+        ("MXL201", 12),
+        ("MXL201", 15),
+    ]
+
+
+def test_a_method_called_through_self_holds_what_its_caller_passes() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+
+        class Solver:
+            def __init__(self, ctx=mx.gpu(0)):
+                self.ctx = ctx
+                self.net = gluon.nn.Dense(10)
+                self.net.initialize(ctx=self.ctx)
+
+            def train_step(self, x):
+                return self.net(x)
+
+            def predict(self, x):
+                return self.net(x)
+
+            def fit(self, train_data):
+                for x, y in train_data:
+                    self.train_step(x)
+                    self.predict(x.as_in_context(self.ctx))
+        """
+    assert [(f.code, f.location.row) for f in _check(source)] == [("MXL201", 12)]

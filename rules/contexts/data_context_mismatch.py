@@ -54,7 +54,9 @@ class DataContextMismatch(Rule):
         other when it meets a loss of the network's output, also where the network and the
         loss arrive as parameters and the context as a default. A function's parameters hold
         what every call of it in the file passes (a network a caller placed on a GPU, its
-        context, its loader); a project block constructed with a context (`Net(ctx=ctx)`)
+        context, its loader, a batch handed over as one tuple and unpacked inside), and so do
+        a method's, called on an object of a class of the file or through `self`; a project
+        block constructed with a context (`Net(ctx=ctx)`)
         places itself where this rule cannot tell, and is not judged. Also operators (`a * b`,
         `a == b`, `nd.concat(a, b)`) whose inputs are a GPU tensor and a cpu one: an unmoved
         label compared with predictions, an array a helper makes without `ctx`.
