@@ -250,6 +250,9 @@ _PARAM_ATTRS = frozenset(
     }
 )
 _ITER_PASSTHROUGH = frozenset({"tqdm", "iter", "list", "tuple", "sorted", "reversed"})
+#: NDArray methods that run one operator on the array and the arrays they are given (fluent
+#: forms of `nd.take`, `nd.pick`, ...): all of them must live on one context.
+_OPERAND_METHODS = frozenset({"take", "pick", "reshape_like", "slice_like", "broadcast_like"})
 _TO_PYTHON = knowledge.TO_PYTHON_METHODS | {"asnumpy", "shape", "dtype"}
 _NON_TENSOR_ATTRS = knowledge.VALUE_ATTRIBUTES - {"grad"}
 
@@ -679,7 +682,7 @@ class Scope(Dataflow[Val]):
             return self._net_call(node, callee, arg_vals)
         if isinstance(callee, Loss):
             self._emit(LossCall(node, arg_vals))
-            return None
+            return _loss_output(arg_vals)
         if isinstance(callee, Transform):
             return arg_vals[0][1] if arg_vals else None
         if type(func) is cst.Name and name is None:
@@ -703,7 +706,7 @@ class Scope(Dataflow[Val]):
         if name is None:
             if callee is None and _loss_name(func):
                 self._emit(LossCall(node, arg_vals))
-                return None
+                return _loss_output(arg_vals)
             if callee is None and _network_name(func):
                 return _unknown_net_output(arg_vals)
             if type(func) is cst.Name and func.value in self.local_classes:
@@ -854,6 +857,9 @@ class Scope(Dataflow[Val]):
                 return None
             if method in ("as_nd_ndarray", "as_np_ndarray", "detach", "copy"):
                 return receiver
+            if method in _OPERAND_METHODS:
+                # `weights.take(label)` is `nd.take(weights, label)`: one operator's inputs.
+                self._mixed(node, [(func.value, receiver), *arg_vals])
             return _combine([receiver, *[v for _, v in arg_vals]])
         if isinstance(receiver, Net):
             if method == "forward":
@@ -864,7 +870,11 @@ class Scope(Dataflow[Val]):
                 for _, value in arg_vals:
                     if isinstance(value, Net):
                         self.attach(receiver, value)
-            return None
+            if method in knowledge.INERT_BLOCK_METHODS:
+                return None
+            # A child block (`net.features(x)`) or a method of the project's block
+            # (`net.encode(x)`) computes where the data it is given was moved to.
+            return _unknown_net_output(arg_vals)
         if isinstance(receiver, Params):
             if method in knowledge.PARAM_VALUE_METHODS:
                 self._emit(ParamRead(node, receiver.net, self._current_default()))
@@ -964,6 +974,21 @@ def _unknown_net_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
         if ctx.off_host():
             return Tensor("placed", Ctx(ctx.gpu, False, None, shard_of=ctx.shard_of))
     return None
+
+
+def _loss_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
+    """A loss of a prediction on a GPU (or on one slice of a batch split across a context
+    list) is computed there, when every array it is given is there too (otherwise the call
+    fails, and is reported, already)."""
+    tensors = [v for _, v in arg_vals if isinstance(v, Tensor)]
+    if not tensors or not isinstance(arg_vals[0][1], Tensor):
+        return None
+    ctx = arg_vals[0][1].ctx
+    if arg_vals[0][1].where != "placed" or ctx is None or not ctx.off_host():
+        return None
+    if any(t.on_gpu() is False for t in tensors):
+        return None
+    return Tensor("placed", Ctx(ctx.gpu, False, None, shard_of=ctx.shard_of))
 
 
 def _mark_reset(net: Net) -> None:

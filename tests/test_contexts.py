@@ -388,3 +388,48 @@ def test_a_method_called_through_self_holds_what_its_caller_passes() -> None:
                     self.predict(x.as_in_context(self.ctx))
         """
     assert [(f.code, f.location.row) for f in _check(source)] == [("MXL201", 12)]
+
+
+def test_a_loss_is_computed_where_its_prediction_is() -> None:
+    """The value of a loss of a GPU prediction is on the GPU: a cpu mask scaling it, or cpu
+    class weights indexed by a GPU label, mix contexts; reading it into Python does not."""
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+
+        ctx = mx.gpu(0)
+        WEIGHTS = nd.array([1.0, 2.0])
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+        loss_fn = gluon.loss.L2Loss()
+
+
+        def step(train_loader):
+            mask = nd.ones((8,))
+            for x, y in train_loader:
+                x, y = x.as_in_context(ctx), y.as_in_context(ctx)
+                loss = loss_fn(net(x), y)
+                a = loss * mask
+                b = WEIGHTS.take(y)
+                c = nd.ones((1,)) + loss.mean().asscalar()
+                d = nd.ones((8,), ctx=ctx) * loss
+        """
+    assert [(f.code, f.location.row) for f in _check(source)] == [
+        ("MXL201", 16),
+        ("MXL201", 17),
+    ]
+
+
+def test_a_child_block_computes_where_its_input_was_moved() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+        ctx = mx.gpu(0)
+        net = gluon.model_zoo.vision.resnet18_v1(pretrained=True, ctx=ctx)
+        head = gluon.nn.Dense(2)
+        head.initialize()
+        for x, _ in gluon.data.DataLoader(dataset, batch_size=4):
+            out = head(net.features(x.as_in_context(ctx)))
+        """
+    assert [(f.code, f.location.row) for f in _check(source)] == [("MXL203", 7)]

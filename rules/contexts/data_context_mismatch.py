@@ -58,8 +58,9 @@ class DataContextMismatch(Rule):
         a method's, called on an object of a class of the file or through `self`; a project
         block constructed with a context (`Net(ctx=ctx)`)
         places itself where this rule cannot tell, and is not judged. Also operators (`a * b`,
-        `a == b`, `nd.concat(a, b)`) whose inputs are a GPU tensor and a cpu one: an unmoved
-        label compared with predictions, an array a helper makes without `ctx`.
+        `a == b`, `nd.concat(a, b)`, `weights.take(label)`) whose inputs are a GPU tensor and
+        a cpu one: an unmoved label compared with predictions, an array a helper (or the
+        module) makes without `ctx`, a mask scaling a loss computed on the GPU.
     """
     why = """
         MXNet does not move data for you. An operator whose inputs live on different
