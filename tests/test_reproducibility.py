@@ -147,3 +147,28 @@ def test_a_shuffled_evaluation_subset_is_one_finding_not_two() -> None:
     without = Settings(select=("MXL3",), ignore=("MXL305",))
     found = [(f.code, f.location.row) for f in check_source(EVAL_SUBSET, "train.py", without)]
     assert found == [("MXL301", 6)]
+
+
+SEQUENTIAL_BUILT = """import mxnet as mx
+from mxnet import gluon
+
+
+def build():
+    net = gluon.nn.Sequential()
+    net.add(gluon.nn.Dense(8, in_units=4), gluon.nn.Dense(2))
+    net.initialize()
+    return net
+
+
+if __name__ == "__main__":
+    net = build()
+    mx.random.seed(0)
+    print(net(mx.nd.ones((1, 4))))
+"""
+
+
+def test_a_sequential_of_layers_that_know_their_size_draws_in_initialize() -> None:
+    found = check_source(SEQUENTIAL_BUILT, "train.py", Settings(select=("MXL304",)))
+    assert [(f.code, f.location.row) for f in found] == [("MXL304", 14)]
+    deferred = SEQUENTIAL_BUILT.replace("gluon.nn.Dense(8, in_units=4)", "gluon.nn.Dense(8)")
+    assert check_source(deferred, "train.py", Settings(select=("MXL304",))) == []

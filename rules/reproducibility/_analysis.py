@@ -138,6 +138,10 @@ def _assumed_seeder(name: str) -> bool:
 _SYMBOLIC = ("mxnet.sym", "mxnet.symbol")
 
 
+#: Containers whose `initialize()` initializes the layers added to them.
+_SEQUENTIAL = frozenset({"mxnet.gluon.nn.Sequential", "mxnet.gluon.nn.HybridSequential"})
+
+
 class _Collector:
     """Turns traced call sites of one file into items (nodes kept until positions are paid)."""
 
@@ -328,6 +332,23 @@ class _Collector:
         if len(found) != 1 or found[0].kind != "assignment" or type(found[0].value) is not cst.Call:
             return False
         built = found[0].value
+        if self._built_at_once(built):
+            return True
+        if self.ctx.resolve(built.func) not in _SEQUENTIAL:
+            return False
+        # A container: `initialize()` draws for the layers added to it that need no shape.
+        body = where.body if type(where) is cst.FunctionDef else where
+        return any(
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value == "add"
+            and dotted_name(node.func.value) == key
+            and any(type(a.value) is cst.Call and self._built_at_once(a.value) for a in node.args)
+            for node in iter_nodes(body, stop=NESTED_SCOPES)
+        )
+
+    def _built_at_once(self, built: cst.Call) -> bool:
+        """`nn.Dense(10, in_units=4)`, `nn.Embedding(...)`: a layer MXNet initializes at once."""
         name = self.ctx.resolve(built.func)
         sizes = knowledge.api().init_at_once.get(name) if name is not None else None
         if sizes is None:
