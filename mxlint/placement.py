@@ -372,6 +372,9 @@ class Scope(Dataflow[Val]):
         #: The class whose method this body is: `self.method(...)` calls `Class.method`.
         self.self_class: str | None = None
         self.local_calls: dict[int, tuple[str, cst.Call, list[tuple[cst.BaseExpression, Val]]]] = {}
+        #: Reading a function for what one call of it returns (its own calls are not read).
+        self.inlined = False
+        self._inline_cache: dict[object, Val] = {}
 
     @property
     def events(self) -> list[Event]:
@@ -689,7 +692,9 @@ class Scope(Dataflow[Val]):
             if func.value in self.helpers:
                 return self.helpers[func.value]
             if func.value in self.local_functions:
-                self._local_call(func.value, node, arg_vals)
+                returned = self._local_call(func.value, node, arg_vals)
+                if returned is not None:
+                    return returned
             if func.value == "enumerate" and arg_vals:
                 return Each(Seq((None, self.element(arg_vals[0][1]))))
             if func.value == "zip":
@@ -829,7 +834,7 @@ class Scope(Dataflow[Val]):
         if isinstance(receiver, Instance):
             key = f"{receiver.cls}.{method}"
             if key in self.local_functions:
-                self._local_call(key, node, arg_vals)
+                return self._local_call(key, node, arg_vals, bound=True)
             return None
         if (
             self.self_class is not None
@@ -838,8 +843,7 @@ class Scope(Dataflow[Val]):
             and f"{self.self_class}.{method}" in self.local_functions
         ):
             # Another method of this object: what it is passed is what its parameters hold.
-            self._local_call(f"{self.self_class}.{method}", node, arg_vals)
-            return None
+            return self._local_call(f"{self.self_class}.{method}", node, arg_vals, bound=True)
         if name is not None and not isinstance(receiver, (Tensor, Net, Params)):
             return self._qualified(node, name, arg_vals)
         if method in knowledge.CTX_MOVING_METHODS and not isinstance(receiver, (Net, Params)):
@@ -893,12 +897,70 @@ class Scope(Dataflow[Val]):
         return None
 
     def _local_call(
-        self, name: str, node: cst.Call, arg_vals: list[tuple[cst.BaseExpression, Val]]
-    ) -> None:
+        self,
+        name: str,
+        node: cst.Call,
+        arg_vals: list[tuple[cst.BaseExpression, Val]],
+        *,
+        bound: bool = False,
+    ) -> Val:
+        """Keep what a call of a function (or method) of the module passes; return what it
+        returns when it is given an array on the cpu (`data = self.preprocess(img)`)."""
         # Networks as they are at this call (a later `reset_ctx` does not move them for the
         # call that already ran).
         passed = [(e, copy.deepcopy(v) if isinstance(v, Net) else v) for e, v in arg_vals]
         self.local_calls[id(node)] = (name, node, passed)
+        fn = self.local_functions[name]
+        if self.inlined or fn.name.value == "__init__" or not any(
+            _holds_host_array(v) for _, v in arg_vals
+        ):
+            return None
+        return self._returned_for(name, fn, node, arg_vals, bound)
+
+    def _returned_for(
+        self,
+        name: str,
+        fn: cst.FunctionDef,
+        node: cst.Call,
+        arg_vals: list[tuple[cst.BaseExpression, Val]],
+        bound: bool,
+    ) -> Val:
+        """What `fn` returns given the arrays, tuples of them and contexts this call passes
+        (its other parameters unknown), read once per such set of values; unknown when any
+        path returns something unknown, or `fn` is a generator."""
+        if any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(fn.body, NESTED_SCOPES)):
+            return None
+        params = fn.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        if bound:
+            positional = positional[1:]
+        given: list[tuple[str, Val]] = []
+        for param in (*positional, *(p.name.value for p in params.kwonly_params)):
+            passed = _passed(node, arg_vals, positional, param)
+            if isinstance(passed, (Tensor, Ctx, Seq)):
+                given.append((param, passed))
+        key = (name, tuple(given), tuple(self.default_ctx), self.global_default)
+        if key in self._inline_cache:
+            return self._inline_cache[key]
+        probe = Scope(self.imports, self.code, {}, self.helpers)
+        probe.inlined = True
+        probe.default_ctx = list(self.default_ctx)
+        probe.global_default = self.global_default
+        probe.env = parameter_env(probe, params)
+        probe.env.update(given)
+        leaves = probe.block(fn.body)
+        returns = probe.returns if leaves else [*probe.returns, None]
+        value: Val = returns[0] if returns else None
+        for other in returns[1:]:
+            value = join(value, other) if value is not None and other is not None else None
+        if isinstance(value, Tensor) and value.where == "host":
+            short = name.rsplit(".", 1)[-1]
+            made = f"{value.origin}, " if value.origin else ""
+            value = replace(value, origin=f"{made}returned by `{short}()`")
+        elif not isinstance(value, (Tensor, Seq)):
+            value = None
+        self._inline_cache[key] = value
+        return value
 
     def _placing(self, node: cst.Call, func: cst.Attribute, method: str) -> Val:
         key, value = self._receiver_net(func.value)
@@ -974,6 +1036,15 @@ def _unknown_net_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
         if ctx.off_host():
             return Tensor("placed", Ctx(ctx.gpu, False, None, shard_of=ctx.shard_of))
     return None
+
+
+def _holds_host_array(value: Val) -> bool:
+    """An array on the cpu, or a tuple holding one."""
+    if isinstance(value, Tensor):
+        return value.where == "host"
+    if isinstance(value, Seq):
+        return any(_holds_host_array(item) for item in value.items)
+    return False
 
 
 def _loss_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:

@@ -433,3 +433,44 @@ def test_a_child_block_computes_where_its_input_was_moved() -> None:
             out = head(net.features(x.as_in_context(ctx)))
         """
     assert [(f.code, f.location.row) for f in _check(source)] == [("MXL203", 7)]
+
+
+def test_what_a_function_of_the_file_returns_for_an_array_on_the_cpu() -> None:
+    """`data = prepare(img)`: the function is read with the array it is given; a function that
+    moves it, one whose result is unknown on some path, and a generator say nothing."""
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+
+
+        def prepare(img):
+            return nd.transpose(img, (2, 0, 1)).expand_dims(0)
+
+
+        def moved(img, ctx=mx.gpu(0)):
+            return img.as_in_context(ctx)
+
+
+        def maybe(img, flag):
+            if flag:
+                return img
+            return lookup(img)
+
+
+        def batches(img):
+            yield img
+
+
+        def main(path, flag):
+            ctx = mx.gpu(0)
+            net = gluon.nn.SymbolBlock.imports("m-symbol.json", ["data"], "m-0000.params", ctx=ctx)
+            img = mx.image.imread(path)
+            a = net(prepare(img))
+            b = net(moved(img))
+            c = net(maybe(img, flag))
+            for x in batches(img):
+                d = net(x)
+        """
+    findings = _check(source)
+    assert [(f.code, f.location.row) for f in findings] == [("MXL201", 27)]
+    assert "returned by `prepare()`" in findings[0].message
