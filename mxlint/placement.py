@@ -911,8 +911,10 @@ class Scope(Dataflow[Val]):
         passed = [(e, copy.deepcopy(v) if isinstance(v, Net) else v) for e, v in arg_vals]
         self.local_calls[id(node)] = (name, node, passed)
         fn = self.local_functions[name]
-        if self.inlined or fn.name.value == "__init__" or not any(
-            _holds_host_array(v) for _, v in arg_vals
+        if (
+            self.inlined
+            or fn.name.value == "__init__"
+            or not any(_holds_host_array(v) for _, v in arg_vals)
         ):
             return None
         return self._returned_for(name, fn, node, arg_vals, bound)
@@ -1160,7 +1162,7 @@ def call_site_env(
             env[param] = value
     env = copy.deepcopy(env)
     for value in env.values():
-        for net in (value.items if isinstance(value, Seq) else (value,)):
+        for net in value.items if isinstance(value, Seq) else (value,):
             if isinstance(net, Net) and net.ctx is not None and net.ctx.via is None:
                 net.ctx = replace(net.ctx, via=via)
     return {k: _from_caller(v, via) for k, v in env.items()}

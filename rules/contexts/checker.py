@@ -236,9 +236,7 @@ class ContextChecker(Checker):
                     # another function moves this network: its context here is unknown
                     value.ctx, value.placed = None, False
             env.update(module_env_copy(member_env))
-            scope = self._run_function(
-                fn, env, helpers, passed, callable_, top.global_default, cls
-            )
+            scope = self._run_function(fn, env, helpers, passed, callable_, top.global_default, cls)
             _collect_sites(scope, f"`{path[-1]}()`", sites)
             self._judge(scope, ".".join(path))
 

@@ -736,8 +736,7 @@ class HybridHooks(Hooks):
         # A child block's output may be a tuple, but a tuple or list updated with a tensor
         # (`out = self.body(x); out += x`) or a float is no Python idiom: it is the tensor.
         if target is Kind.TENSOR or (
-            target is Kind.MAYBE_GROUP
-            and (value is Kind.TENSOR or type(node.value) is cst.Float)
+            target is Kind.MAYBE_GROUP and (value is Kind.TENSOR or type(node.value) is cst.Float)
         ):
             self.emit(
                 "MXL107",

@@ -338,9 +338,7 @@ def _check_call(
             if id(arg.value) in seen:
                 return
             seen.add(id(arg.value))
-        message = ScalarInputToHybridizedBlock.format(
-            net=net, arg=ctx.code(arg.value), error=ERROR
-        )
+        message = ScalarInputToHybridizedBlock.format(net=net, arg=ctx.code(arg.value), error=ERROR)
         if via is not None and seeded:
             if net in seeded:
                 message = message.replace(
