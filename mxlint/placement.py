@@ -62,6 +62,10 @@ class Tensor:
     ctx: Ctx | None = None
     #: What made it, for messages ("a DataLoader batch", "nd.array(...) without ctx").
     origin: str = ""
+    #: The project function (qualified name, defined in another file) that returned it, when
+    #: only the run can tell that it returns an array made without `ctx`: a finding about it
+    #: requires that (`("host-array", helper)`).
+    helper: str | None = None
 
     def on_gpu(self) -> bool | None:
         if self.where == "host":
@@ -479,8 +483,9 @@ class Scope(Dataflow[Val]):
 
     def _iterable(self, node: cst.BaseExpression, value: Val) -> Val:
         """The value iterated by a loop (`value` is what `node` evaluated to); an unknown name
-        spelled like a data loader (`train_loader`, `val_data`, `data_iter`) is one."""
-        if value is not None:
+        spelled like a data loader (`train_loader`, `val_data`, `data_iter`) is one, also when
+        another file's function returned it (whether that returns an array is not known)."""
+        if value is not None and not _tentative(value):
             return value
         wrapper = None
         inner = node
@@ -491,7 +496,9 @@ class Scope(Dataflow[Val]):
             and node.args
         ):
             wrapper, inner = node.func.value, node.args[0].value
-        if not _LOADER_NAME.search(dotted_name(inner) or "") or self.ev(inner) is not None:
+        if not _LOADER_NAME.search(dotted_name(inner) or "") or not _tentative_or_none(
+            self.ev(inner)
+        ):
             return value
         if wrapper == "enumerate":
             return Each(Seq((None, self.element(Loader()))))
@@ -763,6 +770,21 @@ class Scope(Dataflow[Val]):
             return _combine([v for _, v in arg_vals])
         if not knowledge.is_mxnet(name) and short[:1].isupper():
             return Net(fresh=True)
+        if (
+            not knowledge.is_mxnet(name)
+            and not knowledge.is_library(name)
+            and not _HELPER_NAME.search(short)
+            and not any(
+                a.keyword is not None and _HELPER_NAME.search(a.keyword.value) for a in node.args
+            )
+            and not any(isinstance(v, Ctx) for _, v in arg_vals)
+        ):
+            # A function of another file of the project (`from utils import make_mask`): if it
+            # makes the array it returns without `ctx`, that array is on the cpu. The run
+            # decides (`ProjectIndex`: the finding requires it).
+            return Tensor(
+                "host", None, f"from `{short}()`, which makes it without ctx", helper=name
+            )
         return None
 
     def _loaded(self, node: cst.Call, origin: str) -> Tensor:
@@ -803,7 +825,8 @@ class Scope(Dataflow[Val]):
         self._emit(NetCall(node, net, arg_vals, net.ctx if net.placed else None))
         if net.placed and net.ctx is not None:
             if net.ctx.gpu and any(
-                isinstance(v, Tensor) and v.on_gpu() is False for _, v in arg_vals
+                isinstance(v, Tensor) and v.on_gpu() is False and v.helper is None
+                for _, v in arg_vals
             ):
                 return None  # this call already fails: one finding, not one per consequence
             if net.ctx.gpu is False:
@@ -1040,6 +1063,22 @@ def _unknown_net_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
     return None
 
 
+def _tentative(value: Val) -> bool:
+    """What a function of another file returned (or a list, tuple or enumeration of it): an
+    array made without ctx only if the run shows it."""
+    if isinstance(value, Tensor):
+        return value.helper is not None
+    if isinstance(value, Each):
+        return _tentative(value.elem)
+    if isinstance(value, Seq):
+        return any(_tentative(item) for item in value.items)
+    return False
+
+
+def _tentative_or_none(value: Val) -> bool:
+    return value is None or _tentative(value)
+
+
 def _holds_host_array(value: Val) -> bool:
     """An array on the cpu, or a tuple holding one."""
     if isinstance(value, Tensor):
@@ -1059,7 +1098,7 @@ def _loss_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
     ctx = arg_vals[0][1].ctx
     if arg_vals[0][1].where != "placed" or ctx is None or not ctx.off_host():
         return None
-    if any(t.on_gpu() is False for t in tensors):
+    if any(t.on_gpu() is False and t.helper is None for t in tensors):
         return None
     return Tensor("placed", Ctx(ctx.gpu, False, None, shard_of=ctx.shard_of))
 
@@ -1090,6 +1129,9 @@ def _combine(values: Sequence[Val]) -> Val:
     tensors = [v for v in unwrapped if isinstance(v, Tensor)]
     if not tensors:
         return None
+    known = [t for t in tensors if t.helper is None]
+    if known:
+        tensors = known  # what another file's function returns is not known to be an array
     placed = [t for t in tensors if t.where == "placed"]
     if placed:
         return placed[0] if len(placed) == len(tensors) else Tensor("placed", None)
@@ -1285,7 +1327,8 @@ def tensor_helpers(
             continue
         made = _returned(stmt, imports, code)
         if made and all(
-            isinstance(t, Tensor) and t.where == "host" and t.ctx is None for t in made
+            isinstance(t, Tensor) and t.where == "host" and t.ctx is None and t.helper is None
+            for t in made
         ):
             origin = made[0].origin  # type: ignore[union-attr]
             out[stmt.name.value] = Tensor(

@@ -474,3 +474,51 @@ def test_what_a_function_of_the_file_returns_for_an_array_on_the_cpu() -> None:
     findings = _check(source)
     assert [(f.code, f.location.row) for f in findings] == [("MXL201", 27)]
     assert "returned by `prepare()`" in findings[0].message
+
+
+HELPERS = """\
+from mxnet import gluon, nd
+
+
+def make_mask(lengths, max_len):
+    mask = nd.zeros((len(lengths), max_len))
+    for i, n in enumerate(lengths):
+        mask[i, :n] = 1
+    return mask
+
+
+def make_mask_on(lengths, max_len, ctx):
+    return nd.zeros((len(lengths), max_len), ctx=ctx)
+
+
+def loaders(dataset):
+    return gluon.data.DataLoader(dataset, 32)
+"""
+
+TRAIN = """\
+import mxnet as mx
+from mxnet import gluon
+from utils import loaders, make_mask, make_mask_on
+
+ctx = mx.gpu(0)
+net = gluon.nn.Dense(5, flatten=False)
+net.initialize(ctx=ctx)
+loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+for data, label, lengths in loaders(dataset):
+    data = data.as_in_context(ctx)
+    label = label.as_in_context(ctx)
+    out = net(data)
+    a = loss_fn(out, label, make_mask(lengths, 20).expand_dims(-1))
+    b = loss_fn(out, label, make_mask_on(lengths, 20, ctx).expand_dims(-1))
+    c = out * make_mask(lengths, 20)
+"""
+
+
+def test_an_array_another_file_makes_without_ctx() -> None:
+    """`make_mask` (in `utils`) makes its array on the cpu: the run shows it; `make_mask_on`
+    takes the context, and `loaders` returns no array. Without `utils` in the run, nothing."""
+    settings = Settings(select=("MXL201",))
+    found = check_source(TRAIN, "train.py", settings, (("utils", HELPERS),))
+    assert [(f.code, f.location.row) for f in found] == [("MXL201", 13), ("MXL201", 15)]
+    assert "from `make_mask()`" in found[0].message
+    assert check_source(TRAIN, "train.py", settings) == []

@@ -60,7 +60,9 @@ class DataContextMismatch(Rule):
         places itself where this rule cannot tell, and is not judged. Also operators (`a * b`,
         `a == b`, `nd.concat(a, b)`, `weights.take(label)`) whose inputs are a GPU tensor and
         a cpu one: an unmoved label compared with predictions, an array a helper (or the
-        module) makes without `ctx`, a mask scaling a loss computed on the GPU.
+        module) makes without `ctx`, a mask scaling a loss computed on the GPU. A helper of
+        another file of the run counts when the run shows that it makes the array it returns
+        without `ctx` and takes no context.
     """
     why = """
         MXNet does not move data for you. An operator whose inputs live on different
@@ -411,7 +413,14 @@ def report_unmoved(
         fix=fix,
         symbol=symbol,
         data={"function": data_fn, "ctx": src},
+        requires=_made_by_helper(value),
     )
+
+
+def _made_by_helper(value: Tensor) -> tuple[str, str] | None:
+    """What a finding about `value` requires of the run: that the function of another file
+    which returned it makes the array it returns without `ctx`."""
+    return ("host-array", value.helper) if value.helper is not None else None
 
 
 def check_loss_call(
@@ -470,6 +479,7 @@ def check_loss_call(
                 fix=fix,
                 symbol=symbol,
                 data={"function": data_fn, "ctx": src},
+                requires=_made_by_helper(value),
             )
 
 
@@ -492,4 +502,5 @@ def check_mixed_op(
         f"`ctx={src}`",
         symbol=symbol,
         data={"function": data_fn, "ctx": src},
+        requires=_made_by_helper(event.host_value),
     )
