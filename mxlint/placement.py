@@ -833,7 +833,9 @@ class Scope(Dataflow[Val]):
                 return Tensor("host", net.ctx, "the network's output")
             # On a list of contexts, each call runs on one of them (a slice's).
             shard = net.ctx.src if net.ctx.multi else net.ctx.shard_of
-            return Tensor("placed", Ctx(net.ctx.gpu, False, None, shard_of=shard))
+            # One context: the output is on it, spelled as the network's placement spells it.
+            src = net.ctx.src if shard is None else None
+            return Tensor("placed", Ctx(net.ctx.gpu, False, src, shard_of=shard))
         return None
 
     def _receiver_net(self, receiver: cst.BaseExpression) -> tuple[str | None, Val]:
@@ -928,7 +930,8 @@ class Scope(Dataflow[Val]):
         bound: bool = False,
     ) -> Val:
         """Keep what a call of a function (or method) of the module passes; return what it
-        returns when it is given an array on the cpu (`data = self.preprocess(img)`)."""
+        returns when it is given an array on the cpu (`data = self.preprocess(img)`) or a
+        context (`net = get_net(ctx)`, a builder placing the network it returns)."""
         # Networks as they are at this call (a later `reset_ctx` does not move them for the
         # call that already ran).
         passed = [(e, copy.deepcopy(v) if isinstance(v, Net) else v) for e, v in arg_vals]
@@ -937,10 +940,12 @@ class Scope(Dataflow[Val]):
         if (
             self.inlined
             or fn.name.value == "__init__"
-            or not any(_holds_host_array(v) for _, v in arg_vals)
+            or not any(_holds_host_array(v) or isinstance(v, Ctx) for _, v in arg_vals)
         ):
             return None
-        return self._returned_for(name, fn, node, arg_vals, bound)
+        value = self._returned_for(name, fn, node, arg_vals, bound)
+        # Each call builds its own networks.
+        return copy.deepcopy(value) if isinstance(value, (Net, Seq)) else value
 
     def _returned_for(
         self,
@@ -951,8 +956,9 @@ class Scope(Dataflow[Val]):
         bound: bool,
     ) -> Val:
         """What `fn` returns given the arrays, tuples of them and contexts this call passes
-        (its other parameters unknown), read once per such set of values; unknown when any
-        path returns something unknown, or `fn` is a generator."""
+        (its other parameters unknown), read once per such set of values: an array, a tuple,
+        a network it builds (placed where it places it); unknown when any path returns
+        something unknown, or `fn` is a generator."""
         if any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(fn.body, NESTED_SCOPES)):
             return None
         params = fn.params
@@ -962,6 +968,11 @@ class Scope(Dataflow[Val]):
         given: list[tuple[str, Val]] = []
         for param in (*positional, *(p.name.value for p in params.kwonly_params)):
             passed = _passed(node, arg_vals, positional, param)
+            if isinstance(passed, Ctx):
+                # Spelled as the caller spells it (`get_net(device)`: `device`).
+                expr = _argument_for(node, positional, param)
+                if isinstance(expr, (cst.Name, cst.Attribute)):
+                    passed = replace(passed, src=self.code(expr))
             if isinstance(passed, (Tensor, Ctx, Seq)):
                 given.append((param, passed))
         key = (name, tuple(given), tuple(self.default_ctx), self.global_default)
@@ -982,8 +993,13 @@ class Scope(Dataflow[Val]):
             short = name.rsplit(".", 1)[-1]
             made = f"{value.origin}, " if value.origin else ""
             value = replace(value, origin=f"{made}returned by `{short}()`")
-        elif not isinstance(value, (Tensor, Seq)):
+        elif not isinstance(value, (Tensor, Seq, Net)):
             value = None
+        # A network placed on a context parameter is on what the caller passed, as spelled there.
+        spelled = {param: v.src for param, v in given if isinstance(v, Ctx) and v.src}
+        for net in value.items if isinstance(value, Seq) else (value,):
+            if isinstance(net, Net) and net.ctx is not None and net.ctx.src in spelled:
+                net.ctx = replace(net.ctx, src=spelled[net.ctx.src])
         self._inline_cache[key] = value
         return value
 
@@ -1248,16 +1264,25 @@ def _passed(
     call: cst.Call, arg_vals: list[tuple[cst.BaseExpression, Val]], positional: list[str], name: str
 ) -> Val:
     """The value a call passes for parameter `name` (None: not passed, or not knowable)."""
-    index = 0
+    expr = _argument_for(call, positional, name)
     for arg, (_, value) in zip(call.args, arg_vals):
+        if arg.value is expr:
+            return value
+    return None
+
+
+def _argument_for(call: cst.Call, positional: list[str], name: str) -> cst.BaseExpression | None:
+    """The expression a call passes for parameter `name` (None: not passed, or not knowable)."""
+    index = 0
+    for arg in call.args:
         if arg.star:
             return None
         if arg.keyword is not None:
             if arg.keyword.value == name:
-                return value
+                return arg.value
             continue
         if index < len(positional) and positional[index] == name:
-            return value
+            return arg.value
         index += 1
     return None
 

@@ -522,3 +522,31 @@ def test_an_array_another_file_makes_without_ctx() -> None:
     assert [(f.code, f.location.row) for f in found] == [("MXL201", 13), ("MXL201", 15)]
     assert "from `make_mask()`" in found[0].message
     assert check_source(TRAIN, "train.py", settings) == []
+
+
+def test_a_network_a_builder_places_on_the_context_it_is_given() -> None:
+    """`net = get_net(device)`: the builder is read with the context the call passes; the
+    network it returns is placed there, spelled as the caller spells it."""
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+
+        def get_net(ctx):
+            net = gluon.nn.Dense(10)
+            net.initialize(ctx=ctx)
+            return net
+
+
+        def main(train_loader):
+            device = mx.gpu(0)
+            net = get_net(device)
+            other = get_net(device)
+            other.collect_params().reset_ctx(mx.cpu())
+            for x, _ in train_loader:
+                out = net(x)
+                fine = other(x)
+        """
+    findings = _check(source)
+    assert [(f.code, f.location.row) for f in findings] == [("MXL201", 17)]
+    assert "on `device`" in findings[0].message

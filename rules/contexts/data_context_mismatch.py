@@ -55,7 +55,9 @@ class DataContextMismatch(Rule):
         loss arrive as parameters and the context as a default. A function's parameters hold
         what every call of it in the file passes (a network a caller placed on a GPU, its
         context, its loader, a batch handed over as one tuple and unpacked inside), and so do
-        a method's, called on an object of a class of the file or through `self`; a project
+        a method's, called on an object of a class of the file or through `self`; what such a
+        function returns for an array on the cpu or a context it is given (`data =
+        self.preprocess(img)`, `net = get_net(ctx)`) is read from its body; a project
         block constructed with a context (`Net(ctx=ctx)`)
         places itself where this rule cannot tell, and is not judged. Also operators (`a * b`,
         `a == b`, `nd.concat(a, b)`, `weights.take(label)`) whose inputs are a GPU tensor and
