@@ -550,3 +550,23 @@ def test_a_network_a_builder_places_on_the_context_it_is_given() -> None:
     findings = _check(source)
     assert [(f.code, f.location.row) for f in findings] == [("MXL201", 17)]
     assert "on `device`" in findings[0].message
+
+
+def test_weights_beside_a_slice_of_a_split_batch_are_worded_as_weights() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+
+        ctx = [mx.gpu(i) for i in range(4)]
+        net = gluon.nn.Dense(10)
+        net.initialize(ctx=ctx)
+        loss_fn = gluon.loss.L2Loss()
+        weights = nd.ones((16,))
+        for data, label in gluon.data.DataLoader(dataset, batch_size=64):
+            xs = gluon.utils.split_and_load(data, ctx)
+            ys = gluon.utils.split_and_load(label, ctx)
+            ls = [loss_fn(net(x), y, weights) for x, y in zip(xs, ys)]
+        """
+    (finding,) = _check(source)
+    assert (finding.code, finding.location.row) == ("MXL201", 12)
+    assert "weighs a prediction on one of the contexts of `ctx` by `weights`" in finding.message

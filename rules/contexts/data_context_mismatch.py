@@ -455,9 +455,11 @@ def check_loss_call(
             )
             if ctx.shard_of is not None and _spelled_ctx(scope, ctx) is None:
                 # A prediction on one slice of a batch split across a list of contexts.
+                verb = "weighs" if id(arg) in weights else "compares"
+                joiner = "by" if id(arg) in weights else "with"
                 message = (
-                    f"`{loss_name}` compares a prediction on one of the contexts of "
-                    f"`{ctx.shard_of}` with `{arg_code}`{origin}, which is still on the cpu; "
+                    f"`{loss_name}` {verb} a prediction on one of the contexts of "
+                    f"`{ctx.shard_of}` {joiner} `{arg_code}`{origin}, which is still on the cpu; "
                     f"split it like the data, `gluon.utils.split_and_load({arg_code}, "
                     f"{ctx.shard_of})`, and pair the slices"
                 )
