@@ -732,3 +732,38 @@ def test_a_hybridized_block_passed_to_a_helper_that_gives_it_a_number():
     assert [(f.code, f.location.row) for f in found] == [("MXL109", 11)]
     assert "(by `main()`, which passes it here)" in found[0].message
     assert "(`0.5` from `main()`)" in found[0].message
+
+
+def test_a_block_an_objects_init_hybridizes_called_with_a_number_by_its_methods():
+    source = _dedent("""\
+        from mxnet import nd
+        from mxnet.gluon import nn
+
+
+        class Scale(nn.HybridBlock):
+            def hybrid_forward(self, F, x, s):
+                return x * s
+
+
+        class Runner:
+            def __init__(self):
+                self.net = Scale()
+                self.net.hybridize()
+                self.eager = Scale()
+
+            def run(self, x):
+                return self.net(x, 0.5), self.eager(x, 0.5), self.net(x, nd.ones((1,)))
+
+
+        class Parent(nn.HybridBlock):
+            def __init__(self):
+                super().__init__()
+                self.net = Scale()
+                self.net.hybridize()
+
+            def hybrid_forward(self, F, x):
+                return self.net(x, 0.5)
+        """)
+    found = check_source(source, "script.py", Settings(select=("MXL109",)))
+    assert [(f.code, f.location.row) for f in found] == [("MXL109", 17)]
+    assert "`self.net` is hybridized (in `__init__()`)" in found[0].message

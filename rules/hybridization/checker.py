@@ -26,6 +26,7 @@ from mxlint.rules.hybridization.one_namespace_function import OneNamespaceFuncti
 from mxlint.rules.hybridization.print_tensor_in_hybrid import PrintTensorInHybrid
 from mxlint.rules.hybridization.reshape_varargs import ReshapeVarargs
 from mxlint.rules.hybridization.scalar_input_to_hybridized_block import (
+    Passed,
     ScalarInputToHybridizedBlock,
     Sites,
     check_scope,
@@ -110,6 +111,37 @@ class ScalarInputChecker(Checker):
             body = functions[name].body
             assert type(body) is cst.IndentedBlock
             check_scope(self.ctx, body.body, passed=passed, via=caller, seen=seen)
+        # An object's block hybridized by its `__init__`, called by its other methods (a class
+        # deriving from nothing: a Block's children are traced with their parent instead).
+        for cls in iter_nodes(node):
+            if type(cls) is not cst.ClassDef or type(cls.body) is not cst.IndentedBlock:
+                continue
+            if any(
+                not (type(b.value) is cst.Name and b.value.value == "object") for b in cls.bases
+            ):
+                continue
+            methods = [
+                s
+                for s in cls.body.body
+                if type(s) is cst.FunctionDef and type(s.body) is cst.IndentedBlock
+            ]
+            members: Passed = {}
+            for method in methods:
+                if method.name.value == "__init__":
+                    assert type(method.body) is cst.IndentedBlock
+                    check_scope(self.ctx, method.body.body, members=members, seen=seen)
+            if not members:
+                continue
+            for method in methods:
+                if method.name.value != "__init__":
+                    assert type(method.body) is cst.IndentedBlock
+                    check_scope(
+                        self.ctx,
+                        method.body.body,
+                        passed=members,
+                        via="`__init__()`",
+                        seen=seen,
+                    )
 
 
 class OperatorCallChecker(Checker):

@@ -35,7 +35,9 @@ class ScalarInputToHybridizedBlock(Rule):
         function or script, that passes a Python number (a literal, or a name bound to one) as
         an input: `net(x, 0.5)`. Also in a function of the file that a caller passes the
         hybridized block to (`run(net, x, 0.5)` with `def run(net, x, s): return net(x, s)`),
-        the number written there or passed by that caller. MXNet 1.x only.
+        the number written there or passed by that caller, and in the methods of an object
+        (of a class deriving from nothing) whose `__init__` hybridized the block it keeps
+        (`self.net(x, 0.5)`). MXNet 1.x only.
     """
     why = """
         A hybridized block runs a cached graph whose inputs are arrays. Imperatively the call
@@ -208,11 +210,14 @@ def check_scope(
     passed: Passed | None = None,
     via: str | None = None,
     seen: set[int] | None = None,
+    members: Passed | None = None,
 ) -> None:
     """One function's statements (or the module's), in source order. `functions`: the module's
     functions by name, whose calls this scope makes are added to `sites` (what they pass);
-    `passed`: what a call of this function passes for its parameters (`via` the caller), the
-    only values its calls are then judged on; `seen`: arguments already reported."""
+    `passed`: what a call of this function passes for its parameters, or the `self.` members
+    its class's `__init__` hybridized (`via` the caller, or `__init__`), the only values its
+    calls are then judged on; `seen`: arguments already reported; `members`: filled with the
+    hybridized `self.` members at the end (an `__init__`)."""
     blocks: dict[str, str] = {}  # name -> class (resolved, or this file's qualified name)
     hybridized: set[str] = set()
     numbers: dict[str, str] = {}
@@ -231,9 +236,10 @@ def check_scope(
         for node in iter_nodes(stmt, stop=NESTED_SCOPES):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = node.targets[0].target
-                if type(target) is not cst.Name:
+                name_or_none = _local_or_member(target)
+                if name_or_none is None:
                     continue
-                name = target.value
+                name = name_or_none
                 blocks.pop(name, None)
                 hybridized.discard(name)
                 numbers.pop(name, None)
@@ -250,21 +256,21 @@ def check_scope(
                         blocks[name] = cls
             elif type(node) is cst.Call:
                 func = node.func
+                callee = _local_or_member(func)
                 if (
                     type(func) is cst.Attribute
                     and func.attr.value == "hybridize"
-                    and type(func.value) is cst.Name
-                    and func.value.value in blocks
+                    and _local_or_member(func.value) in blocks
                 ):
+                    receiver = _local_or_member(func.value)
+                    assert receiver is not None
                     if _turns_off(node):
-                        hybridized.discard(func.value.value)
+                        hybridized.discard(receiver)
                     else:
-                        hybridized.add(func.value.value)
-                elif type(func) is cst.Name and func.value in hybridized:
-                    if passed is None or func.value in seeded or _names_any(node, seeded):
-                        _check_call(
-                            ctx, node, func.value, blocks[func.value], numbers, seeded, via, seen
-                        )
+                        hybridized.add(receiver)
+                elif callee is not None and callee in hybridized:
+                    if passed is None or callee in seeded or _names_any(node, seeded):
+                        _check_call(ctx, node, callee, blocks[callee], numbers, seeded, via, seen)
                 elif (
                     type(func) is cst.Name
                     and functions is not None
@@ -274,6 +280,19 @@ def check_scope(
                     given = _given(functions[func.value], node, blocks, hybridized, numbers)
                     if any(kind == "block" for kind, _ in given.values()):
                         sites.append((func.value, given, caller))
+    if members is not None:
+        for name in hybridized:
+            if name.startswith("self."):
+                members[name] = ("block", blocks[name])
+
+
+def _local_or_member(node: cst.BaseExpression) -> str | None:
+    """`net` or `self.net`: a name this analysis follows."""
+    if type(node) is cst.Name:
+        return node.value
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
 
 
 def _names_any(call: cst.Call, names: set[str]) -> bool:
@@ -343,7 +362,9 @@ def _check_call(
             if net in seeded:
                 message = message.replace(
                     f"`{net}` is hybridized",
-                    f"`{net}` is hybridized (by {via}, which passes it here)",
+                    f"`{net}` is hybridized (in {via})"
+                    if net.startswith("self.")
+                    else f"`{net}` is hybridized (by {via}, which passes it here)",
                     1,
                 )
             if type(arg.value) is cst.Name and arg.value.value in seeded:
