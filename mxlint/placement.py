@@ -62,6 +62,10 @@ class Tensor:
     ctx: Ctx | None = None
     #: What made it, for messages ("a DataLoader batch", "nd.array(...) without ctx").
     origin: str = ""
+    #: The project function (qualified name, defined in another file) that returned it, when
+    #: only the run can tell that it returns an array made without `ctx`: a finding about it
+    #: requires that (`("host-array", helper)`).
+    helper: str | None = None
 
     def on_gpu(self) -> bool | None:
         if self.where == "host":
@@ -220,6 +224,9 @@ def join(a: Val, b: Val) -> Val:
     if isinstance(a, Each) and isinstance(b, Each):
         inner = join(a.elem, b.elem)
         return Each(inner) if inner is not None else None
+    if isinstance(a, Seq) and isinstance(b, Seq) and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+        return Seq(items) if any(i is not None for i in items) else None
     if type(a) is type(b) and isinstance(a, (Loader, Loss, Transform)):
         return a
     return None
@@ -247,6 +254,9 @@ _PARAM_ATTRS = frozenset(
     }
 )
 _ITER_PASSTHROUGH = frozenset({"tqdm", "iter", "list", "tuple", "sorted", "reversed"})
+#: NDArray methods that run one operator on the array and the arrays they are given (fluent
+#: forms of `nd.take`, `nd.pick`, ...): all of them must live on one context.
+_OPERAND_METHODS = frozenset({"take", "pick", "reshape_like", "slice_like", "broadcast_like"})
 _TO_PYTHON = knowledge.TO_PYTHON_METHODS | {"asnumpy", "shape", "dtype"}
 _NON_TENSOR_ATTRS = knowledge.VALUE_ATTRIBUTES - {"grad"}
 
@@ -256,6 +266,22 @@ def _kwarg(call: cst.Call, names: Sequence[str]) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value in names:
             return arg.value
     return None
+
+
+def _literal_index(node: cst.Subscript) -> int | None:
+    """`batch[0]`, `batch[-1]`: the integer a subscript indexes with, if it is a literal."""
+    if len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    if type(index) is not cst.Index:
+        return None
+    value = index.value
+    sign = 1
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
+        sign, value = -1, value.expression
+    if type(value) is not cst.Integer:
+        return None
+    return sign * int(value.evaluated_value)
 
 
 def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
@@ -347,7 +373,12 @@ class Scope(Dataflow[Val]):
         #: The module's classes that derive from nothing (no Block): calling one makes an
         #: `Instance`.
         self.local_classes: frozenset[str] = frozenset()
+        #: The class whose method this body is: `self.method(...)` calls `Class.method`.
+        self.self_class: str | None = None
         self.local_calls: dict[int, tuple[str, cst.Call, list[tuple[cst.BaseExpression, Val]]]] = {}
+        #: Reading a function for what one call of it returns (its own calls are not read).
+        self.inlined = False
+        self._inline_cache: dict[object, Val] = {}
 
     @property
     def events(self) -> list[Event]:
@@ -452,8 +483,9 @@ class Scope(Dataflow[Val]):
 
     def _iterable(self, node: cst.BaseExpression, value: Val) -> Val:
         """The value iterated by a loop (`value` is what `node` evaluated to); an unknown name
-        spelled like a data loader (`train_loader`, `val_data`, `data_iter`) is one."""
-        if value is not None:
+        spelled like a data loader (`train_loader`, `val_data`, `data_iter`) is one, also when
+        another file's function returned it (whether that returns an array is not known)."""
+        if value is not None and not _tentative(value):
             return value
         wrapper = None
         inner = node
@@ -464,7 +496,9 @@ class Scope(Dataflow[Val]):
             and node.args
         ):
             wrapper, inner = node.func.value, node.args[0].value
-        if not _LOADER_NAME.search(dotted_name(inner) or "") or self.ev(inner) is not None:
+        if not _LOADER_NAME.search(dotted_name(inner) or "") or not _tentative_or_none(
+            self.ev(inner)
+        ):
             return value
         if wrapper == "enumerate":
             return Each(Seq((None, self.element(Loader()))))
@@ -520,6 +554,9 @@ class Scope(Dataflow[Val]):
             if isinstance(base, Each):
                 return base.elem
             if isinstance(base, Seq):
+                index = _literal_index(node)
+                if index is not None and -len(base.items) <= index < len(base.items):
+                    return base.items[index]
                 return self.unpacked(base)
             if isinstance(base, (Params, Net)):
                 return base  # a parameter of the dict, or a child block of a Sequential
@@ -655,14 +692,16 @@ class Scope(Dataflow[Val]):
             return self._net_call(node, callee, arg_vals)
         if isinstance(callee, Loss):
             self._emit(LossCall(node, arg_vals))
-            return None
+            return _loss_output(arg_vals)
         if isinstance(callee, Transform):
             return arg_vals[0][1] if arg_vals else None
         if type(func) is cst.Name and name is None:
             if func.value in self.helpers:
                 return self.helpers[func.value]
             if func.value in self.local_functions:
-                self._local_call(func.value, node, arg_vals)
+                returned = self._local_call(func.value, node, arg_vals)
+                if returned is not None:
+                    return returned
             if func.value == "enumerate" and arg_vals:
                 return Each(Seq((None, self.element(arg_vals[0][1]))))
             if func.value == "zip":
@@ -679,7 +718,7 @@ class Scope(Dataflow[Val]):
         if name is None:
             if callee is None and _loss_name(func):
                 self._emit(LossCall(node, arg_vals))
-                return None
+                return _loss_output(arg_vals)
             if callee is None and _network_name(func):
                 return _unknown_net_output(arg_vals)
             if type(func) is cst.Name and func.value in self.local_classes:
@@ -731,6 +770,21 @@ class Scope(Dataflow[Val]):
             return _combine([v for _, v in arg_vals])
         if not knowledge.is_mxnet(name) and short[:1].isupper():
             return Net(fresh=True)
+        if (
+            not knowledge.is_mxnet(name)
+            and not knowledge.is_library(name)
+            and not _HELPER_NAME.search(short)
+            and not any(
+                a.keyword is not None and _HELPER_NAME.search(a.keyword.value) for a in node.args
+            )
+            and not any(isinstance(v, Ctx) for _, v in arg_vals)
+        ):
+            # A function of another file of the project (`from utils import make_mask`): if it
+            # makes the array it returns without `ctx`, that array is on the cpu. The run
+            # decides (`ProjectIndex`: the finding requires it).
+            return Tensor(
+                "host", None, f"from `{short}()`, which makes it without ctx", helper=name
+            )
         return None
 
     def _loaded(self, node: cst.Call, origin: str) -> Tensor:
@@ -771,14 +825,17 @@ class Scope(Dataflow[Val]):
         self._emit(NetCall(node, net, arg_vals, net.ctx if net.placed else None))
         if net.placed and net.ctx is not None:
             if net.ctx.gpu and any(
-                isinstance(v, Tensor) and v.on_gpu() is False for _, v in arg_vals
+                isinstance(v, Tensor) and v.on_gpu() is False and v.helper is None
+                for _, v in arg_vals
             ):
                 return None  # this call already fails: one finding, not one per consequence
             if net.ctx.gpu is False:
                 return Tensor("host", net.ctx, "the network's output")
             # On a list of contexts, each call runs on one of them (a slice's).
             shard = net.ctx.src if net.ctx.multi else net.ctx.shard_of
-            return Tensor("placed", Ctx(net.ctx.gpu, False, None, shard_of=shard))
+            # One context: the output is on it, spelled as the network's placement spells it.
+            src = net.ctx.src if shard is None else None
+            return Tensor("placed", Ctx(net.ctx.gpu, False, src, shard_of=shard))
         return None
 
     def _receiver_net(self, receiver: cst.BaseExpression) -> tuple[str | None, Val]:
@@ -802,8 +859,16 @@ class Scope(Dataflow[Val]):
         if isinstance(receiver, Instance):
             key = f"{receiver.cls}.{method}"
             if key in self.local_functions:
-                self._local_call(key, node, arg_vals)
+                return self._local_call(key, node, arg_vals, bound=True)
             return None
+        if (
+            self.self_class is not None
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+            and f"{self.self_class}.{method}" in self.local_functions
+        ):
+            # Another method of this object: what it is passed is what its parameters hold.
+            return self._local_call(f"{self.self_class}.{method}", node, arg_vals, bound=True)
         if name is not None and not isinstance(receiver, (Tensor, Net, Params)):
             return self._qualified(node, name, arg_vals)
         if method in knowledge.CTX_MOVING_METHODS and not isinstance(receiver, (Net, Params)):
@@ -821,6 +886,9 @@ class Scope(Dataflow[Val]):
                 return None
             if method in ("as_nd_ndarray", "as_np_ndarray", "detach", "copy"):
                 return receiver
+            if method in _OPERAND_METHODS:
+                # `weights.take(label)` is `nd.take(weights, label)`: one operator's inputs.
+                self._mixed(node, [(func.value, receiver), *arg_vals])
             return _combine([receiver, *[v for _, v in arg_vals]])
         if isinstance(receiver, Net):
             if method == "forward":
@@ -831,7 +899,11 @@ class Scope(Dataflow[Val]):
                 for _, value in arg_vals:
                     if isinstance(value, Net):
                         self.attach(receiver, value)
-            return None
+            if method in knowledge.INERT_BLOCK_METHODS:
+                return None
+            # A child block (`net.features(x)`) or a method of the project's block
+            # (`net.encode(x)`) computes where the data it is given was moved to.
+            return _unknown_net_output(arg_vals)
         if isinstance(receiver, Params):
             if method in knowledge.PARAM_VALUE_METHODS:
                 self._emit(ParamRead(node, receiver.net, self._current_default()))
@@ -850,12 +922,86 @@ class Scope(Dataflow[Val]):
         return None
 
     def _local_call(
-        self, name: str, node: cst.Call, arg_vals: list[tuple[cst.BaseExpression, Val]]
-    ) -> None:
+        self,
+        name: str,
+        node: cst.Call,
+        arg_vals: list[tuple[cst.BaseExpression, Val]],
+        *,
+        bound: bool = False,
+    ) -> Val:
+        """Keep what a call of a function (or method) of the module passes; return what it
+        returns when it is given an array on the cpu (`data = self.preprocess(img)`) or a
+        context (`net = get_net(ctx)`, a builder placing the network it returns)."""
         # Networks as they are at this call (a later `reset_ctx` does not move them for the
         # call that already ran).
         passed = [(e, copy.deepcopy(v) if isinstance(v, Net) else v) for e, v in arg_vals]
         self.local_calls[id(node)] = (name, node, passed)
+        fn = self.local_functions[name]
+        if (
+            self.inlined
+            or fn.name.value == "__init__"
+            or not any(_holds_host_array(v) or isinstance(v, Ctx) for _, v in arg_vals)
+        ):
+            return None
+        value = self._returned_for(name, fn, node, arg_vals, bound)
+        # Each call builds its own networks.
+        return copy.deepcopy(value) if isinstance(value, (Net, Seq)) else value
+
+    def _returned_for(
+        self,
+        name: str,
+        fn: cst.FunctionDef,
+        node: cst.Call,
+        arg_vals: list[tuple[cst.BaseExpression, Val]],
+        bound: bool,
+    ) -> Val:
+        """What `fn` returns given the arrays, tuples of them and contexts this call passes
+        (its other parameters unknown), read once per such set of values: an array, a tuple,
+        a network it builds (placed where it places it); unknown when any path returns
+        something unknown, or `fn` is a generator."""
+        if any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(fn.body, NESTED_SCOPES)):
+            return None
+        params = fn.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        if bound:
+            positional = positional[1:]
+        given: list[tuple[str, Val]] = []
+        for param in (*positional, *(p.name.value for p in params.kwonly_params)):
+            passed = _passed(node, arg_vals, positional, param)
+            if isinstance(passed, Ctx):
+                # Spelled as the caller spells it (`get_net(device)`: `device`).
+                expr = _argument_for(node, positional, param)
+                if isinstance(expr, (cst.Name, cst.Attribute)):
+                    passed = replace(passed, src=self.code(expr))
+            if isinstance(passed, (Tensor, Ctx, Seq)):
+                given.append((param, passed))
+        key = (name, tuple(given), tuple(self.default_ctx), self.global_default)
+        if key in self._inline_cache:
+            return self._inline_cache[key]
+        probe = Scope(self.imports, self.code, {}, self.helpers)
+        probe.inlined = True
+        probe.default_ctx = list(self.default_ctx)
+        probe.global_default = self.global_default
+        probe.env = parameter_env(probe, params)
+        probe.env.update(given)
+        leaves = probe.block(fn.body)
+        returns = probe.returns if leaves else [*probe.returns, None]
+        value: Val = returns[0] if returns else None
+        for other in returns[1:]:
+            value = join(value, other) if value is not None and other is not None else None
+        if isinstance(value, Tensor) and value.where == "host":
+            short = name.rsplit(".", 1)[-1]
+            made = f"{value.origin}, " if value.origin else ""
+            value = replace(value, origin=f"{made}returned by `{short}()`")
+        elif not isinstance(value, (Tensor, Seq, Net)):
+            value = None
+        # A network placed on a context parameter is on what the caller passed, as spelled there.
+        spelled = {param: v.src for param, v in given if isinstance(v, Ctx) and v.src}
+        for net in value.items if isinstance(value, Seq) else (value,):
+            if isinstance(net, Net) and net.ctx is not None and net.ctx.src in spelled:
+                net.ctx = replace(net.ctx, src=spelled[net.ctx.src])
+        self._inline_cache[key] = value
+        return value
 
     def _placing(self, node: cst.Call, func: cst.Attribute, method: str) -> Val:
         key, value = self._receiver_net(func.value)
@@ -933,6 +1079,46 @@ def _unknown_net_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
     return None
 
 
+def _tentative(value: Val) -> bool:
+    """What a function of another file returned (or a list, tuple or enumeration of it): an
+    array made without ctx only if the run shows it."""
+    if isinstance(value, Tensor):
+        return value.helper is not None
+    if isinstance(value, Each):
+        return _tentative(value.elem)
+    if isinstance(value, Seq):
+        return any(_tentative(item) for item in value.items)
+    return False
+
+
+def _tentative_or_none(value: Val) -> bool:
+    return value is None or _tentative(value)
+
+
+def _holds_host_array(value: Val) -> bool:
+    """An array on the cpu, or a tuple holding one."""
+    if isinstance(value, Tensor):
+        return value.where == "host"
+    if isinstance(value, Seq):
+        return any(_holds_host_array(item) for item in value.items)
+    return False
+
+
+def _loss_output(arg_vals: list[tuple[cst.BaseExpression, Val]]) -> Val:
+    """A loss of a prediction on a GPU (or on one slice of a batch split across a context
+    list) is computed there, when every array it is given is there too (otherwise the call
+    fails, and is reported, already)."""
+    tensors = [v for _, v in arg_vals if isinstance(v, Tensor)]
+    if not tensors or not isinstance(arg_vals[0][1], Tensor):
+        return None
+    ctx = arg_vals[0][1].ctx
+    if arg_vals[0][1].where != "placed" or ctx is None or not ctx.off_host():
+        return None
+    if any(t.on_gpu() is False and t.helper is None for t in tensors):
+        return None
+    return Tensor("placed", Ctx(ctx.gpu, False, None, shard_of=ctx.shard_of))
+
+
 def _mark_reset(net: Net) -> None:
     stack = list(net.children)
     while stack:
@@ -959,6 +1145,9 @@ def _combine(values: Sequence[Val]) -> Val:
     tensors = [v for v in unwrapped if isinstance(v, Tensor)]
     if not tensors:
         return None
+    known = [t for t in tensors if t.helper is None]
+    if known:
+        tensors = known  # what another file's function returns is not known to be an array
     placed = [t for t in tensors if t.where == "placed"]
     if placed:
         return placed[0] if len(placed) == len(tensors) else Tensor("placed", None)
@@ -1006,8 +1195,9 @@ def call_site_env(
     bound: bool = False,
 ) -> Env:
     """What `fn`'s parameters hold when every call of it in the file passes a known network,
-    context, data loader or array on the cpu for them (joined over the calls). Contexts (and
-    networks' contexts) say which caller spelled them, arrays which caller made them.
+    context, data loader or array on the cpu for them, or a tuple of such (a batch handed
+    over as `(data, label)`), joined over the calls. Contexts (and networks' contexts) say
+    which caller spelled them, arrays which caller made them.
     `bound`: the calls construct `fn`'s class (`fn` is its `__init__`; `self` is not passed)."""
     env: Env = {}
     if not sites:
@@ -1021,10 +1211,8 @@ def call_site_env(
     for param in (*positional, *(p.name.value for p in params.kwonly_params)):
         value: Val = None
         for k, (call, arg_vals, _) in enumerate(sites):
-            passed = _passed(call, arg_vals, positional, param)
-            if isinstance(passed, Tensor) and passed.where != "host":
-                passed = None  # where a placed array is depends on its context: not followed
-            if not isinstance(passed, (Net, Ctx, Loader, Tensor)):
+            passed = _followed(_passed(call, arg_vals, positional, param))
+            if passed is None:
                 value = None
                 break
             value = passed if k == 0 else _same_placement(value, passed)
@@ -1032,9 +1220,24 @@ def call_site_env(
             env[param] = value
     env = copy.deepcopy(env)
     for value in env.values():
-        if isinstance(value, Net) and value.ctx is not None and value.ctx.via is None:
-            value.ctx = replace(value.ctx, via=via)
+        for net in value.items if isinstance(value, Seq) else (value,):
+            if isinstance(net, Net) and net.ctx is not None and net.ctx.via is None:
+                net.ctx = replace(net.ctx, via=via)
     return {k: _from_caller(v, via) for k, v in env.items()}
+
+
+def _followed(value: Val) -> Val:
+    """What a parameter is known to hold when a call passes `value`: a network, a context, a
+    loader, an array on the cpu (where a placed array is depends on its context: not
+    followed), or a tuple holding some of these (the rest of it unknown)."""
+    if isinstance(value, Tensor) and value.where != "host":
+        return None
+    if isinstance(value, (Net, Ctx, Loader, Tensor)):
+        return value
+    if isinstance(value, Seq):
+        items = tuple(_followed(item) for item in value.items)
+        return Seq(items) if any(item is not None for item in items) else None
+    return None
 
 
 def _from_caller(value: Val, via: str) -> Val:
@@ -1044,6 +1247,8 @@ def _from_caller(value: Val, via: str) -> Val:
     if isinstance(value, Tensor):
         made = f"{value.origin}, " if value.origin else ""
         return replace(value, origin=f"{made}passed by {via}")
+    if isinstance(value, Seq):
+        return Seq(tuple(_from_caller(item, via) for item in value.items))
     return value
 
 
@@ -1059,16 +1264,25 @@ def _passed(
     call: cst.Call, arg_vals: list[tuple[cst.BaseExpression, Val]], positional: list[str], name: str
 ) -> Val:
     """The value a call passes for parameter `name` (None: not passed, or not knowable)."""
-    index = 0
+    expr = _argument_for(call, positional, name)
     for arg, (_, value) in zip(call.args, arg_vals):
+        if arg.value is expr:
+            return value
+    return None
+
+
+def _argument_for(call: cst.Call, positional: list[str], name: str) -> cst.BaseExpression | None:
+    """The expression a call passes for parameter `name` (None: not passed, or not knowable)."""
+    index = 0
+    for arg in call.args:
         if arg.star:
             return None
         if arg.keyword is not None:
             if arg.keyword.value == name:
-                return value
+                return arg.value
             continue
         if index < len(positional) and positional[index] == name:
-            return value
+            return arg.value
         index += 1
     return None
 
@@ -1138,7 +1352,8 @@ def tensor_helpers(
             continue
         made = _returned(stmt, imports, code)
         if made and all(
-            isinstance(t, Tensor) and t.where == "host" and t.ctx is None for t in made
+            isinstance(t, Tensor) and t.where == "host" and t.ctx is None and t.helper is None
+            for t in made
         ):
             origin = made[0].origin  # type: ignore[union-attr]
             out[stmt.name.value] = Tensor(

@@ -15,6 +15,7 @@ from mxlint.checker import FileFacts
 from mxlint.context import context_for
 from mxlint.names import ProjectNames
 from mxlint.parsing import decode_source
+from mxlint.placement import tensor_helpers
 from mxlint.semantic.effects import Effects, Slot
 from mxlint.semantic.program import ImportGraph, console_script_modules
 from mxlint.settings import Settings
@@ -72,6 +73,8 @@ class ProjectIndex:
         self._imports_resolved: list[set[str]] | None = None
         self._never: dict[str, bool] = {}
         self._built: dict[str, list[tuple[object, ...]]] | None = None
+        #: Per file: its functions that return an array made without `ctx`.
+        self._host_helpers: dict[str, frozenset[str]] = {}
         if previous is not None:
             self._reuse(previous)
 
@@ -481,7 +484,31 @@ class ProjectIndex:
             )
         if kind == "block":
             return self.is_block(name) is True
+        if kind == "host-array":
+            return self.returns_host_array(name)
         raise ValueError(f"unknown requirement {kind!r}")
+
+    def returns_host_array(self, name: str) -> bool:
+        """Whether the project function `name` returns, on every path, an array it makes
+        without `ctx` (on the default context, the cpu) and takes no context
+        (`placement.tensor_helpers`), in every file of the run that defines it."""
+        qual, files = self._function_files_of(name)
+        if qual is None or not files:
+            return False
+        for file in files:
+            local = qual[len(file.module) + 1 :] if file.module else qual
+            if "." in local:
+                return False  # a method: its object decides
+            if file.path not in self._host_helpers:
+                ctx = self.context(file)
+                self._host_helpers[file.path] = (
+                    frozenset(tensor_helpers(ctx.module, ctx.imports, ctx.code))
+                    if ctx is not None
+                    else frozenset()
+                )
+            if local not in self._host_helpers[file.path]:
+                return False
+        return True
 
 
 def _run_module(name: str, modules: Mapping[str, FileFacts]) -> FileFacts | None:

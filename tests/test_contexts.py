@@ -325,3 +325,248 @@ def test_a_context_placed_under_a_name_the_method_lacks_is_not_spelled_with_it(f
     assert "(`ctx` where they were placed)" in findings[0].message
     assert "`self.ctx = ctx`" in findings[0].message
     assert findings[0].fix is None
+
+
+def test_a_batch_handed_over_as_one_tuple_is_unpacked_by_the_callee() -> None:
+    """`learner.step((data, label))`: the tuple's arrays are what `step` unpacks (and indexes);
+    a tuple of moved arrays, or one whose arrays are unknown, says nothing."""
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+
+        class Learner:
+            def __init__(self, net, ctx):
+                self.net = net
+                self.net.initialize(ctx=ctx)
+
+            def step(self, batch):
+                data, label = batch
+                return self.net(data)
+
+            def first(self, batch):
+                return self.net(batch[0])
+
+            def last(self, batch):
+                return self.net(batch[-1])
+
+
+        def main(train_loader, ctx=mx.gpu(0)):
+            learner = Learner(gluon.nn.Dense(1), ctx)
+            for data, label in train_loader:
+                learner.step((data, label))
+                learner.first((data, label))
+                learner.last((data.as_in_context(ctx), label.as_in_context(ctx)))
+        """
+    assert [(f.code, f.location.row) for f in _check(source)] == [
+        ("MXL201", 12),
+        ("MXL201", 15),
+    ]
+
+
+def test_a_method_called_through_self_holds_what_its_caller_passes() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+
+        class Solver:
+            def __init__(self, ctx=mx.gpu(0)):
+                self.ctx = ctx
+                self.net = gluon.nn.Dense(10)
+                self.net.initialize(ctx=self.ctx)
+
+            def train_step(self, x):
+                return self.net(x)
+
+            def predict(self, x):
+                return self.net(x)
+
+            def fit(self, train_data):
+                for x, y in train_data:
+                    self.train_step(x)
+                    self.predict(x.as_in_context(self.ctx))
+        """
+    assert [(f.code, f.location.row) for f in _check(source)] == [("MXL201", 12)]
+
+
+def test_a_loss_is_computed_where_its_prediction_is() -> None:
+    """The value of a loss of a GPU prediction is on the GPU: a cpu mask scaling it, or cpu
+    class weights indexed by a GPU label, mix contexts; reading it into Python does not."""
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+
+        ctx = mx.gpu(0)
+        WEIGHTS = nd.array([1.0, 2.0])
+        net = gluon.nn.Dense(2)
+        net.initialize(ctx=ctx)
+        loss_fn = gluon.loss.L2Loss()
+
+
+        def step(train_loader):
+            mask = nd.ones((8,))
+            for x, y in train_loader:
+                x, y = x.as_in_context(ctx), y.as_in_context(ctx)
+                loss = loss_fn(net(x), y)
+                a = loss * mask
+                b = WEIGHTS.take(y)
+                c = nd.ones((1,)) + loss.mean().asscalar()
+                d = nd.ones((8,), ctx=ctx) * loss
+        """
+    assert [(f.code, f.location.row) for f in _check(source)] == [
+        ("MXL201", 16),
+        ("MXL201", 17),
+    ]
+
+
+def test_a_child_block_computes_where_its_input_was_moved() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+        ctx = mx.gpu(0)
+        net = gluon.model_zoo.vision.resnet18_v1(pretrained=True, ctx=ctx)
+        head = gluon.nn.Dense(2)
+        head.initialize()
+        for x, _ in gluon.data.DataLoader(dataset, batch_size=4):
+            out = head(net.features(x.as_in_context(ctx)))
+        """
+    assert [(f.code, f.location.row) for f in _check(source)] == [("MXL203", 7)]
+
+
+def test_what_a_function_of_the_file_returns_for_an_array_on_the_cpu() -> None:
+    """`data = prepare(img)`: the function is read with the array it is given; a function that
+    moves it, one whose result is unknown on some path, and a generator say nothing."""
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+
+
+        def prepare(img):
+            return nd.transpose(img, (2, 0, 1)).expand_dims(0)
+
+
+        def moved(img, ctx=mx.gpu(0)):
+            return img.as_in_context(ctx)
+
+
+        def maybe(img, flag):
+            if flag:
+                return img
+            return lookup(img)
+
+
+        def batches(img):
+            yield img
+
+
+        def main(path, flag):
+            ctx = mx.gpu(0)
+            net = gluon.nn.SymbolBlock.imports("m-symbol.json", ["data"], "m-0000.params", ctx=ctx)
+            img = mx.image.imread(path)
+            a = net(prepare(img))
+            b = net(moved(img))
+            c = net(maybe(img, flag))
+            for x in batches(img):
+                d = net(x)
+        """
+    findings = _check(source)
+    assert [(f.code, f.location.row) for f in findings] == [("MXL201", 27)]
+    assert "returned by `prepare()`" in findings[0].message
+
+
+HELPERS = """\
+from mxnet import gluon, nd
+
+
+def make_mask(lengths, max_len):
+    mask = nd.zeros((len(lengths), max_len))
+    for i, n in enumerate(lengths):
+        mask[i, :n] = 1
+    return mask
+
+
+def make_mask_on(lengths, max_len, ctx):
+    return nd.zeros((len(lengths), max_len), ctx=ctx)
+
+
+def loaders(dataset):
+    return gluon.data.DataLoader(dataset, 32)
+"""
+
+TRAIN = """\
+import mxnet as mx
+from mxnet import gluon
+from utils import loaders, make_mask, make_mask_on
+
+ctx = mx.gpu(0)
+net = gluon.nn.Dense(5, flatten=False)
+net.initialize(ctx=ctx)
+loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+for data, label, lengths in loaders(dataset):
+    data = data.as_in_context(ctx)
+    label = label.as_in_context(ctx)
+    out = net(data)
+    a = loss_fn(out, label, make_mask(lengths, 20).expand_dims(-1))
+    b = loss_fn(out, label, make_mask_on(lengths, 20, ctx).expand_dims(-1))
+    c = out * make_mask(lengths, 20)
+"""
+
+
+def test_an_array_another_file_makes_without_ctx() -> None:
+    """`make_mask` (in `utils`) makes its array on the cpu: the run shows it; `make_mask_on`
+    takes the context, and `loaders` returns no array. Without `utils` in the run, nothing."""
+    settings = Settings(select=("MXL201",))
+    found = check_source(TRAIN, "train.py", settings, (("utils", HELPERS),))
+    assert [(f.code, f.location.row) for f in found] == [("MXL201", 13), ("MXL201", 15)]
+    assert "from `make_mask()`" in found[0].message
+    assert check_source(TRAIN, "train.py", settings) == []
+
+
+def test_a_network_a_builder_places_on_the_context_it_is_given() -> None:
+    """`net = get_net(device)`: the builder is read with the context the call passes; the
+    network it returns is placed there, spelled as the caller spells it."""
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+
+        def get_net(ctx):
+            net = gluon.nn.Dense(10)
+            net.initialize(ctx=ctx)
+            return net
+
+
+        def main(train_loader):
+            device = mx.gpu(0)
+            net = get_net(device)
+            other = get_net(device)
+            other.collect_params().reset_ctx(mx.cpu())
+            for x, _ in train_loader:
+                out = net(x)
+                fine = other(x)
+        """
+    findings = _check(source)
+    assert [(f.code, f.location.row) for f in findings] == [("MXL201", 17)]
+    assert "on `device`" in findings[0].message
+
+
+def test_weights_beside_a_slice_of_a_split_batch_are_worded_as_weights() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon, nd
+
+        ctx = [mx.gpu(i) for i in range(4)]
+        net = gluon.nn.Dense(10)
+        net.initialize(ctx=ctx)
+        loss_fn = gluon.loss.L2Loss()
+        weights = nd.ones((16,))
+        for data, label in gluon.data.DataLoader(dataset, batch_size=64):
+            xs = gluon.utils.split_and_load(data, ctx)
+            ys = gluon.utils.split_and_load(label, ctx)
+            ls = [loss_fn(net(x), y, weights) for x, y in zip(xs, ys)]
+        """
+    (finding,) = _check(source)
+    assert (finding.code, finding.location.row) == ("MXL201", 12)
+    assert "weighs a prediction on one of the contexts of `ctx` by `weights`" in finding.message

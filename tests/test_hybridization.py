@@ -812,3 +812,93 @@ def test_a_block_a_star_import_may_give_is_still_checked():
     """
     assert _loss_findings(free) == []
     assert _loss_findings(free, ("serve", textwrap.dedent(starred))) == [(6, "MXL102")]
+
+
+def test_a_child_blocks_output_updated_in_place_with_a_tensor():
+    """`out = self.body(x)` may be a tuple, but `out += x` (a tensor) or `out *= 0.5` says it is
+    the tensor; `feats += self.stage(x)` may be lists joined, and is not reported."""
+    source = _dedent("""\
+        from mxnet.gluon import nn
+
+
+        class Net(nn.HybridBlock):
+            def __init__(self, body, stage):
+                super().__init__()
+                self.body = body
+                self.stage = stage
+
+            def hybrid_forward(self, F, x):
+                out = self.body(x)
+                out += x
+                feats = self.stage(x)
+                feats += self.stage(x)
+                half = self.stage(x)
+                half *= 0.5
+                return out, feats, half
+        """)
+    found = check_source(source, "model.py", Settings(select=("MXL107",)))
+    assert [(f.code, f.location.row) for f in found] == [("MXL107", 12), ("MXL107", 16)]
+
+
+def test_a_hybridized_block_passed_to_a_helper_that_gives_it_a_number():
+    source = _dedent("""\
+        from mxnet import nd
+        from mxnet.gluon import nn
+
+
+        class Scale(nn.HybridBlock):
+            def hybrid_forward(self, F, x, s):
+                return x * s
+
+
+        def run(net, x, s):
+            return net(x, s)
+
+
+        def main():
+            net = Scale()
+            net.hybridize()
+            run(net, nd.ones((2,)), 0.5)
+            run(net, nd.ones((2,)), nd.ones((1,)))
+            eager = Scale()
+            run(eager, nd.ones((2,)), 0.5)
+        """)
+    found = check_source(source, "script.py", Settings(select=("MXL109",)))
+    assert [(f.code, f.location.row) for f in found] == [("MXL109", 11)]
+    assert "(by `main()`, which passes it here)" in found[0].message
+    assert "(`0.5` from `main()`)" in found[0].message
+
+
+def test_a_block_an_objects_init_hybridizes_called_with_a_number_by_its_methods():
+    source = _dedent("""\
+        from mxnet import nd
+        from mxnet.gluon import nn
+
+
+        class Scale(nn.HybridBlock):
+            def hybrid_forward(self, F, x, s):
+                return x * s
+
+
+        class Runner:
+            def __init__(self):
+                self.net = Scale()
+                self.net.hybridize()
+                self.eager = Scale()
+
+            def run(self, x):
+                return self.net(x, 0.5), self.eager(x, 0.5), self.net(x, nd.ones((1,)))
+
+
+        class Parent(nn.HybridBlock):
+            def __init__(self):
+                super().__init__()
+                self.net = Scale()
+                self.net.hybridize()
+
+            def hybrid_forward(self, F, x):
+                return self.net(x, 0.5)
+        """)
+    found = check_source(source, "script.py", Settings(select=("MXL109",)))
+    assert [(f.code, f.location.row) for f in found] == [("MXL109", 17)]
+    assert "`self.net` is hybridized (in `__init__()`)" in found[0].message

@@ -117,3 +117,12 @@ def test_keywords_are_the_parsers_own() -> None:
     assert "lower" in (sigs["nd.linalg.potrf"].keywords or ())  # missing from the registry docs
     assert sigs["nd.gather_nd"].keywords is None  # accepts any keyword: not judged
     assert sigs["nd.Custom"].keywords is None
+
+
+def test_members_of_a_class_spelled_two_ways_have_one_name() -> None:
+    assert knowledge.canonical("mxnet.gluon.nn.SymbolBlock") == "mxnet.gluon.SymbolBlock"
+    assert (
+        knowledge.canonical("mxnet.gluon.nn.SymbolBlock.imports")
+        == "mxnet.gluon.SymbolBlock.imports"
+    )
+    assert knowledge.canonical("mxnet.gluon.nn.Dense") == "mxnet.gluon.nn.Dense"

@@ -557,3 +557,29 @@ def test_accumulation_hint_keeps_the_statement_and_its_values(statement: str, hi
     [finding] = check_source(source, "example.py", Settings(select=("MXL401",)))
     assert (finding.code, finding.location.row) == ("MXL401", 12)
     assert f"accumulate Python values (`{hint}`)" in finding.message
+
+
+def test_outputs_kept_across_a_synchronising_loop_in_other_containers():
+    source = """\
+        import mxnet as mx
+
+
+        def run(net, test_loader, ctx):
+            by_index, ring, preds, small = {}, {}, [], []
+            for i, (data, _) in enumerate(test_loader):
+                out = net(data.as_in_context(ctx))
+                by_index[i] = out.softmax()
+                ring[i % 4] = out
+                preds.extend(out)
+                small.append(out.argmax(axis=1))
+                mx.nd.waitall()
+            return by_index, ring, preds, small
+        """
+    findings = _rows(source, Settings(select=("MXL406",)))
+    assert findings == [("MXL406", 8), ("MXL406", 10)]
+    (extend,) = [
+        f
+        for f in check_source(textwrap.dedent(source), "example.py", Settings(select=("MXL406",)))
+        if f.location.row == 10
+    ]
+    assert "`preds.extend(o.asnumpy() for o in out)`" in extend.message

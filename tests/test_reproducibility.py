@@ -172,3 +172,49 @@ def test_a_smoke_test_of_a_module_a_package_re_exports_is_not_an_entry_script(tm
     assert found() == []
     init.write_text("")
     assert found() == [("MXL301", 9)]
+
+
+SEQUENTIAL_BUILT = """import mxnet as mx
+from mxnet import gluon
+
+
+def build():
+    net = gluon.nn.Sequential()
+    net.add(gluon.nn.Dense(8, in_units=4), gluon.nn.Dense(2))
+    net.initialize()
+    return net
+
+
+if __name__ == "__main__":
+    net = build()
+    mx.random.seed(0)
+    print(net(mx.nd.ones((1, 4))))
+"""
+
+
+def test_a_sequential_of_layers_that_know_their_size_draws_in_initialize() -> None:
+    found = check_source(SEQUENTIAL_BUILT, "train.py", Settings(select=("MXL304",)))
+    assert [(f.code, f.location.row) for f in found] == [("MXL304", 14)]
+    deferred = SEQUENTIAL_BUILT.replace("gluon.nn.Dense(8, in_units=4)", "gluon.nn.Dense(8)")
+    assert check_source(deferred, "train.py", Settings(select=("MXL304",))) == []
+
+
+def test_a_loader_factory_called_with_shuffle_for_evaluation_data() -> None:
+    source = """from mxnet import gluon
+
+
+def make_loader(dataset, shuffle, last_batch="rollover"):
+    return gluon.data.DataLoader(dataset, 32, shuffle=shuffle, last_batch=last_batch)
+
+
+def build(train_set, val_set, test_set):
+    train_loader = make_loader(train_set, True)
+    val_loader = make_loader(val_set, shuffle=True)
+    test_loader = make_loader(test_set, True, "keep")
+    return train_loader, val_loader, test_loader
+"""
+    found = check_source(source, "data.py", Settings(select=("MXL305",)))
+    assert [(f.code, f.location.row, f.location.column) for f in found] == [("MXL305", 10, 47)]
+    assert "(built by `make_loader()`)" in found[0].message
+    assert found[0].fix is not None
+    assert "make_loader(val_set, shuffle=False)" in apply_edits(source, found[0].fix.edits)

@@ -58,7 +58,13 @@ def canonical(name: str) -> str:
         if name == prefix or name.startswith(prefix + "."):
             name = repl + name[len(prefix) :]
             break
-    return _EXACT.get(name, name)
+    exact = _EXACT.get(name)
+    if exact is not None:
+        return exact
+    owner, dot, member = name.rpartition(".")
+    if dot and owner in _EXACT:  # a member of a class spelled two ways (`nn.SymbolBlock.imports`)
+        return f"{_EXACT[owner]}.{member}"
+    return name
 
 
 def is_mxnet(name: str | None) -> bool:

@@ -64,17 +64,42 @@ def _calls_local(fn: cst.FunctionDef, names: frozenset[str]) -> bool:
 
 def _callers_first(
     functions: Sequence[tuple[list[str], cst.ClassDef | None, cst.FunctionDef]],
-    local: Mapping[str, cst.FunctionDef],
 ) -> list[tuple[list[str], cst.ClassDef | None, cst.FunctionDef]]:
-    """Module-level functions ordered so that a function's callers in the file are read before
-    it (what they pass is known when it is read); the other functions after, in file order."""
+    """Module-level functions and the methods of module-level classes ordered so that a
+    function's callers in the file are read before it (what they pass is known when it is
+    read): a call of a module-level function by name, `self.method(...)` in a method of the
+    same class, `obj.method(...)` of a method some class of the file defines, and `Class(...)`
+    before every method of the class (what the construction passes to `__init__` is what the
+    methods' `self.` members hold). Nested functions after, in file order."""
+    keyed = {
+        ".".join(path): (path, cls, fn)
+        for path, cls, fn in functions
+        if len(path) == 1 or (cls is not None and len(path) == 2)
+    }
+    by_method: dict[str, list[str]] = {}
+    by_class: dict[str, list[str]] = {}
+    for key, (path, cls, _fn) in keyed.items():
+        if cls is not None:
+            by_method.setdefault(path[1], []).append(key)
+            by_class.setdefault(path[0], []).append(key)
     calls: dict[str, list[str]] = {}
-    for name, fn in local.items():
-        calls[name] = [
-            n.func.value
-            for n in iter_nodes(fn.body)
-            if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in local
-        ]
+    for key, (path, cls, fn) in keyed.items():
+        out: list[str] = []
+        for n in iter_nodes(fn.body):
+            if type(n) is not cst.Call:
+                continue
+            func = n.func
+            if type(func) is cst.Name:
+                if func.value in keyed:
+                    out.append(func.value)
+                out.extend(by_class.get(func.value, ()))
+            elif type(func) is cst.Attribute and func.attr.value in by_method:
+                if type(func.value) is cst.Name and func.value.value == "self":
+                    if cls is not None and f"{path[0]}.{func.attr.value}" in keyed:
+                        out.append(f"{path[0]}.{func.attr.value}")
+                else:
+                    out.extend(by_method[func.attr.value])
+        calls[key] = out
     done: set[str] = set()
     post: list[str] = []
 
@@ -85,12 +110,11 @@ def _callers_first(
                 visit(callee)
         post.append(name)
 
-    for name in local:
+    for name in keyed:
         if name not in done:
             visit(name)
-    rank = {name: i for i, name in enumerate(reversed(post))}
-    top = sorted((f for f in functions if len(f[0]) == 1), key=lambda f: rank.get(f[0][0], 0))
-    return top + [f for f in functions if len(f[0]) != 1]
+    ordered = [keyed[name] for name in reversed(post)]
+    return ordered + [f for f in functions if ".".join(f[0]) not in keyed]
 
 
 class ContextChecker(Checker):
@@ -180,7 +204,7 @@ class ContextChecker(Checker):
         members: dict[int, Env] = {}
         global_nets = _has_net(top.env)
         replaced = self._replaced_globals(top.env) if global_nets else {}
-        for path, cls, fn in _callers_first(self.functions, local):
+        for path, cls, fn in _callers_first(self.functions):
             member_env: Env = {}
             if cls is not None and fn.name.value != "__init__":
                 if id(cls) not in members:
@@ -212,7 +236,7 @@ class ContextChecker(Checker):
                     # another function moves this network: its context here is unknown
                     value.ctx, value.placed = None, False
             env.update(module_env_copy(member_env))
-            scope = self._run_function(fn, env, helpers, passed, callable_, top.global_default)
+            scope = self._run_function(fn, env, helpers, passed, callable_, top.global_default, cls)
             _collect_sites(scope, f"`{path[-1]}()`", sites)
             self._judge(scope, ".".join(path))
 
@@ -246,11 +270,14 @@ class ContextChecker(Checker):
         passed: Env | None = None,
         local: Mapping[str, cst.FunctionDef] | None = None,
         default: Ctx | None = None,
+        cls: cst.ClassDef | None = None,
     ) -> Scope:
         """Read `fn` with the module's values, its parameters' defaults, what its callers in
-        this file pass (`passed`) and the default context the module set (`default`)."""
+        this file pass (`passed`) and the default context the module set (`default`); `cls`:
+        the class `fn` is a method of (its `self.method(...)` calls are followed)."""
         scope = Scope(self.ctx.imports, self.ctx.code, env, helpers)
         scope.local_classes = self.local_classes
+        scope.self_class = cls.name.value if cls is not None else None
         scope.global_default = default
         scope.env.update(parameter_env(scope, fn.params))
         scope.env.update(passed or {})

@@ -54,10 +54,17 @@ class DataContextMismatch(Rule):
         other when it meets a loss of the network's output, also where the network and the
         loss arrive as parameters and the context as a default. A function's parameters hold
         what every call of it in the file passes (a network a caller placed on a GPU, its
-        context, its loader); a project block constructed with a context (`Net(ctx=ctx)`)
+        context, its loader, a batch handed over as one tuple and unpacked inside), and so do
+        a method's, called on an object of a class of the file or through `self`; what such a
+        function returns for an array on the cpu or a context it is given (`data =
+        self.preprocess(img)`, `net = get_net(ctx)`) is read from its body; a project
+        block constructed with a context (`Net(ctx=ctx)`)
         places itself where this rule cannot tell, and is not judged. Also operators (`a * b`,
-        `a == b`, `nd.concat(a, b)`) whose inputs are a GPU tensor and a cpu one: an unmoved
-        label compared with predictions, an array a helper makes without `ctx`.
+        `a == b`, `nd.concat(a, b)`, `weights.take(label)`) whose inputs are a GPU tensor and
+        a cpu one: an unmoved label compared with predictions, an array a helper (or the
+        module) makes without `ctx`, a mask scaling a loss computed on the GPU. A helper of
+        another file of the run counts when the run shows that it makes the array it returns
+        without `ctx` and takes no context.
     """
     why = """
         MXNet does not move data for you. An operator whose inputs live on different
@@ -408,7 +415,14 @@ def report_unmoved(
         fix=fix,
         symbol=symbol,
         data={"function": data_fn, "ctx": src},
+        requires=_made_by_helper(value),
     )
+
+
+def _made_by_helper(value: Tensor) -> tuple[str, str] | None:
+    """What a finding about `value` requires of the run: that the function of another file
+    which returned it makes the array it returns without `ctx`."""
+    return ("host-array", value.helper) if value.helper is not None else None
 
 
 def check_loss_call(
@@ -441,9 +455,11 @@ def check_loss_call(
             )
             if ctx.shard_of is not None and _spelled_ctx(scope, ctx) is None:
                 # A prediction on one slice of a batch split across a list of contexts.
+                verb = "weighs" if id(arg) in weights else "compares"
+                joiner = "by" if id(arg) in weights else "with"
                 message = (
-                    f"`{loss_name}` compares a prediction on one of the contexts of "
-                    f"`{ctx.shard_of}` with `{arg_code}`{origin}, which is still on the cpu; "
+                    f"`{loss_name}` {verb} a prediction on one of the contexts of "
+                    f"`{ctx.shard_of}` {joiner} `{arg_code}`{origin}, which is still on the cpu; "
                     f"split it like the data, `gluon.utils.split_and_load({arg_code}, "
                     f"{ctx.shard_of})`, and pair the slices"
                 )
@@ -467,6 +483,7 @@ def check_loss_call(
                 fix=fix,
                 symbol=symbol,
                 data={"function": data_fn, "ctx": src},
+                requires=_made_by_helper(value),
             )
 
 
@@ -489,4 +506,5 @@ def check_mixed_op(
         f"`ctx={src}`",
         symbol=symbol,
         data={"function": data_fn, "ctx": src},
+        requires=_made_by_helper(event.host_value),
     )

@@ -733,7 +733,11 @@ class HybridHooks(Hooks):
             )
 
     def augassign(self, node: cst.AugAssign, target: Kind, value: Kind) -> None:
-        if target is Kind.TENSOR:
+        # A child block's output may be a tuple, but a tuple or list updated with a tensor
+        # (`out = self.body(x); out += x`) or a float is no Python idiom: it is the tensor.
+        if target is Kind.TENSOR or (
+            target is Kind.MAYBE_GROUP and (value is Kind.TENSOR or type(node.value) is cst.Float)
+        ):
             self.emit(
                 "MXL107",
                 node,

@@ -26,7 +26,9 @@ from mxlint.rules.hybridization.one_namespace_function import OneNamespaceFuncti
 from mxlint.rules.hybridization.print_tensor_in_hybrid import PrintTensorInHybrid
 from mxlint.rules.hybridization.reshape_varargs import ReshapeVarargs
 from mxlint.rules.hybridization.scalar_input_to_hybridized_block import (
+    Passed,
     ScalarInputToHybridizedBlock,
+    Sites,
     check_scope,
 )
 from mxlint.rules.hybridization.tensor_as_sequence import TensorAsSequence
@@ -39,6 +41,7 @@ from mxlint.rules.hybridization.unknown_operator_keyword import (
     UnknownOperatorKeyword,
     check_keywords,
 )
+from mxlint.walker import iter_nodes
 
 
 class HybridizationChecker(HybridAnalysis):
@@ -82,16 +85,63 @@ class ScalarInputChecker(Checker):
     name = "hybridized-calls"
 
     def visit_Module(self, node: cst.Module) -> None:
-        if self.ctx.mxnet_line == "1" and ".hybridize(" in self.ctx.source:
-            check_scope(self.ctx, node.body)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if (
-            self.ctx.mxnet_line == "1"
-            and ".hybridize(" in self.ctx.source
-            and type(node.body) is cst.IndentedBlock
-        ):
-            check_scope(self.ctx, node.body.body)
+        if self.ctx.mxnet_line != "1" or ".hybridize(" not in self.ctx.source:
+            return
+        # Each scope on its own; then the module's functions again with what each call of them
+        # that passes a hybridized block passes (`run(net, x, 0.5)`, `def run(net, x, s)`).
+        functions = {
+            stmt.name.value: stmt
+            for stmt in node.body
+            if type(stmt) is cst.FunctionDef and type(stmt.body) is cst.IndentedBlock
+        }
+        sites: Sites = []
+        seen: set[int] = set()
+        check_scope(self.ctx, node.body, functions=functions, sites=sites, seen=seen)
+        for fn in iter_nodes(node):
+            if type(fn) is cst.FunctionDef and type(fn.body) is cst.IndentedBlock:
+                check_scope(
+                    self.ctx,
+                    fn.body.body,
+                    functions=functions,
+                    sites=sites,
+                    caller=f"`{fn.name.value}()`",
+                    seen=seen,
+                )
+        for name, passed, caller in sites:
+            body = functions[name].body
+            assert type(body) is cst.IndentedBlock
+            check_scope(self.ctx, body.body, passed=passed, via=caller, seen=seen)
+        # An object's block hybridized by its `__init__`, called by its other methods (a class
+        # deriving from nothing: a Block's children are traced with their parent instead).
+        for cls in iter_nodes(node):
+            if type(cls) is not cst.ClassDef or type(cls.body) is not cst.IndentedBlock:
+                continue
+            if any(
+                not (type(b.value) is cst.Name and b.value.value == "object") for b in cls.bases
+            ):
+                continue
+            methods = [
+                s
+                for s in cls.body.body
+                if type(s) is cst.FunctionDef and type(s.body) is cst.IndentedBlock
+            ]
+            members: Passed = {}
+            for method in methods:
+                if method.name.value == "__init__":
+                    assert type(method.body) is cst.IndentedBlock
+                    check_scope(self.ctx, method.body.body, members=members, seen=seen)
+            if not members:
+                continue
+            for method in methods:
+                if method.name.value != "__init__":
+                    assert type(method.body) is cst.IndentedBlock
+                    check_scope(
+                        self.ctx,
+                        method.body.body,
+                        passed=members,
+                        via="`__init__()`",
+                        seen=seen,
+                    )
 
 
 class OperatorCallChecker(Checker):

@@ -9,7 +9,7 @@ and `tests/snapshots/MXL109.txt`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
@@ -33,7 +33,11 @@ class ScalarInputToHybridizedBlock(Rule):
     what = """
         Finds a call of a HybridBlock, after `hybridize()` on the same name in the same
         function or script, that passes a Python number (a literal, or a name bound to one) as
-        an input: `net(x, 0.5)`. MXNet 1.x only.
+        an input: `net(x, 0.5)`. Also in a function of the file that a caller passes the
+        hybridized block to (`run(net, x, 0.5)` with `def run(net, x, s): return net(x, s)`),
+        the number written there or passed by that caller, and in the methods of an object
+        (of a class deriving from nothing) whose `__init__` hybridized the block it keeps
+        (`self.net(x, 0.5)`). MXNet 1.x only.
     """
     why = """
         A hybridized block runs a cached graph whose inputs are arrays. Imperatively the call
@@ -188,23 +192,58 @@ def _turns_off(call: cst.Call) -> bool:
     )
 
 
-def check_scope(ctx: FileContext, body: Sequence[cst.CSTNode]) -> None:
-    """One function's statements (or the module's), in source order."""
+#: What a call of a function of the file passes: parameter -> ("block", class) for a
+#: hybridized block, ("number", literal) for a Python number.
+Passed = dict[str, tuple[str, str]]
+#: Calls of the module's functions a scope makes: (function name, what the call passes, the
+#: caller's name for messages).
+Sites = list[tuple[str, Passed, str]]
+
+
+def check_scope(
+    ctx: FileContext,
+    body: Sequence[cst.CSTNode],
+    *,
+    functions: Mapping[str, cst.FunctionDef] | None = None,
+    sites: Sites | None = None,
+    caller: str = "the module's code",
+    passed: Passed | None = None,
+    via: str | None = None,
+    seen: set[int] | None = None,
+    members: Passed | None = None,
+) -> None:
+    """One function's statements (or the module's), in source order. `functions`: the module's
+    functions by name, whose calls this scope makes are added to `sites` (what they pass);
+    `passed`: what a call of this function passes for its parameters, or the `self.` members
+    its class's `__init__` hybridized (`via` the caller, or `__init__`), the only values its
+    calls are then judged on; `seen`: arguments already reported; `members`: filled with the
+    hybridized `self.` members at the end (an `__init__`)."""
     blocks: dict[str, str] = {}  # name -> class (resolved, or this file's qualified name)
     hybridized: set[str] = set()
     numbers: dict[str, str] = {}
+    seeded: set[str] = set()
+    for name, (kind, what) in (passed or {}).items():
+        if kind == "block":
+            blocks[name] = what
+            hybridized.add(name)
+        else:
+            numbers[name] = what
+        seeded.add(name)
+    seen = seen if seen is not None else set()
     for stmt in body:
         if isinstance(stmt, NESTED_SCOPES):
             continue
         for node in iter_nodes(stmt, stop=NESTED_SCOPES):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = node.targets[0].target
-                if type(target) is not cst.Name:
+                name_or_none = _local_or_member(target)
+                if name_or_none is None:
                     continue
-                name = target.value
+                name = name_or_none
                 blocks.pop(name, None)
                 hybridized.discard(name)
                 numbers.pop(name, None)
+                seeded.discard(name)
                 value = node.value
                 literal = _number(value)
                 if literal is not None:
@@ -217,22 +256,90 @@ def check_scope(ctx: FileContext, body: Sequence[cst.CSTNode]) -> None:
                         blocks[name] = cls
             elif type(node) is cst.Call:
                 func = node.func
+                callee = _local_or_member(func)
                 if (
                     type(func) is cst.Attribute
                     and func.attr.value == "hybridize"
-                    and type(func.value) is cst.Name
-                    and func.value.value in blocks
+                    and _local_or_member(func.value) in blocks
                 ):
+                    receiver = _local_or_member(func.value)
+                    assert receiver is not None
                     if _turns_off(node):
-                        hybridized.discard(func.value.value)
+                        hybridized.discard(receiver)
                     else:
-                        hybridized.add(func.value.value)
-                elif type(func) is cst.Name and func.value in hybridized:
-                    _check_call(ctx, node, func.value, blocks[func.value], numbers)
+                        hybridized.add(receiver)
+                elif callee is not None and callee in hybridized:
+                    if passed is None or callee in seeded or _names_any(node, seeded):
+                        _check_call(ctx, node, callee, blocks[callee], numbers, seeded, via, seen)
+                elif (
+                    type(func) is cst.Name
+                    and functions is not None
+                    and sites is not None
+                    and func.value in functions
+                ):
+                    given = _given(functions[func.value], node, blocks, hybridized, numbers)
+                    if any(kind == "block" for kind, _ in given.values()):
+                        sites.append((func.value, given, caller))
+    if members is not None:
+        for name in hybridized:
+            if name.startswith("self."):
+                members[name] = ("block", blocks[name])
+
+
+def _local_or_member(node: cst.BaseExpression) -> str | None:
+    """`net` or `self.net`: a name this analysis follows."""
+    if type(node) is cst.Name:
+        return node.value
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
+
+
+def _names_any(call: cst.Call, names: set[str]) -> bool:
+    return any(type(a.value) is cst.Name and a.value.value in names for a in call.args)
+
+
+def _given(
+    fn: cst.FunctionDef,
+    call: cst.Call,
+    blocks: Mapping[str, str],
+    hybridized: set[str],
+    numbers: Mapping[str, str],
+) -> Passed:
+    """What `call` passes for `fn`'s parameters: hybridized blocks and Python numbers."""
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    out: Passed = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        if arg.keyword is not None:
+            name: str | None = arg.keyword.value
+        else:
+            name = params[index] if index < len(params) else None
+            index += 1
+        if name is None:
+            continue
+        value = arg.value
+        literal = _number(value)
+        if literal is None and type(value) is cst.Name:
+            literal = numbers.get(value.value)
+        if literal is not None:
+            out[name] = ("number", literal)
+        elif type(value) is cst.Name and value.value in hybridized:
+            out[name] = ("block", blocks[value.value])
+    return out
 
 
 def _check_call(
-    ctx: FileContext, call: cst.Call, net: str, cls: str, numbers: dict[str, str]
+    ctx: FileContext,
+    call: cst.Call,
+    net: str,
+    cls: str,
+    numbers: dict[str, str],
+    seeded: set[str] | None = None,
+    via: str | None = None,
+    seen: set[int] | None = None,
 ) -> None:
     canonical = knowledge.canonical(cls)
     library = knowledge.is_library(cls)
@@ -246,10 +353,30 @@ def _check_call(
             literal = numbers.get(arg.value.value)
         if literal is None:
             continue
+        if seen is not None:
+            if id(arg.value) in seen:
+                return
+            seen.add(id(arg.value))
+        message = ScalarInputToHybridizedBlock.format(net=net, arg=ctx.code(arg.value), error=ERROR)
+        if via is not None and seeded:
+            if net in seeded:
+                message = message.replace(
+                    f"`{net}` is hybridized",
+                    f"`{net}` is hybridized (in {via})"
+                    if net.startswith("self.")
+                    else f"`{net}` is hybridized (by {via}, which passes it here)",
+                    1,
+                )
+            if type(arg.value) is cst.Name and arg.value.value in seeded:
+                message = message.replace(
+                    "is a Python number passed",
+                    f"is a Python number (`{literal}` from {via}) passed",
+                    1,
+                )
         ctx.report(
             arg.value,
             ScalarInputToHybridizedBlock,
-            ScalarInputToHybridizedBlock.format(net=net, arg=ctx.code(arg.value), error=ERROR),
+            message,
             requires=None if library else ("hybridized", cls),
         )
         return

@@ -32,11 +32,14 @@ class OutputsKeptAcrossLoop(Rule):
         "metric update)"
     )
     what = """
-        Finds the output of a network (`out = net(x)`, `self.model(x)`, `net.forward(x)`)
-        appended to a list created before a loop over batches of a data pipeline, where the loop
-        synchronises with the engine (so MXL401, which is about the engine running ahead, does
-        not apply) and the list is neither re-created nor emptied in the loop. Outputs kept
-        inside `autograd.record()` are MXL402's.
+        Finds the output of a network (`out = net(x)`, `self.model(x)`, `net.forward(x)`, a map
+        of it the same size such as `out.softmax()`, or the list of outputs of a batch split
+        across devices) added to a container created before a loop over batches of a data
+        pipeline (`preds.append(out)`, `preds.extend(outs)`, `preds += [out]`, `preds[i] = out`
+        under the loop's own index, `self.outputs.append(out)`), where the loop synchronises
+        with the engine (so MXL401, which is about the engine running ahead, does not apply)
+        and the container is neither re-created nor emptied in the loop. Outputs kept inside
+        `autograd.record()` are MXL402's.
     """
     why = """
         Each output is an NDArray on the network's context (a GPU, usually) holding a batch of
@@ -153,29 +156,127 @@ def validate(net, loss_fn, val_loader):
 _EMPTYING = frozenset({"pop", "clear", "remove", "popleft"})
 
 
+#: Methods whose result is the output's size again (still a batch on the device).
+_PER_SAMPLE = frozenset(
+    {
+        "softmax",
+        "log_softmax",
+        "sigmoid",
+        "astype",
+        "reshape",
+        "squeeze",
+        "flatten",
+        "transpose",
+        "expand_dims",
+        "detach",
+        "copy",
+        "exp",
+        "clip",
+    }
+)
+
+
 def check_kept_outputs(checker: MemoryChecker, loop: cst.For, assigned_inside: set[str]) -> None:
     """MXL406 on one synchronising data loop."""
     outputs = _network_outputs(loop)
     emptied = _emptied(loop)
+    rebound = _rebound(loop)
+    counters = {n.value for n in iter_nodes(loop.target) if type(n) is cst.Name}
     for node in checker._direct_statements(loop):
         if node in checker._record_nodes:
             continue
-        found = checker._accumulation(node, assigned_inside)
-        if found is None or not found[2].startswith(f"{found[0]}.append("):
+        found = _kept(node, rebound, counters)
+        if found is None:
             continue
-        target, value, _ = found
-        if target in emptied:
+        target, value = found
+        if target in emptied or not _output(value, outputs):
             continue
-        if _runs_network(value) or (type(value) is cst.Name and value.value in outputs):
-            code = checker.ctx.code(value).strip()
-            if "\n" in code or len(code) > 30:
-                code = "out"
-            checker.ctx.report(
-                node,
-                OutputsKeptAcrossLoop,
-                OutputsKeptAcrossLoop.format(target=target, value=code),
-                data={"function": checker.ctx.symbol() or "<module>", "loop_line": 0},
+        code = checker.ctx.code(value).strip()
+        if "\n" in code or len(code) > 30:
+            code = "out"
+        message = OutputsKeptAcrossLoop.format(target=target, value=code)
+        if _extends(node):
+            message = message.replace(
+                f"`{target}.append({code}.asnumpy())`",
+                f"`{target}.extend(o.asnumpy() for o in {code})`",
             )
+        checker.ctx.report(
+            node,
+            OutputsKeptAcrossLoop,
+            message,
+            data={"function": checker.ctx.symbol() or "<module>", "loop_line": 0},
+        )
+
+
+def _extends(node: cst.CSTNode) -> bool:
+    return (
+        type(node) is cst.Expr
+        and type(node.value) is cst.Call
+        and type(node.value.func) is cst.Attribute
+        and node.value.func.attr.value == "extend"
+    )
+
+
+def _kept(
+    node: cst.CSTNode, rebound: set[str], counters: set[str]
+) -> tuple[str, cst.BaseExpression] | None:
+    """(container, value) for a statement that adds a value to a container the loop does not
+    re-create: `preds.append(v)`, `preds.extend(vs)`, `self.outputs.append(v)`, `preds += [v]`,
+    `preds[i] = v` (`i` one of the loop's own variables, a new key each batch)."""
+    if type(node) is cst.Expr and type(node.value) is cst.Call:
+        call = node.value
+        func = call.func
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value in ("append", "extend")
+            and len(call.args) == 1
+            and call.args[0].keyword is None
+            and not call.args[0].star
+        ):
+            target = dotted_name(func.value)
+            if target is not None and target not in rebound:
+                return target, call.args[0].value
+        return None
+    if (
+        type(node) is cst.AugAssign
+        and type(node.operator) is cst.AddAssign
+        and type(node.target) is cst.Name
+        and node.target.value not in rebound
+        and type(node.value) is cst.List
+        and len(node.value.elements) == 1
+        and type(node.value.elements[0]) is cst.Element
+    ):
+        return node.target.value, node.value.elements[0].value
+    if type(node) is cst.Assign and len(node.targets) == 1:
+        store = node.targets[0].target
+        if (
+            type(store) is cst.Subscript
+            and type(store.value) is cst.Name
+            and store.value.value not in rebound
+            and len(store.slice) == 1
+            and type(store.slice[0].slice) is cst.Index
+            and type(store.slice[0].slice.value) is cst.Name
+            and store.slice[0].slice.value.value in counters
+        ):
+            return store.value.value, node.value
+    return None
+
+
+def _output(value: cst.BaseExpression, outputs: set[str]) -> bool:
+    """A network's output, a per-sample map of one (`out.softmax()`), or a list of them."""
+    if type(value) is cst.Name:
+        return value.value in outputs
+    if _runs_network(value):
+        return True
+    if (
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
+        and value.func.attr.value in _PER_SAMPLE
+    ):
+        return _output(value.func.value, outputs)
+    if type(value) is cst.ListComp:
+        return _output(value.elt, outputs)
+    return False
 
 
 def _runs_network(value: cst.BaseExpression) -> bool:
@@ -190,19 +291,48 @@ def _runs_network(value: cst.BaseExpression) -> bool:
 
 
 def _network_outputs(loop: cst.For) -> set[str]:
-    """Names the loop binds only to a network's output."""
+    """Names the loop binds only to a network's output (or a list of outputs, one per slice
+    of a batch split across devices)."""
     bound: dict[str, bool] = {}
     for node in iter_nodes(loop.body, stop=NESTED_SCOPES):
         if type(node) is cst.Assign:
             for target in node.targets:
                 if type(target.target) is cst.Name:
                     name = target.target.value
-                    bound[name] = bound.get(name, True) and _runs_network(node.value)
+                    bound[name] = bound.get(name, True) and (
+                        _runs_network(node.value)
+                        or (type(node.value) is cst.ListComp and _runs_network(node.value.elt))
+                    )
         elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.For):
             for inner in iter_nodes(node.target):  # type: ignore[attr-defined]
                 if type(inner) is cst.Name:
                     bound[inner.value] = False
     return {name for name, only in bound.items() if only}
+
+
+def _rebound(loop: cst.For) -> set[str]:
+    """Names (and `self.` members) the loop binds anew (`preds = []` per batch): what it keeps
+    in them lives one batch."""
+    out: set[str] = set()
+    for node in iter_nodes(loop.body, stop=NESTED_SCOPES):
+        targets: list[cst.BaseExpression] = []
+        if type(node) is cst.Assign:
+            targets = [t.target for t in node.targets]
+        elif type(node) in (cst.AnnAssign, cst.For):
+            targets = [node.target]  # type: ignore[attr-defined]
+        elif type(node) is cst.CompFor:
+            targets = [node.target]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, (cst.Tuple, cst.List)):
+                targets.extend(e.value for e in target.elements)
+            elif type(target) is cst.StarredElement:
+                targets.append(target.value)
+            elif type(target) in (cst.Name, cst.Attribute):
+                key = dotted_name(target)
+                if key is not None:
+                    out.add(key)
+    return out
 
 
 def _emptied(loop: cst.For) -> set[str]:

@@ -5,7 +5,7 @@ and cached per file, and the walk that collects them in execution order.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -137,6 +137,10 @@ def _assumed_seeder(name: str) -> bool:
 
 #: Namespaces whose calls make Symbols.
 _SYMBOLIC = ("mxnet.sym", "mxnet.symbol")
+
+
+#: Containers whose `initialize()` initializes the layers added to them.
+_SEQUENTIAL = frozenset({"mxnet.gluon.nn.Sequential", "mxnet.gluon.nn.HybridSequential"})
 
 
 class _Collector:
@@ -337,6 +341,23 @@ class _Collector:
         if len(found) != 1 or found[0].kind != "assignment" or type(found[0].value) is not cst.Call:
             return False
         built = found[0].value
+        if self._built_at_once(built):
+            return True
+        if self.ctx.resolve(built.func) not in _SEQUENTIAL:
+            return False
+        # A container: `initialize()` draws for the layers added to it that need no shape.
+        body = where.body if type(where) is cst.FunctionDef else where
+        return any(
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value == "add"
+            and dotted_name(node.func.value) == key
+            and any(type(a.value) is cst.Call and self._built_at_once(a.value) for a in node.args)
+            for node in iter_nodes(body, stop=NESTED_SCOPES)
+        )
+
+    def _built_at_once(self, built: cst.Call) -> bool:
+        """`nn.Dense(10, in_units=4)`, `nn.Embedding(...)`: a layer MXNet initializes at once."""
         name = self.ctx.resolve(built.func)
         sizes = knowledge.api().init_at_once.get(name) if name is not None else None
         if sizes is None:
@@ -720,11 +741,21 @@ def _named_for_evaluation(name: str | None) -> bool:
 
 
 def evaluation_subset(
-    ctx: FileContext, call: cst.Call, target: str | None
+    ctx: FileContext,
+    call: cst.Call,
+    target: str | None,
+    bound: Mapping[str, cst.BaseExpression] | None = None,
 ) -> tuple[cst.BaseExpression, str, str] | None:
     """MXL305's decision: (the `shuffle=True` value, the loader as quoted, what it does with the
     last batch) when `call` builds a shuffling evaluation loader that drops or rolls over its
-    tail; else None."""
+    tail; else None. `bound`: what a call of the function that builds the loader passes for
+    its parameters (`make_loader(val_set, True)`), read for the names `call` is given."""
+
+    def given(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        if bound is not None and type(node) is cst.Name:
+            return bound.get(node.value)
+        return node
+
     name = ctx.resolve(call.func)
     loader = knowledge.canonical(name) if name else ""
     policy_of = _LAST_BATCH.get(loader)
@@ -732,14 +763,14 @@ def evaluation_subset(
     if policy_of is None or shuffling is None or shuffling[1] is None:
         return None
     keyword, dropping = policy_of
-    shuffle = _argument(call, *shuffling[1])
+    shuffle = given(_argument(call, *shuffling[1]))
     if not (type(shuffle) is cst.Name and shuffle.value == "True"):
         return None
-    policy = _argument(call, keyword, len(call.args))
+    policy = given(_argument(call, keyword, len(call.args)))
     if type(policy) is not cst.SimpleString or policy.evaluated_value not in dropping:
         return None
     value = policy.evaluated_value
-    data = call.args[0].value if call.args and call.args[0].keyword is None else None
+    data = given(call.args[0].value) if call.args and call.args[0].keyword is None else None
     if not (
         _named_for_evaluation(target) or _named_for_evaluation(dotted_name(data) if data else None)
     ):

@@ -47,6 +47,7 @@ from mxlint.rules.reproducibility._analysis import (
 from mxlint.rules.reproducibility.seed_after_randomness import SeedAfterRandomness
 from mxlint.rules.reproducibility.shuffled_evaluation_loader import (
     ShuffledEvaluationLoader,
+    check_built_loader,
     check_loader,
 )
 from mxlint.rules.reproducibility.unseeded_numpy_random import UnseededNumpyRandom
@@ -295,6 +296,7 @@ class EvaluationLoaderChecker(Checker):
 
     def begin(self) -> None:
         self._targets: dict[int, str | None] = {}
+        self._functions: dict[str, cst.FunctionDef] | None = None
         #: A literal `shuffle=True` is all it reports (the source is searched once, not per call).
         self._literal_true = "True" in self.ctx.source
 
@@ -304,7 +306,22 @@ class EvaluationLoaderChecker(Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._literal_true and any(_is_true(arg.value) for arg in node.args):
-            check_loader(self.ctx, node, self._targets.get(id(node)))
+            target = self._targets.get(id(node))
+            check_loader(self.ctx, node, target)
+            if type(node.func) is cst.Name:
+                builder = self._builders().get(node.func.value)
+                if builder is not None:
+                    check_built_loader(self.ctx, node, builder, target)
+
+    def _builders(self) -> dict[str, cst.FunctionDef]:
+        """The module's functions, by name (a loader factory: `make_loader(val_set, True)`)."""
+        if self._functions is None:
+            self._functions = {
+                stmt.name.value: stmt
+                for stmt in self.ctx.module.body
+                if type(stmt) is cst.FunctionDef
+            }
+        return self._functions
 
 
 def _is_true(value: cst.BaseExpression) -> bool:

@@ -28,7 +28,8 @@ class SeedAfterRandomness(Rule):
         not a call on Symbols) is where Gluon's deferred initialization draws the initial
         weights: a builder that initialises and runs the network before the seed is reported.
         A layer built with its input size (`nn.Dense(10, in_units=4)`, `nn.Embedding(...)`,
-        the layers MXNet was seen to initialize at once) draws in `initialize()` itself.
+        the layers MXNet was seen to initialize at once) draws in `initialize()` itself, also
+        when it was added to a `Sequential`/`HybridSequential` that is initialised.
     """
     why = """
         The draws made before the seed (synthetic data, a random split, a permutation) come

@@ -16,6 +16,7 @@ import libcst as cst
 from mxlint.checker import FileContext, FixSpec, NodeEdit
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.reproducibility._analysis import evaluation_subset
+from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 
 class ShuffledEvaluationLoader(Rule):
@@ -32,7 +33,9 @@ class ShuffledEvaluationLoader(Rule):
         dataset is named for validation or test data (`val_loader`, `test_iter`,
         `DataLoader(val_set, ...)`) and that shuffles and drops the last incomplete batch
         (`last_batch="discard"`) or rolls it over into the next pass (`last_batch="rollover"`,
-        `last_batch_handle="roll_over"`).
+        `last_batch_handle="roll_over"`). Also a loader a function of the file builds from its
+        parameters, at a call that passes `True` for the shuffle and evaluation data
+        (`val_loader = make_loader(val_set, 64, True)`).
     """
     why = """
         Shuffling alone does not change an evaluation metric: every sample is scored once.
@@ -145,3 +148,43 @@ def check_loader(ctx: FileContext, call: cst.Call, target: str | None) -> None:
         ShuffledEvaluationLoader.format(what=what, drops=drops),
         fix=FixSpec("unsafe", "Set `shuffle=False`", (NodeEdit(shuffle, "False"),)),
     )
+
+
+def check_built_loader(
+    ctx: FileContext, site: cst.Call, builder: cst.FunctionDef, target: str | None
+) -> None:
+    """Report the `True` a call of a loader factory of the file passes (`make_loader(val_set,
+    64, True)`) when the loader the factory builds with what the call gives it is a shuffling
+    evaluation loader that drops or rolls over its tail."""
+    params = [p.name.value for p in (*builder.params.posonly_params, *builder.params.params)]
+    bound: dict[str, cst.BaseExpression] = {}
+    for index, arg in enumerate(site.args):
+        if arg.star:
+            return
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = arg.value
+        elif index < len(params):
+            bound[params[index]] = arg.value
+    for param in (*builder.params.params, *builder.params.kwonly_params):
+        if param.name.value not in bound and param.default is not None:
+            bound[param.name.value] = param.default
+    for node in iter_nodes(builder.body, stop=NESTED_SCOPES):
+        if type(node) is not cst.Call:
+            continue
+        found = evaluation_subset(ctx, node, target, bound)
+        if found is None:
+            continue
+        shuffle, what, drops = found
+        if not any(shuffle is arg.value for arg in site.args):
+            continue  # the factory's own `shuffle=True`: reported where it is written
+        ctx.report(
+            shuffle,
+            ShuffledEvaluationLoader,
+            ShuffledEvaluationLoader.format(what=what, drops=drops).replace(
+                "shuffles evaluation data",
+                f"(built by `{builder.name.value}()`) shuffles evaluation data",
+                1,
+            ),
+            fix=FixSpec("unsafe", "Pass `False`", (NodeEdit(shuffle, "False"),)),
+        )
+        return
