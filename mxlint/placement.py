@@ -558,6 +558,12 @@ class Scope(Dataflow[Val]):
                 if index is not None and -len(base.items) <= index < len(base.items):
                     return base.items[index]
                 return self.unpacked(base)
+            if isinstance(base, Net):
+                # `net[-1]` right after `net.add(layer)`: the layer this scope appended (a
+                # Sequential indexes its children in the order they were registered).
+                index = _literal_index(node)
+                if index is not None and -len(base.children) <= index < 0:
+                    return base.children[index]
             if isinstance(base, (Params, Net)):
                 return base  # a parameter of the dict, or a child block of a Sequential
             return None

@@ -570,3 +570,31 @@ def test_weights_beside_a_slice_of_a_split_batch_are_worded_as_weights() -> None
     (finding,) = _check(source)
     assert (finding.code, finding.location.row) == ("MXL201", 12)
     assert "weighs a prediction on one of the contexts of `ctx` by `weights`" in finding.message
+
+
+def test_a_layer_appended_to_a_loaded_network_and_initialised_by_index() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet.gluon import nn
+
+        def grow(net, f):
+            net.load_parameters(f, ctx=mx.gpu(0))
+            net.add(nn.Dense(10))
+            net[-1].initialize()
+            return net
+
+        def grow_on_ctx(net, f):
+            net.load_parameters(f, ctx=mx.gpu(0))
+            net.add(nn.Dense(10))
+            net[-1].initialize(ctx=mx.gpu(0))
+            return net
+
+        def older_layer(net, f):
+            net.load_parameters(f, ctx=mx.gpu(0))
+            net.add(nn.Dense(10), nn.Dense(2))
+            net[-3].initialize()
+            return net
+        """
+    findings = _check(source)
+    assert [(f.code, f.location.row) for f in findings] == [("MXL203", 7)]
+    assert "`net[-1].initialize()` has no `ctx`" in findings[0].message
