@@ -902,3 +902,37 @@ def test_a_block_an_objects_init_hybridizes_called_with_a_number_by_its_methods(
     found = check_source(source, "script.py", Settings(select=("MXL109",)))
     assert [(f.code, f.location.row) for f in found] == [("MXL109", 17)]
     assert "`self.net` is hybridized (in `__init__()`)" in found[0].message
+
+
+def test_a_command_line_option_holding_a_number_is_a_python_number():
+    source = _dedent("""\
+        import argparse
+        from mxnet import gluon, nd
+
+
+        class Scale(gluon.HybridBlock):
+            def hybrid_forward(self, F, x, s):
+                return x * s
+
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--scale", type=float)
+        parser.add_argument("--steps", default=3)
+        parser.add_argument("--name", type=str, default="1")
+        parser.add_argument("--sizes", type=int, nargs="+")
+        parser.add_argument("--flip", default=0, type=lambda s: s)
+        args = parser.parse_args()
+        net = Scale()
+        net.hybridize()
+        x = nd.ones((2,))
+        net(x, args.scale)
+        net(x, args.steps)
+        net(x, args.name)
+        net(x, args.sizes)
+        net(x, args.flip)
+        net(x, nd.array([args.scale]))
+        """)
+    found = check_source(source, "script.py", Settings(select=("MXL109",)))
+    assert [(f.code, f.location.row) for f in found] == [("MXL109", 20), ("MXL109", 21)]
+    assert "(its command-line option has `type=float`)" in found[0].message
+    assert "(its command-line option has a number default)" in found[1].message

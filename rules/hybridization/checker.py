@@ -9,6 +9,7 @@ import libcst as cst
 
 from mxlint.checker import Checker
 from mxlint.rules.hybridization._arrays import nd_assigned_names
+from mxlint.rules.hybridization._options import read_number_options
 from mxlint.rules.hybridization._run import HybridAnalysis
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AutogradStateInHybrid
 from mxlint.rules.hybridization.block_state_in_forward import BlockStateInForward
@@ -96,7 +97,10 @@ class ScalarInputChecker(Checker):
         }
         sites: Sites = []
         seen: set[int] = set()
-        check_scope(self.ctx, node.body, functions=functions, sites=sites, seen=seen)
+        options = read_number_options(self.ctx, node)
+        check_scope(
+            self.ctx, node.body, functions=functions, sites=sites, seen=seen, options=options
+        )
         for fn in iter_nodes(node):
             if type(fn) is cst.FunctionDef and type(fn.body) is cst.IndentedBlock:
                 check_scope(
@@ -106,6 +110,7 @@ class ScalarInputChecker(Checker):
                     sites=sites,
                     caller=f"`{fn.name.value}()`",
                     seen=seen,
+                    options=options,
                 )
         for name, passed, caller in sites:
             body = functions[name].body

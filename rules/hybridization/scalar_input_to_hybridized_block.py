@@ -16,6 +16,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.checker import FileContext
 from mxlint.rule import Example, Rule, Runtime, Valid
+from mxlint.rules.hybridization._options import NumberOptions
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 ERROR = "When hybridized, the input of HybridBlock input must be (nested) list of Symbol or NDArray"
@@ -33,7 +34,10 @@ class ScalarInputToHybridizedBlock(Rule):
     what = """
         Finds a call of a HybridBlock, after `hybridize()` on the same name in the same
         function or script, that passes a Python number (a literal, or a name bound to one) as
-        an input: `net(x, 0.5)`. Also in a function of the file that a caller passes the
+        an input: `net(x, 0.5)`. A command-line option the file's `argparse` parser declares
+        with `type=int`/`type=float` (or with a number default and no `type=`) is a number
+        too: `net(x, args.scale)`, with `args` bound to `parser.parse_args()` or to a function
+        of the file returning it. Also in a function of the file that a caller passes the
         hybridized block to (`run(net, x, 0.5)` with `def run(net, x, s): return net(x, s)`),
         the number written there or passed by that caller, and in the methods of an object
         (of a class deriving from nothing) whose `__init__` hybridized the block it keeps
@@ -211,13 +215,15 @@ def check_scope(
     via: str | None = None,
     seen: set[int] | None = None,
     members: Passed | None = None,
+    options: NumberOptions | None = None,
 ) -> None:
     """One function's statements (or the module's), in source order. `functions`: the module's
     functions by name, whose calls this scope makes are added to `sites` (what they pass);
     `passed`: what a call of this function passes for its parameters, or the `self.` members
     its class's `__init__` hybridized (`via` the caller, or `__init__`), the only values its
     calls are then judged on; `seen`: arguments already reported; `members`: filled with the
-    hybridized `self.` members at the end (an `__init__`)."""
+    hybridized `self.` members at the end (an `__init__`); `options`: the file's command-line
+    options that hold numbers (`args.scale` with `type=float`)."""
     blocks: dict[str, str] = {}  # name -> class (resolved, or this file's qualified name)
     hybridized: set[str] = set()
     numbers: dict[str, str] = {}
@@ -230,12 +236,16 @@ def check_scope(
             numbers[name] = what
         seeded.add(name)
     seen = seen if seen is not None else set()
+    shadowed: set[str] = set()  # `args` or `args.scale` rebound by this scope
     for stmt in body:
         if isinstance(stmt, NESTED_SCOPES):
             continue
         for node in iter_nodes(stmt, stop=NESTED_SCOPES):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = node.targets[0].target
+                rebound = options.rebinds(node) if options is not None else None
+                if rebound is not None:
+                    shadowed.add(rebound)
                 name_or_none = _local_or_member(target)
                 if name_or_none is None:
                     continue
@@ -246,6 +256,12 @@ def check_scope(
                 seeded.discard(name)
                 value = node.value
                 literal = _number(value)
+                if (
+                    literal is None
+                    and options is not None
+                    and options.number(value, shadowed) is not None
+                ):
+                    literal = ctx.code(value)
                 if literal is not None:
                     numbers[name] = literal
                 elif type(value) is cst.Call:
@@ -270,14 +286,32 @@ def check_scope(
                         hybridized.add(receiver)
                 elif callee is not None and callee in hybridized:
                     if passed is None or callee in seeded or _names_any(node, seeded):
-                        _check_call(ctx, node, callee, blocks[callee], numbers, seeded, via, seen)
+                        _check_call(
+                            ctx,
+                            node,
+                            callee,
+                            blocks[callee],
+                            numbers,
+                            seeded,
+                            via,
+                            seen,
+                            (options, shadowed),
+                        )
                 elif (
                     type(func) is cst.Name
                     and functions is not None
                     and sites is not None
                     and func.value in functions
                 ):
-                    given = _given(functions[func.value], node, blocks, hybridized, numbers)
+                    given = _given(
+                        ctx,
+                        functions[func.value],
+                        node,
+                        blocks,
+                        hybridized,
+                        numbers,
+                        (options, shadowed),
+                    )
                     if any(kind == "block" for kind, _ in given.values()):
                         sites.append((func.value, given, caller))
     if members is not None:
@@ -300,11 +334,13 @@ def _names_any(call: cst.Call, names: set[str]) -> bool:
 
 
 def _given(
+    ctx: FileContext,
     fn: cst.FunctionDef,
     call: cst.Call,
     blocks: Mapping[str, str],
     hybridized: set[str],
     numbers: Mapping[str, str],
+    options: tuple[NumberOptions | None, set[str]] = (None, set()),
 ) -> Passed:
     """What `call` passes for `fn`'s parameters: hybridized blocks and Python numbers."""
     params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
@@ -324,6 +360,8 @@ def _given(
         literal = _number(value)
         if literal is None and type(value) is cst.Name:
             literal = numbers.get(value.value)
+        if literal is None and options[0] is not None and options[0].number(value, options[1]):
+            literal = ctx.code(value)
         if literal is not None:
             out[name] = ("number", literal)
         elif type(value) is cst.Name and value.value in hybridized:
@@ -340,6 +378,7 @@ def _check_call(
     seeded: set[str] | None = None,
     via: str | None = None,
     seen: set[int] | None = None,
+    options: tuple[NumberOptions | None, set[str]] = (None, set()),
 ) -> None:
     canonical = knowledge.canonical(cls)
     library = knowledge.is_library(cls)
@@ -351,6 +390,11 @@ def _check_call(
         literal = _number(arg.value)
         if literal is None and type(arg.value) is cst.Name:
             literal = numbers.get(arg.value.value)
+        kind = None
+        if literal is None and options[0] is not None:
+            kind = options[0].number(arg.value, options[1])
+            if kind is not None:
+                literal = ctx.code(arg.value)
         if literal is None:
             continue
         if seen is not None:
@@ -358,6 +402,13 @@ def _check_call(
                 return
             seen.add(id(arg.value))
         message = ScalarInputToHybridizedBlock.format(net=net, arg=ctx.code(arg.value), error=ERROR)
+        if kind is not None:
+            typed = f"`type={kind}`" if kind in ("int", "float") else "a number default"
+            message = message.replace(
+                "is a Python number passed",
+                f"is a Python number (its command-line option has {typed}) passed",
+                1,
+            )
         if via is not None and seeded:
             if net in seeded:
                 message = message.replace(
