@@ -218,3 +218,37 @@ def build(train_set, val_set, test_set):
     assert "(built by `make_loader()`)" in found[0].message
     assert found[0].fix is not None
     assert "make_loader(val_set, shuffle=False)" in apply_edits(source, found[0].fix.edits)
+
+
+def test_a_shuffling_loader_from_a_helper_is_judged_by_what_the_caller_does_with_it():
+    source = """\
+from mxnet import gluon
+
+
+def get_dataloader(dataset, batch_size):
+    return gluon.data.DataLoader(dataset, batch_size, True)
+
+
+def count(dataset):
+    loader = get_dataloader(dataset, 32)
+    return len(loader)
+
+
+def train(dataset):
+    loader = get_dataloader(dataset, 32)
+    for batch in loader:
+        print(batch)
+
+
+def hand_on(dataset):
+    loader = get_dataloader(dataset, 32)
+    return loader
+
+
+if __name__ == "__main__":
+    count(ds)
+    train(ds)
+    hand_on(ds)
+"""
+    found = [(f.code, f.location.row) for f in check_source(source, "train.py", SETTINGS)]
+    assert found == [("MXL301", 14)]

@@ -413,18 +413,21 @@ class _Collector:
             if verdict is False or (verdict is None and cond is None):
                 return []
             label = f"{what}(shuffle=True)"
-            if self._never_iterated(site):
-                return []  # it shuffles when iterated, and nothing iterates it
         anchor: cst.CSTNode = call
         stmt = site.stmt
         symbol = base.symbol
+        # The function holding `stmt` (None: the module's code).
+        holder = site.frames[-1].function if site.frames else None
         # A loader built by a helper that returns it is reported where the caller obtains it.
         for depth in range(len(site.frames) - 1, -1, -1):
+            if shuffle is not None and self._never_iterated(stmt, holder):
+                return []  # it shuffles when iterated, and nothing iterates it
             frame = site.frames[depth]
             if frame.call is None or not flows_to_return(stmt, frame.function, self.returns):
                 break
             anchor, stmt = frame.call, frame.stmt  # type: ignore[assignment]
             symbol = _symbol(site.frames[:depth])
+            holder = site.frames[depth - 1].function if depth else None
         return [
             (
                 replace(base, kinds=kinds, code="MXL301", what=label, cond=cond, symbol=symbol),
@@ -432,18 +435,20 @@ class _Collector:
             )
         ]
 
-    def _never_iterated(self, site: Site) -> bool:
+    def _never_iterated(self, stmt: cst.CSTNode, function: cst.FunctionDef | None) -> bool:
         """A shuffling loader a function binds to a name that nothing in the function reads
         but `len()` (a script that reports the number of batches): never iterated, it never
-        shuffles. Passed, returned, stored or iterated, it may be."""
-        assign = single_assignment(site.stmt)
-        if not site.frames or assign is None or type(assign.targets[0].target) is not cst.Name:
+        shuffles — whether the function builds it (`stmt` builds it) or obtains it from a
+        helper of the file that returns it (`stmt` calls the helper). Passed, returned, stored
+        or iterated, it may be; so may a name of the module's code, which others can import."""
+        assign = single_assignment(stmt)
+        if function is None or assign is None or type(assign.targets[0].target) is not cst.Name:
             return False
         target = assign.targets[0].target
         name = target.value
         counted: set[int] = {id(target)}
         reads: list[cst.Name] = []
-        for node in iter_nodes(site.frames[-1].function):
+        for node in iter_nodes(function):
             if isinstance(node, cst.Call):
                 if type(node.func) is cst.Name and node.func.value == "len":
                     counted.update(id(a.value) for a in node.args if type(a.value) is cst.Name)
