@@ -149,17 +149,17 @@ def read_number_options(ctx: FileContext, module: cst.Module) -> NumberOptions |
             parsers.add(target)
     out = NumberOptions()
     seen: dict[str, str | None] = {}
-    for node in iter_nodes(module):
+    for call in iter_nodes(module):
         if (
-            type(node) is cst.Call
-            and type(node.func) is cst.Attribute
-            and node.func.attr.value == "add_argument"
-            and dotted_name(node.func.value) in parsers
+            type(call) is cst.Call
+            and type(call.func) is cst.Attribute
+            and call.func.attr.value == "add_argument"
+            and dotted_name(call.func.value) in parsers
         ):
-            dest = _dest(node)
+            dest = _dest(call)
             if dest is None:
                 continue
-            kind = _kind(node)
+            kind = _kind(call)
             if dest in seen and seen[dest] != kind:
                 kind = None
             seen[dest] = kind
@@ -190,23 +190,23 @@ def read_number_options(ctx: FileContext, module: cst.Module) -> NumberOptions |
                 returning.add(fn.name.value)
     for node in assigns:
         value = node.value
-        target = node.targets[0].target
+        bound_to = node.targets[0].target
         if _parse_call(value, parsers) or (
             type(value) is cst.Call
             and type(value.func) is cst.Name
             and value.func.value in returning
         ):
-            if type(target) is cst.Name:
-                out.namespaces.add(target.value)
+            if type(bound_to) is cst.Name:
+                out.namespaces.add(bound_to.value)
                 out.bindings.add(id(node))
             elif (
-                type(target) is cst.Tuple
-                and target.elements
-                and type(target.elements[0].value) is cst.Name
+                type(bound_to) is cst.Tuple
+                and bound_to.elements
+                and type(bound_to.elements[0].value) is cst.Name
                 and type(value) is cst.Call
                 and type(value.func) is cst.Attribute
                 and value.func.attr.value == "parse_known_args"
             ):
-                out.namespaces.add(target.elements[0].value.value)  # type: ignore[attr-defined]
+                out.namespaces.add(bound_to.elements[0].value.value)  # type: ignore[attr-defined]
                 out.bindings.add(id(node))
     return out if out.namespaces else None
