@@ -252,3 +252,22 @@ if __name__ == "__main__":
 """
     found = [(f.code, f.location.row) for f in check_source(source, "train.py", SETTINGS)]
     assert found == [("MXL301", 14)]
+
+
+def test_a_loader_the_main_block_obtains_and_never_iterates_shuffles_nothing():
+    helper = (
+        "from mxnet import gluon\n\n\n"
+        "def get_loader(dataset):\n"
+        "    loader = gluon.data.DataLoader(dataset, 4, shuffle=True)\n"
+        "    return loader\n\n\n"
+    )
+    unused = 'if __name__ == "__main__":\n    loader = get_loader(list(range(8)))\n'
+    assert check_source(helper + unused, "export.py", SETTINGS) == []
+    used = unused + "    for batch in loader:\n        print(batch)\n"
+    assert [
+        (f.code, f.location.row) for f in check_source(helper + used, "export.py", SETTINGS)
+    ] == [("MXL301", 10)]
+    # bound by the module's own code, the name can be imported (and iterated) elsewhere
+    module_level = "loader = get_loader(list(range(8)))\n"
+    found = check_source(helper + module_level + unused, "export.py", SETTINGS)
+    assert [(f.code, f.location.row) for f in found] == [("MXL301", 9)]

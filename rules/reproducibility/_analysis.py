@@ -20,6 +20,7 @@ from mxlint.flow import (
     bound_argument,
     flows_to_return,
     function_params,
+    is_main_guard,
     single_assignment,
 )
 from mxlint.names import ProjectNames, dotted_name, last_name, name_tokens
@@ -428,6 +429,10 @@ class _Collector:
             anchor, stmt = frame.call, frame.stmt  # type: ignore[assignment]
             symbol = _symbol(site.frames[:depth])
             holder = site.frames[depth - 1].function if depth else None
+        else:
+            # Obtained by the module's code from the outermost helper: judged there too.
+            if site.frames and shuffle is not None and self._never_iterated(stmt, holder):
+                return []
         return [
             (
                 replace(base, kinds=kinds, code="MXL301", what=label, cond=cond, symbol=symbol),
@@ -440,15 +445,22 @@ class _Collector:
         but `len()` (a script that reports the number of batches): never iterated, it never
         shuffles — whether the function builds it (`stmt` builds it) or obtains it from a
         helper of the file that returns it (`stmt` calls the helper). Passed, returned, stored
-        or iterated, it may be; so may a name of the module's code, which others can import."""
+        or iterated, it may be; so may a name of the module's code, which others can import,
+        unless the `__main__` block binds it (then any read in the module counts)."""
         assign = single_assignment(stmt)
-        if function is None or assign is None or type(assign.targets[0].target) is not cst.Name:
+        if assign is None or type(assign.targets[0].target) is not cst.Name:
             return False
+        scope: cst.CSTNode | None = function
+        if scope is None:
+            module = self.ctx.module
+            if not any(is_main_guard(s) and _holds(s, stmt) for s in module.body):
+                return False
+            scope = module
         target = assign.targets[0].target
         name = target.value
         counted: set[int] = {id(target)}
         reads: list[cst.Name] = []
-        for node in iter_nodes(function):
+        for node in iter_nodes(scope):
             if isinstance(node, cst.Call):
                 if type(node.func) is cst.Name and node.func.value == "len":
                     counted.update(id(a.value) for a in node.args if type(a.value) is cst.Name)
@@ -457,6 +469,10 @@ class _Collector:
                     reads.append(node)
             elif isinstance(node, (cst.Global, cst.Nonlocal)):
                 return False
+        if function is None:  # the module's name: not a function's own of the same spelling
+            bindings = self.ctx.bindings
+            module_scope = bindings.module
+            reads = [n for n in reads if bindings.scope_at(n).lookup(name) is module_scope]
         return all(id(n) in counted for n in reads)
 
     def _evaluate(
@@ -692,6 +708,16 @@ def _shown_shapes(call: cst.Call, live: set[str]) -> set[int]:
         ):
             out.add(id(node.value))
     return out
+
+
+def _holds(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether `node` is in the subtree of `outer` (by the file's index when it has one)."""
+    found = locate(outer)
+    if found is not None:
+        index, i = found
+        j = index.index_of(node)
+        return j is not None and i <= j < index.end[i]
+    return any(n is node for n in iter_nodes(outer))
 
 
 def _enumerates(loop: cst.For) -> bool:

@@ -50,9 +50,9 @@ class UnseededShuffle(Rule):
         `__getitem__`, a transform's `__call__`) are followed. A test module whose `__main__`
         block only runs its tests (`nose.runmodule()`, `unittest.main()`) is not an entry
         script, nor one whose `__main__` block calls its own test functions (`test_load()`)
-        when nothing in it trains. A loader a function builds, or obtains from a helper of the
-        file that returns it (`loader = get_dataloader(...)`), and never iterates (nothing but
-        `len()` reads it) shuffles nothing and is not reported.
+        when nothing in it trains. A loader a function or the `__main__` block builds, or
+        obtains from a helper of the file that returns it (`loader = get_dataloader(...)`), and
+        never iterates (nothing but `len()` reads it) shuffles nothing and is not reported.
     """
     why = """
         MXNet seeds its own generator with a fixed default, but gluon's `RandomSampler` (what
