@@ -73,6 +73,7 @@ class ProjectIndex:
         self._imports_resolved: list[set[str]] | None = None
         self._never: dict[str, bool] = {}
         self._built: dict[str, list[tuple[object, ...]]] | None = None
+        self._listings: dict[str, tuple[str, ...] | None] = {}
         #: Per file: its functions that return an array made without `ctx`.
         self._host_helpers: dict[str, frozenset[str]] = {}
         if previous is not None:
@@ -288,7 +289,10 @@ class ProjectIndex:
         }
         paths = [os.path.abspath(f.path) for files in self._skimmed.values() for f in files]
         for root in sorted(roots):
-            listed = python_files_under(root)
+            key = os.path.abspath(root)
+            if key not in self._listings:  # once per index: files come and go between runs
+                self._listings[key] = python_files_under(root)
+            listed = self._listings[key]
             if listed is None:
                 return None
             paths.extend(p for p in listed if p not in read)
@@ -545,20 +549,16 @@ def _module_file_exists(root: Path, name: str) -> bool:
 #: A project this large is not searched for the names of its classes (`named_outside`).
 MAX_UNREAD_FILES = 20_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
-#: Python files under a directory (walked once per process), and whether a file names a word,
-#: by (path, modification time, size, word): a server asks again after every edit.
-_LISTINGS: dict[str, tuple[str, ...] | None] = {}
+#: Whether a file names a word, by (path, modification time, size, word): a server asks again
+#: after every edit.
 _NAMED: dict[tuple[str, int, int, str], bool] = {}
 
 
 def python_files_under(root: Path) -> tuple[str, ...] | None:
     """The `.py` files under `root` (absolute paths), outside hidden folders, caches and
     virtual environments; None when there are too many to list."""
-    key = str(root)
-    if key in _LISTINGS:
-        return _LISTINGS[key]
     found: list[str] = []
-    for top, dirs, files in os.walk(root):
+    for top, dirs, files in os.walk(os.path.abspath(root)):
         dirs[:] = [
             d
             for d in dirs
@@ -568,10 +568,8 @@ def python_files_under(root: Path) -> tuple[str, ...] | None:
         ]
         found.extend(os.path.abspath(os.path.join(top, f)) for f in files if f.endswith(".py"))
         if len(found) > MAX_UNREAD_FILES:
-            _LISTINGS[key] = None
             return None
-    _LISTINGS[key] = tuple(found)
-    return _LISTINGS[key]
+    return tuple(found)
 
 
 def named_outside(paths: Iterable[str] | None, name: str) -> bool:
