@@ -123,6 +123,8 @@ def make_loader(ds, shuffle):
 
 if __name__ == "__main__":
     loader = make_loader(ds, True)
+    for batch in loader:
+        train(batch)
 """,
             line=9,
             filename="train.py",
