@@ -73,7 +73,11 @@ class ProjectIndex:
         self._imports_resolved: list[set[str]] | None = None
         self._never: dict[str, bool] = {}
         self._built: dict[str, list[tuple[object, ...]]] | None = None
-        self._listings: dict[str, tuple[str, ...] | None] = {}
+        #: `_unread_paths()`, once per index (carried to the next when the run's files are the
+        #: same): `_UNSET` until asked.
+        self._unread: list[str] | None | object = _UNSET
+        #: The previous pass's resolver of function names (reused when the names are the same).
+        self._previous_names: ProjectNames | None = None
         #: Per file: its functions that return an array made without `ctx`.
         self._host_helpers: dict[str, frozenset[str]] = {}
         if previous is not None:
@@ -87,6 +91,14 @@ class ProjectIndex:
                 self._contexts[f.path] = previous._contexts[f.path]
         if previous._imports is not None and self._import_key() == previous._import_key():
             self._imports, self._scripts = previous._imports, previous._scripts
+        self._previous_names = previous._function_names
+        if previous._unread is not _UNSET and self._read_key() == previous._read_key():
+            # The same files, parsed or skimmed alike (an edit that keeps them so): the files
+            # outside the run are those the previous pass listed.
+            self._unread = previous._unread
+
+    def _read_key(self) -> frozenset[tuple[str, bool]]:
+        return frozenset((f.path, f.skimmed) for f in self._every_file())
 
     def _every_file(self) -> Iterator[FileFacts]:
         """The facts of every file of the run, parsed (`files`) or skimmed."""
@@ -278,7 +290,13 @@ class ProjectIndex:
     def _unread_paths(self) -> list[str] | None:
         """The project's Python files this run did not parse: skimmed ones, and those under
         the import roots of its files on disk that it was not given (a run of some files;
-        files checked from memory are a project of their own)."""
+        files checked from memory are a project of their own); None when there are too many
+        to list."""
+        if self._unread is _UNSET:
+            self._unread = self._list_unread()
+        return self._unread  # type: ignore[return-value]
+
+    def _list_unread(self) -> list[str] | None:
         read = {os.path.abspath(f.path) for f in self.files}
         roots = {
             root
@@ -289,10 +307,7 @@ class ProjectIndex:
         }
         paths = [os.path.abspath(f.path) for files in self._skimmed.values() for f in files]
         for root in sorted(roots):
-            key = os.path.abspath(root)
-            if key not in self._listings:  # once per index: files come and go between runs
-                self._listings[key] = python_files_under(root)
-            listed = self._listings[key]
+            listed = python_files_under(root)
             if listed is None:
                 return None
             paths.extend(p for p in listed if p not in read)
@@ -371,7 +386,11 @@ class ProjectIndex:
             for f in self.files:
                 for defined in f.functions:
                     self._function_files.setdefault(defined, []).append(f)
-            self._function_names = ProjectNames(self._function_files)
+            previous = self._previous_names
+            if previous is not None and previous.names == self._function_files.keys():
+                self._function_names = previous  # how names resolve depends on the names only
+            else:
+                self._function_names = ProjectNames(self._function_files)
         qual = self._function_names.resolve(name)
         files = self._function_files[qual] if qual is not None else []
         if qual is None:
@@ -546,6 +565,7 @@ def _module_file_exists(root: Path, name: str) -> bool:
     return False
 
 
+_UNSET = object()
 #: A project this large is not searched for the names of its classes (`named_outside`).
 MAX_UNREAD_FILES = 20_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
