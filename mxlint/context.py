@@ -121,12 +121,7 @@ def class_builds(ctx: FileContext) -> dict[str, tuple[tuple[object, ...], ...]]:
     """`FileFacts.builds`: the objects of project classes the file builds, and their fate."""
     from mxlint.semantic.constructions import builds
 
-    own = {
-        stmt.name.value: ctx.qualname(stmt.name.value)
-        for stmt in ctx.module.body
-        if type(stmt) is cst.ClassDef
-    }
-    return builds(ctx.module, ctx.imports, ctx.bindings, own)
+    return builds(ctx.module, ctx.imports, ctx.bindings, ctx.qualname)
 
 
 def declines_hybridize(source: str, module: cst.Module) -> bool:

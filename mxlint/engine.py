@@ -217,7 +217,7 @@ def _check(
         for name, error in errors:
             result.findings.append(internal_error(path, name, error))
             result.error = True
-        ctx.facts.imports = tuple(sorted({*ctx.imports.aliases.values(), *ctx.imports.starred}))
+        ctx.facts.imports = ctx.imports.imported()
         ctx.facts.declines_hybridize = context.declines_hybridize(source, module)
         ctx.facts.builds = context.class_builds(ctx)
         result.facts = ctx.facts

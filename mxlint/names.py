@@ -126,31 +126,52 @@ class ImportMap:
         self.version += 1
 
     def add_import(self, node: cst.Import) -> None:
-        self.version += 1
         for alias in node.names:
-            full = module_path(alias.name)
-            if alias.asname is not None and type(alias.asname.name) is cst.Name:
-                self.aliases[alias.asname.name.value] = knowledge.canonical(full)
-            else:
-                top = full.split(".", 1)[0]
-                self.aliases[top] = top
+            asname = alias.asname.name if alias.asname is not None else None
+            self.bind_import(
+                module_path(alias.name), asname.value if type(asname) is cst.Name else None
+            )
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
-        self.version += 1
         level = len(node.relative)
         target = module_path(node.module)
-        base = resolve_relative(self.module, level, target, self.is_package)
         if isinstance(node.names, cst.ImportStar):
+            self.bind_from(level, target, "*", None)
+            return
+        for alias in node.names:
+            asname = alias.asname.name if alias.asname is not None else None
+            self.bind_from(
+                level,
+                target,
+                module_path(alias.name),
+                asname.value if type(asname) is cst.Name else None,
+            )
+
+    def bind_import(self, full: str, asname: str | None) -> None:
+        """What `import full [as asname]` binds."""
+        self.version += 1
+        if asname is not None:
+            self.aliases[asname] = knowledge.canonical(full)
+        else:
+            top = full.split(".", 1)[0]
+            self.aliases[top] = top
+
+    def bind_from(self, level: int, target: str, name: str, asname: str | None) -> None:
+        """What `from <level dots><target> import name [as asname]` binds (`name` "*": every
+        name of the module, kept in `starred`)."""
+        self.version += 1
+        base = resolve_relative(self.module, level, target, self.is_package)
+        if name == "*":
             if base:
                 self.starred.add(knowledge.canonical(base))
             return
-        for alias in node.names:
-            name = module_path(alias.name)
-            local = name
-            if alias.asname is not None and type(alias.asname.name) is cst.Name:
-                local = alias.asname.name.value
-            full = f"{base}.{name}" if base else name
-            self.aliases[local] = knowledge.canonical(full)
+        full = f"{base}.{name}" if base else name
+        self.aliases[asname or name] = knowledge.canonical(full)
+
+    def imported(self) -> tuple[str, ...]:
+        """Every name the file imports, resolved, modules taken by `import *` included
+        (`FileFacts.imports`)."""
+        return tuple(sorted({*self.aliases.values(), *self.starred}))
 
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """Canonical qualified name of `node` if it is rooted in an import, else None."""
@@ -199,7 +220,7 @@ def imports_in_text(source: str, module: str, is_package: bool) -> tuple[str, ..
     `import *` included), read from its import statements alone: for a file that is not
     parsed (it names nothing of MXNet) but whose imports still tell which modules the project
     uses (a package `__init__` that re-exports a loader module)."""
-    found: set[str] = set()
+    imports = ImportMap(module, is_package)
     for match in _IMPORT_LINE.finditer(source):
         start = match.start()
         end = source.find("\n", start)
@@ -222,15 +243,8 @@ def imports_in_text(source: str, module: str, is_package: bool) -> tuple[str, ..
         for node in tree.body:
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    full = alias.name
-                    found.add(knowledge.canonical(full) if alias.asname else full.split(".")[0])
+                    imports.bind_import(alias.name, alias.asname)
             elif isinstance(node, ast.ImportFrom):
-                base = resolve_relative(module, node.level, node.module or "", is_package)
                 for alias in node.names:
-                    if alias.name == "*":
-                        if base:
-                            found.add(knowledge.canonical(base))
-                        continue
-                    full = f"{base}.{alias.name}" if base else alias.name
-                    found.add(knowledge.canonical(full))
-    return tuple(sorted(found))
+                    imports.bind_from(node.level, node.module or "", alias.name, alias.asname)
+    return imports.imported()

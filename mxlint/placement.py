@@ -967,12 +967,9 @@ class Scope(Dataflow[Val]):
         something unknown, or `fn` is a generator."""
         if any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(fn.body, NESTED_SCOPES)):
             return None
-        params = fn.params
-        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-        if bound:
-            positional = positional[1:]
+        positional, names = _parameters(fn, bound)
         given: list[tuple[str, Val]] = []
-        for param in (*positional, *(p.name.value for p in params.kwonly_params)):
+        for param in names:
             passed = _passed(node, arg_vals, positional, param)
             if isinstance(passed, Ctx):
                 # Spelled as the caller spells it (`get_net(device)`: `device`).
@@ -988,7 +985,7 @@ class Scope(Dataflow[Val]):
         probe.inlined = True
         probe.default_ctx = list(self.default_ctx)
         probe.global_default = self.global_default
-        probe.env = parameter_env(probe, params)
+        probe.env = parameter_env(probe, fn.params)
         probe.env.update(given)
         leaves = probe.block(fn.body)
         returns = probe.returns if leaves else [*probe.returns, None]
@@ -1208,13 +1205,10 @@ def call_site_env(
     env: Env = {}
     if not sites:
         return env
-    params = fn.params
-    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if bound:
-        positional = positional[1:]
+    positional, names = _parameters(fn, bound)
     callers = sorted({caller for _, _, caller in sites})
     via = callers[0] if len(callers) == 1 else "its callers"
-    for param in (*positional, *(p.name.value for p in params.kwonly_params)):
+    for param in names:
         value: Val = None
         for k, (call, arg_vals, _) in enumerate(sites):
             passed = _followed(_passed(call, arg_vals, positional, param))
@@ -1264,6 +1258,16 @@ def _same_placement(a: Val, b: Val) -> Val:
     if isinstance(a, Net) and isinstance(b, Net):
         return a if (a.ctx, a.placed) == (b.ctx, b.placed) else None
     return join(a, b)
+
+
+def _parameters(fn: cst.FunctionDef, bound: bool) -> tuple[list[str], list[str]]:
+    """`fn`'s parameters a call passes by position (without `self` when `bound`: a method
+    called on an object, a class constructed), and those with the keyword-only ones."""
+    params = fn.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if bound:
+        positional = positional[1:]
+    return positional, [*positional, *(p.name.value for p in params.kwonly_params)]
 
 
 def _passed(

@@ -17,7 +17,7 @@ from mxlint.names import ProjectNames
 from mxlint.parsing import decode_source
 from mxlint.placement import tensor_helpers
 from mxlint.semantic.effects import Effects, Slot
-from mxlint.semantic.program import ImportGraph, console_script_modules
+from mxlint.semantic.program import ImportGraph, console_script_modules, import_root
 from mxlint.settings import Settings
 
 if TYPE_CHECKING:
@@ -545,15 +545,10 @@ def _run_module(name: str, modules: Mapping[str, FileFacts]) -> FileFacts | None
 
 
 def _import_root(facts: FileFacts) -> Path | None:
-    """The directory absolute imports of the file start from: above its top package, or its
-    own directory for a script."""
+    """The directory absolute imports of the file start from (`program.import_root`)."""
     if not facts.path or not facts.module:
         return None
-    depth = facts.module.count(".") + (1 if facts.is_package else 0)
-    root = Path(facts.path).parent
-    for _ in range(depth):
-        root = root.parent
-    return root
+    return Path(import_root(facts.module, facts.path, facts.is_package))
 
 
 def _module_file_exists(root: Path, name: str) -> bool:

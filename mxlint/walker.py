@@ -293,6 +293,17 @@ def locate(node: cst.CSTNode) -> tuple[TreeIndex, int] | None:
     return None if i is None else (index, i)
 
 
+def encloses(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether `node` is `outer` or one of its descendants (a range test on the file's index
+    when it holds both)."""
+    found = locate(outer)
+    if found is not None:
+        index, i = found
+        j = index.index_of(node)
+        return j is not None and i <= j < index.end[i]
+    return any(n is node for n in _descend(outer, ()))
+
+
 def iter_nodes(
     node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()
 ) -> Iterator[cst.CSTNode]:

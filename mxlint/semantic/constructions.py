@@ -14,14 +14,14 @@ mentions of the class (a table of classes, `partial(Layer, ...)`) are `UNKNOWN` 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
 from mxlint import knowledge
 from mxlint.names import ImportMap
 from mxlint.semantic.bindings import Bindings, Scope
-from mxlint.semantic.effects import call_origin
+from mxlint.semantic.effects import argument_slot, call_origin
 from mxlint.walker import TreeIndex, locate
 
 #: What became of one object built (`FileFacts.builds`): ("free",), ("hybridized",),
@@ -44,15 +44,18 @@ def builds(
     module: cst.Module,
     imports: ImportMap,
     bindings: Bindings,
-    qualname: dict[str, str],
+    qualname: Callable[[str], str],
 ) -> dict[str, tuple[Fate, ...]]:
     """The fate of every object of a project class the file builds, and `UNKNOWN` for every
     other mention of such a class, by the class's name as the file resolves it. `qualname`:
-    the file's own module-level classes, by local name."""
+    the project name of a module-level name of the file (`FileContext.qualname`)."""
     found = locate(module)
     index = found[0] if found is not None else TreeIndex(module)
-    reader = _Reader(module, imports, bindings, qualname, index)
-    return reader.read()
+    own = {s.name.value: qualname(s.name.value) for s in module.body if type(s) is cst.ClassDef}
+    functions = {
+        s.name.value: qualname(s.name.value) for s in module.body if type(s) is cst.FunctionDef
+    }
+    return _Reader(module, imports, bindings, own, functions, index).read()
 
 
 def _class_name(node: cst.BaseExpression, imports: ImportMap, own: dict[str, str]) -> str | None:
@@ -80,15 +83,17 @@ class _Reader:
         imports: ImportMap,
         bindings: Bindings,
         own: dict[str, str],
+        functions: dict[str, str],
         index: TreeIndex,
     ) -> None:
         self.module = module
         self.imports = imports
         self.bindings = bindings
+        #: The file's module-level classes and functions, by local name: their project names.
         self.own = own
+        self.functions = functions
         self.index = index
         self.out: dict[str, list[Fate]] = {}
-        self._local_functions: dict[str, str] | None = None
 
     def read(self) -> dict[str, tuple[Fate, ...]]:
         # Only a name the file binds to a class of its own or to something a project module
@@ -237,31 +242,12 @@ class _Reader:
             return FREE
         if kind != "project":
             local = call.func
-            if type(local) is cst.Name and local.value in self._functions():
-                kind, callee = "project", self._functions()[local.value]
+            if type(local) is cst.Name and local.value in self.functions:
+                kind, callee = "project", self.functions[local.value]
             else:
                 return UNKNOWN
-        position = 0
-        for each in call.args:
-            if each is arg:
-                break
-            if each.star:
-                return UNKNOWN
-            if each.keyword is None:
-                position += 1
-        slot: object = arg.keyword.value if arg.keyword is not None else position
-        return ("hand", kind, callee, slot)
-
-    def _functions(self) -> dict[str, str]:
-        """The file's module-level functions, by local name: their qualified names."""
-        if self._local_functions is None:
-            module_name = self.imports.module
-            self._local_functions = {
-                s.name.value: f"{module_name}.{s.name.value}" if module_name else s.name.value
-                for s in self.module.body
-                if type(s) is cst.FunctionDef
-            }
-        return self._local_functions
+        slot = argument_slot(call, arg)
+        return UNKNOWN if slot is None else ("hand", kind, callee, slot)
 
     # -- the tree ----------------------------------------------------------------------------
 

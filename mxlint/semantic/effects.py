@@ -334,19 +334,31 @@ def _note_hands(
         return
     if origin[0] == "class":
         bound = True  # `Class(net)`: the argument is `__init__`'s second parameter
-    position = 1 if bound else 0
+    first = 1 if bound else 0
     for arg in call.args:
-        if arg.star:
-            position = -1_000  # positions after *args are unknown
+        if arg.star or type(arg.value) is not cst.Name:
             continue
-        if type(arg.value) is cst.Name:
-            slot: Slot = arg.keyword.value if arg.keyword is not None else position
-            if isinstance(slot, str) or slot >= 0:
-                handed.append((arg.value.value, origin, slot))
-            else:
-                handed.append((arg.value.value, UNKNOWN, 0))
-        if arg.keyword is None:
+        slot = argument_slot(call, arg, first)
+        if slot is not None:
+            handed.append((arg.value.value, origin, slot))
+        else:
+            handed.append((arg.value.value, UNKNOWN, 0))
+
+
+def argument_slot(call: cst.Call, arg: cst.Arg, first: int = 0) -> Slot | None:
+    """The slot of the callee `arg` fills: its keyword, or its position counted from `first`
+    (1 for a method's bound `self`); None for a position after `*args`."""
+    if arg.keyword is not None:
+        return arg.keyword.value
+    position = first
+    for each in call.args:
+        if each is arg:
+            return position
+        if each.star:
+            return None
+        if each.keyword is None:
             position += 1
+    return None
 
 
 def _runs_parameter(value: cst.BaseExpression | None, params: set[str]) -> bool:

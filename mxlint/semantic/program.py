@@ -40,13 +40,15 @@ def is_test_file(path: str) -> bool:
     )
 
 
-def _import_root(module: str, path: str) -> PurePath:
-    """Where absolute imports of the file at `path` start: its folder for a script, above its
-    top package for a module of a package (`core/__init__.py` as `core`: the folder holding
-    `core/`)."""
+def import_root(module: str, path: str, is_package: bool | None = None) -> PurePath:
+    """Where absolute imports of the file at `path` (read as `module`) start: its folder for a
+    script, above its top package for a module of a package (`core/__init__.py` as `core`:
+    the folder holding `core/`). `is_package` defaults to whether the file is an
+    `__init__.py`."""
+    if is_package is None:
+        is_package = PurePath(path).name == "__init__.py"
     root = PurePath(path).parent
-    depth = module.count(".") + (1 if PurePath(path).name == "__init__.py" else 0)
-    for _ in range(depth):
+    for _ in range(module.count(".") + (1 if is_package else 0)):
         root = root.parent
     return root
 
@@ -62,7 +64,7 @@ class ImportGraph:
         self._by_file: dict[str, set[str]] = {}
         for importer, path, names in files:
             folder = str(PurePath(path).parent)
-            root = _import_root(importer, path)
+            root = import_root(importer, path)
             for name in names:
                 parts = name.split(".")
                 for end in range(1, len(parts) + 1):

@@ -57,10 +57,17 @@ class NumberOptions:
         return self.numbers.get(node.attr.value)
 
 
-def _number_literal(node: cst.BaseExpression) -> bool:
-    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
-        node = node.expression
-    return type(node) in (cst.Integer, cst.Float)
+def number_literal(node: cst.BaseExpression) -> str | None:
+    """The text of an int or float literal, signed (`-0.5`), else None."""
+    if type(node) in (cst.Integer, cst.Float):
+        return node.value  # type: ignore[attr-defined]
+    if (
+        type(node) is cst.UnaryOperation
+        and type(node.operator) is cst.Minus
+        and type(node.expression) in (cst.Integer, cst.Float)
+    ):
+        return "-" + node.expression.value  # type: ignore[attr-defined]
+    return None
 
 
 def _string(node: cst.BaseExpression) -> str | None:
@@ -101,7 +108,7 @@ def _kind(call: cst.Call) -> str | None:
     if kind is not None:
         return kind.value if type(kind) is cst.Name and kind.value in _NUMBER_TYPES else None
     default = keywords.get("default")
-    if default is not None and _number_literal(default):
+    if default is not None and number_literal(default) is not None:
         return "a number by default"
     return None
 

@@ -16,7 +16,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.checker import FileContext
 from mxlint.rule import Example, Rule, Runtime, Valid
-from mxlint.rules.hybridization._options import NumberOptions
+from mxlint.rules.hybridization._options import NumberOptions, number_literal
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 ERROR = "When hybridized, the input of HybridBlock input must be (nested) list of Symbol or NDArray"
@@ -174,18 +174,6 @@ print(mixer(x, 0.3))
     )
 
 
-def _number(node: cst.BaseExpression) -> str | None:
-    if type(node) in (cst.Integer, cst.Float):
-        return node.value  # type: ignore[attr-defined]
-    if (
-        type(node) is cst.UnaryOperation
-        and type(node.operator) is cst.Minus
-        and type(node.expression) in (cst.Integer, cst.Float)
-    ):
-        return "-" + node.expression.value  # type: ignore[attr-defined]
-    return None
-
-
 def _turns_off(call: cst.Call) -> bool:
     return any(
         a.keyword is not None
@@ -255,7 +243,7 @@ def check_scope(
                 numbers.pop(name, None)
                 seeded.discard(name)
                 value = node.value
-                literal = _number(value)
+                literal = number_literal(value)
                 if (
                     literal is None
                     and options is not None
@@ -357,7 +345,7 @@ def _given(
         if name is None:
             continue
         value = arg.value
-        literal = _number(value)
+        literal = number_literal(value)
         if literal is None and type(value) is cst.Name:
             literal = numbers.get(value.value)
         if literal is None and options[0] is not None and options[0].number(value, options[1]):
@@ -387,7 +375,7 @@ def _check_call(
     for arg in call.args:
         if arg.keyword is not None or arg.star:
             continue
-        literal = _number(arg.value)
+        literal = number_literal(arg.value)
         if literal is None and type(arg.value) is cst.Name:
             literal = numbers.get(arg.value.value)
         kind = None

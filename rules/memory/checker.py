@@ -277,13 +277,13 @@ class MemoryChecker(Checker):
             self._per_element(loop, loop_names)
         if not loop_names:
             return
+        if self._syncs(loop):
+            if self.ctx.settings.enabled(OutputsKeptAcrossLoop, self.ctx.path):
+                outputs_kept_across_loop.check_kept_outputs(self, loop)
+            return
         assigned_inside = {
             t for node in iter_nodes(loop.body, stop=_NESTED) for t, _ in self._bindings(node)
         }
-        if self._syncs(loop):
-            if self.ctx.settings.enabled(OutputsKeptAcrossLoop, self.ctx.path):
-                outputs_kept_across_loop.check_kept_outputs(self, loop, assigned_inside)
-            return
         for node in self._direct_statements(loop):
             found = self._accumulation(node, assigned_inside)
             if found is None:

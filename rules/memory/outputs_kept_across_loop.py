@@ -176,7 +176,7 @@ _PER_SAMPLE = frozenset(
 )
 
 
-def check_kept_outputs(checker: MemoryChecker, loop: cst.For, assigned_inside: set[str]) -> None:
+def check_kept_outputs(checker: MemoryChecker, loop: cst.For) -> None:
     """MXL406 on one synchronising data loop."""
     outputs = _network_outputs(loop)
     emptied = _emptied(loop)

@@ -25,7 +25,7 @@ from mxlint.flow import (
 )
 from mxlint.names import ProjectNames, dotted_name, last_name, name_tokens
 from mxlint.rule import Finding, Fix, Location, Rule
-from mxlint.walker import NESTED_SCOPES, children, iter_nodes, locate
+from mxlint.walker import NESTED_SCOPES, children, encloses, iter_nodes, locate
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -453,7 +453,7 @@ class _Collector:
         scope: cst.CSTNode | None = function
         if scope is None:
             module = self.ctx.module
-            if not any(is_main_guard(s) and _holds(s, stmt) for s in module.body):
+            if not any(is_main_guard(s) and encloses(s, stmt) for s in module.body):
                 return False
             scope = module
         target = assign.targets[0].target
@@ -708,16 +708,6 @@ def _shown_shapes(call: cst.Call, live: set[str]) -> set[int]:
         ):
             out.add(id(node.value))
     return out
-
-
-def _holds(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """Whether `node` is in the subtree of `outer` (by the file's index when it has one)."""
-    found = locate(outer)
-    if found is not None:
-        index, i = found
-        j = index.index_of(node)
-        return j is not None and i <= j < index.end[i]
-    return any(n is node for n in iter_nodes(outer))
 
 
 def _enumerates(loop: cst.For) -> bool:
