@@ -430,13 +430,13 @@ def assigned_names(stmt: cst.CSTNode) -> frozenset[str]:
     targets: list[cst.BaseExpression] = []
     if type(stmt) is cst.Assign:
         targets = [t.target for t in stmt.targets]
-    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+    elif type(stmt) is cst.AnnAssign or type(stmt) is cst.AugAssign:
         targets = [stmt.target]
     names: set[str] = set()
     for target in targets:
         if type(target) is cst.Name:
             names.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) is cst.Tuple or type(target) is cst.List:
             for element in target.elements:
                 if type(element.value) is cst.Name:
                     names.add(element.value.value)

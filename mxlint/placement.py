@@ -25,7 +25,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.names import ImportMap, dotted_name, names_a_network
 from mxlint.semantic.dataflow import Dataflow
-from mxlint.walker import NESTED_SCOPES, children, iter_nodes
+from mxlint.walker import NESTED_SCOPES, children, typed_nodes
 
 # --- abstract values ----------------------------------------------------------------------
 
@@ -445,7 +445,7 @@ class Scope(Dataflow[Val]):
     def bind(
         self, target: cst.BaseExpression, value: Val, source: cst.BaseExpression | None
     ) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             elements = [e.value for e in target.elements]
             if (
                 isinstance(value, Seq)
@@ -468,7 +468,8 @@ class Scope(Dataflow[Val]):
         key = dotted_name(target)
         if key is None:
             return
-        for stale in [k for k in self.env if k.startswith(key + ".")]:
+        prefix = key + "."
+        for stale in [k for k in self.env if k.startswith(prefix)]:
             del self.env[stale]
         self.env[key] = value
         if type(target) is cst.Attribute and isinstance(value, Net):
@@ -539,7 +540,7 @@ class Scope(Dataflow[Val]):
 
     def ev(self, node: cst.BaseExpression) -> Val:
         """The value of `node`; also records the events found inside it."""
-        if isinstance(node, (cst.Name, cst.Attribute)):
+        if type(node) is cst.Name or type(node) is cst.Attribute:
             return self._name(node)
         if type(node) is cst.Call:
             return self._call(node)
@@ -583,7 +584,7 @@ class Scope(Dataflow[Val]):
         if type(node) is cst.IfExp:
             self.ev(node.test)
             return join(self.ev(node.body), self.ev(node.orelse))
-        if isinstance(node, (cst.Tuple, cst.List)):
+        if type(node) is cst.Tuple or type(node) is cst.List:
             items = tuple(self.ev(e.value) for e in node.elements)
             if items and all(isinstance(i, Ctx) for i in items):
                 ctxs = [i for i in items if isinstance(i, Ctx)]
@@ -599,7 +600,7 @@ class Scope(Dataflow[Val]):
                 )
                 return Ctx(gpu, len(items) > 1, self.code(node))
             return Seq(items)
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if type(node) is cst.ListComp or type(node) is cst.GeneratorExp:
             return self._comprehension(node)
         if type(node) is cst.NamedExpr:
             value = self.ev(node.value)
@@ -640,7 +641,7 @@ class Scope(Dataflow[Val]):
         if type(node) is cst.Attribute:
             base = (
                 self._name(node.value)
-                if isinstance(node.value, (cst.Name, cst.Attribute))
+                if (type(node.value) is cst.Name or type(node.value) is cst.Attribute)
                 else self.ev(node.value)
             )
             attr = node.attr.value
@@ -965,7 +966,7 @@ class Scope(Dataflow[Val]):
         (its other parameters unknown), read once per such set of values: an array, a tuple,
         a network it builds (placed where it places it); unknown when any path returns
         something unknown, or `fn` is a generator."""
-        if any(isinstance(n, (cst.Yield, cst.Await)) for n in iter_nodes(fn.body, NESTED_SCOPES)):
+        if typed_nodes(fn.body, (cst.Yield, cst.Await), NESTED_SCOPES):
             return None
         positional, names = _parameters(fn, bound)
         given: list[tuple[str, Val]] = []
@@ -974,7 +975,7 @@ class Scope(Dataflow[Val]):
             if isinstance(passed, Ctx):
                 # Spelled as the caller spells it (`get_net(device)`: `device`).
                 expr = _argument_for(node, positional, param)
-                if isinstance(expr, (cst.Name, cst.Attribute)):
+                if type(expr) is cst.Name or type(expr) is cst.Attribute:
                     passed = replace(passed, src=self.code(expr))
             if isinstance(passed, (Tensor, Ctx, Seq)):
                 given.append((param, passed))
@@ -1304,7 +1305,7 @@ def _calls_any(fn: cst.FunctionDef, imports: ImportMap, names: frozenset[str]) -
     """Whether `fn`'s body calls one of `names` (what makes reading its body worthwhile)."""
     return any(
         type(n) is cst.Call and imports.resolve(n.func) in names
-        for n in iter_nodes(fn.body, stop=NESTED_SCOPES)
+        for n in typed_nodes(fn.body, (cst.Call,), NESTED_SCOPES)
     )
 
 
@@ -1566,7 +1567,7 @@ class ForwardCreations(Dataflow[_Alternatives]):
             self.under_ctx -= 1
 
     def _bind(self, target: cst.BaseExpression, kind: _Alternatives) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             for element in target.elements:
                 self._bind(element.value, kind)
             return
@@ -1612,7 +1613,7 @@ class ForwardCreations(Dataflow[_Alternatives]):
             return self.kind(node.value)
         if type(node) is cst.Call:
             return self._call(node)
-        if isinstance(node, (cst.BinaryOperation,)):
+        if type(node) is cst.BinaryOperation:
             return self._combine([self.kind(node.left), self.kind(node.right)])
         if type(node) is cst.Comparison:
             return self._combine(
@@ -1627,7 +1628,7 @@ class ForwardCreations(Dataflow[_Alternatives]):
         if type(node) is cst.IfExp:
             self.kind(node.test)
             return self._union([self.kind(node.body), self.kind(node.orelse)])
-        if isinstance(node, (cst.Tuple, cst.List)):
+        if type(node) is cst.Tuple or type(node) is cst.List:
             return self._union([self.kind(e.value) for e in node.elements])
         if type(node) is cst.Lambda:
             return _NEUTRAL_ALTERNATIVES

@@ -10,7 +10,8 @@ nodes that have them, and every later walk of a subtree by a rule is a slice of 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from bisect import bisect_left
+from collections.abc import Callable, Collection, Iterable, Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -182,10 +183,12 @@ class TreeIndex:
     descent through dataclass fields.
 
     `end[i]` is the index just past the subtree of `order[i]`; `pos` maps `id(node)` to its
-    index (node objects live as long as the index holds them, so an id cannot be reused).
+    index (node objects live as long as the index holds them, so an id cannot be reused);
+    `by_type` lists the indices of each node type, in pre-order (rules and the bindings ask
+    for a few types each: one pass serves them all).
     """
 
-    __slots__ = ("module", "order", "end", "pos", "memo")
+    __slots__ = ("module", "order", "end", "pos", "memo", "by_type")
 
     module: cst.Module
 
@@ -198,6 +201,8 @@ class TreeIndex:
         pop, push = stack.pop, stack.append
         visited, ends = order.append, end.append
         getters, is_node = _GETTERS, _IS_NODE
+        by_type: dict[type, list[int]] = {}
+        bucket_of = by_type.get
         while stack:
             node = pop()
             typ = type(node)
@@ -208,6 +213,11 @@ class TreeIndex:
             visited(node)
             ends(here + 1)
             push(here)
+            bucket = bucket_of(typ)
+            if bucket is None:
+                by_type[typ] = [here]
+            else:
+                bucket.append(here)
             get = getters.get(typ)
             for value in (get or _getter(typ))(node):
                 kind = type(value)
@@ -227,6 +237,7 @@ class TreeIndex:
         self.order = order
         self.end = end
         self.pos = dict(zip(map(id, order), range(len(order))))
+        self.by_type = by_type
         #: Per-file results of pure functions of a subtree (e.g. calls in evaluation order).
         self.memo: dict[tuple[str, int], object] = {}
 
@@ -235,12 +246,83 @@ class TreeIndex:
         key = ("nodes_of", id(typ))
         found = self.memo.get(key)
         if found is None:
-            found = self.memo[key] = [node for node in self.order if type(node) is typ]
+            order = self.order
+            found = self.memo[key] = [order[i] for i in self.by_type.get(typ, ())]
         return found  # type: ignore[return-value]
+
+    def indices_of(self, types: Iterable[type]) -> list[int]:
+        """Indices of the nodes of any of `types` (exact types), in pre-order."""
+        by_type = self.by_type
+        found: list[int] = []
+        for typ in types:
+            found.extend(by_type.get(typ, ()))
+        found.sort()
+        return found
 
     def index_of(self, node: cst.CSTNode) -> int | None:
         i = self.pos.get(id(node))
         return i if i is not None and self.order[i] is node else None
+
+    def typed(
+        self, i: int, types: Collection[type], stop: tuple[type[cst.CSTNode], ...] = ()
+    ) -> list[cst.CSTNode]:
+        """The nodes of `types` (exact types) in `subtree(i, stop)`, in pre-order: read from
+        the lists of each type, so the other nodes of the subtree cost nothing."""
+        lo, hi = i, self.end[i]
+        by_type = self.by_type
+        picked: list[int] = []
+        several = False
+        for typ in types:
+            found = by_type.get(typ)
+            if found:
+                a = bisect_left(found, lo)
+                b = bisect_left(found, hi, a)
+                if a < b:
+                    several = bool(picked)
+                    picked.extend(found[a:b])
+        if not picked:
+            return []
+        if several:
+            picked.sort()
+        order = self.order
+        if not stop:
+            return [order[k] for k in picked]
+        halting = self._halting(stop)
+        a = bisect_left(halting, lo + 1)
+        b = bisect_left(halting, hi, a)
+        if a == b:
+            return [order[k] for k in picked]
+        end = self.end
+        out: list[cst.CSTNode] = []
+        # The subtrees not entered, one at a time: [skip_from, skip_to) below halting[s].
+        s = a
+        skip_from, skip_to = halting[s] + 1, end[halting[s]]
+        for k in picked:
+            while k >= skip_to:  # past this subtree: the next one not inside it
+                s += 1
+                while s < b and halting[s] < skip_to:
+                    s += 1
+                if s == b:
+                    skip_from = skip_to = hi
+                    break
+                skip_from, skip_to = halting[s] + 1, end[halting[s]]
+            if not skip_from <= k < skip_to:
+                out.append(order[k])
+        return out
+
+    def _halting(self, stop: tuple[type[cst.CSTNode], ...]) -> list[int]:
+        """Indices of the nodes whose type is (a subclass of) one of `stop`, in pre-order."""
+        key = ("halting", id(stop))
+        found = self.memo.get(key)
+        if found is None or found[0] is not stop:  # type: ignore[index]
+            stops = _stop_table(stop)
+            indices: list[int] = []
+            for typ, listed in self.by_type.items():
+                if _halts(stops, typ, stop):
+                    indices.extend(listed)
+            indices.sort()
+            found = self.memo[key] = (stop, indices)
+        return found[1]  # type: ignore[index]
 
     def kids(self, i: int) -> list[cst.CSTNode]:
         order, end = self.order, self.end
@@ -322,6 +404,17 @@ def nodes_of(module: cst.Module, typ: type[N]) -> list[N]:
     if index is not None and index.module is module:
         return index.nodes_of(typ)
     return [node for node in _descend(module, ()) if type(node) is typ]  # type: ignore[misc]
+
+
+def typed_nodes(
+    node: cst.CSTNode, types: Collection[type], stop: tuple[type[cst.CSTNode], ...] = ()
+) -> list[cst.CSTNode]:
+    """`[n for n in iter_nodes(node, stop) if type(n) in types]`: where the file is indexed,
+    read from its lists of each type."""
+    found = locate(node)
+    if found is not None:
+        return found[0].typed(found[1], types, stop)
+    return [n for n in _descend(node, stop) if type(n) in types]
 
 
 def subtree_nodes(node: cst.CSTNode, stop: tuple[type[cst.CSTNode], ...] = ()) -> list[cst.CSTNode]:

@@ -122,11 +122,14 @@ class Bindings:
         self.module = Scope("module", module, None)
         self._scopes: dict[int, Scope] = {id(module): self.module}
         self._spans: tuple[TreeIndex, list[int], list[int], list[Scope]] | None = None
+        self._members: dict[int, list[cst.CSTNode]] | None = None
         self._outer: list[int] = []
+        self._members = _scope_members(module)
         pending: list[Scope] = [self.module]
         while pending:
             scope = pending.pop()
             pending.extend(self._read(scope))
+        self._members = None
         #: Names some function, class or comprehension binds to something other than an
         #: import: the only names a local binding can shadow.
         self.rebound = frozenset(
@@ -212,11 +215,13 @@ class Bindings:
         root = scope.node
         owner = _enclosing_function(scope)
         self_name = _self_parameter(scope)
-        interesting = _INTERESTING
-        for node in iter_nodes(root, stop=_SCOPES):
+        members = self._members
+        if members is not None:
+            nodes = members.get(id(root), [])
+        else:
+            nodes = [n for n in iter_nodes(root, stop=_SCOPES) if type(n) in _INTERESTING]
+        for node in nodes:
             kind = type(node)
-            if kind not in interesting:
-                continue
             if node is not root and kind in _SCOPE_TYPES:
                 if isinstance(node, cst.FunctionDef):
                     scope.bind(Binding(node.name.value, "function", node))
@@ -289,6 +294,30 @@ class Bindings:
             scope.parent.attributes.setdefault(target.attr.value, []).append(
                 Binding(target.attr.value, "attribute", node, value)
             )
+
+
+def _scope_members(module: cst.Module) -> dict[int, list[cst.CSTNode]] | None:
+    """The nodes of `_INTERESTING` types each scope holds (by `id` of the node that opens it),
+    in pre-order, from one pass over the file's index; None when the index does not hold
+    `module` (each scope then walks its own subtree)."""
+    found = locate(module)
+    if found is None:
+        return None
+    index, _ = found
+    order, end = index.order, index.end
+    members: dict[int, list[cst.CSTNode]] = {id(module): []}
+    #: (end of the scope's subtree, its members), innermost last.
+    open_scopes: list[tuple[int, list[cst.CSTNode]]] = [(len(order), members[id(module)])]
+    for i in index.indices_of(_INTERESTING):
+        while i >= open_scopes[-1][0]:
+            open_scopes.pop()
+        node = order[i]
+        open_scopes[-1][1].append(node)
+        if type(node) in _SCOPE_TYPES:
+            own: list[cst.CSTNode] = []
+            members[id(node)] = own
+            open_scopes.append((end[i], own))
+    return members
 
 
 def _enclosing_function(scope: Scope) -> Scope:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import libcst as cst
 
@@ -25,6 +25,8 @@ Env = dict[str, V]
 
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
+#: A key missing from an environment (None is a value).
+_ABSENT: Any = object()
 _SUITES = (cst.IndentedBlock, cst.SimpleStatementSuite)
 
 
@@ -68,6 +70,8 @@ class Dataflow(Generic[V]):
         on some paths only keeps the value they gave it."""
         if len(envs) == 1:
             return dict(envs[0])
+        if len(envs) == 2:  # the common case (if/else, a loop's entry and back edge), unrolled
+            return self._join_two(base, envs[0], envs[1])
         out: Env[V] = {}
         keys: dict[str, None] = {}
         for env in envs:
@@ -81,6 +85,24 @@ class Dataflow(Generic[V]):
             if len(present) < len(envs) and key in base and base[key] is not value:
                 value = self.join(value, base[key])
             out[key] = value
+        return out
+
+    def _join_two(self, base: Env[V], a: Env[V], b: Env[V]) -> Env[V]:
+        out: Env[V] = {}
+        join = self.join
+        for key, value in a.items():
+            other = b.get(key, _ABSENT)
+            if other is _ABSENT:
+                if key in base and base[key] is not value:
+                    value = join(value, base[key])
+            elif other is not value:
+                value = join(value, other)
+            out[key] = value
+        for key, value in b.items():
+            if key not in a:
+                if key in base and base[key] is not value:
+                    value = join(value, base[key])
+                out[key] = value
         return out
 
     # -- hooks ---------------------------------------------------------------------------------
@@ -114,7 +136,7 @@ class Dataflow(Generic[V]):
         """Bind `target` to `value` (`value_node` is its expression when there is one)."""
         if type(target) is cst.Name:
             self.env[target.value] = value
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) is cst.Tuple or type(target) is cst.List:
             self.unpack(target, value_node, value, stmt)
         elif type(target) is cst.StarredElement:
             self.assign(target.value, None, self.top(), stmt)
@@ -133,7 +155,7 @@ class Dataflow(Generic[V]):
         """`a, b = value`: element-wise for a literal of the same length, else `element`."""
         targets = [e.value for e in target.elements]
         if (
-            isinstance(value_node, (cst.Tuple, cst.List))
+            (type(value_node) is cst.Tuple or type(value_node) is cst.List)
             and len(value_node.elements) == len(targets)
             and not any(type(e) is cst.StarredElement for e in value_node.elements)
             and not any(type(e) is cst.StarredElement for e in target.elements)

@@ -41,9 +41,10 @@ from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
 from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
 from mxlint.rules.contexts.tensor_created_without_ctx import TensorCreatedWithoutCtx
 from mxlint.text_search import contains_ascii_word
-from mxlint.walker import NESTED_SCOPES, iter_nodes
+from mxlint.walker import NESTED_SCOPES, iter_nodes, typed_nodes
 
 Sites = dict[str, list[tuple[cst.Call, list[tuple[cst.BaseExpression, Val]], str]]]
+_CALL = (cst.Call,)
 
 
 def _collect_sites(scope: Scope, caller: str, sites: Sites) -> None:
@@ -58,7 +59,7 @@ def _calls_local(fn: cst.FunctionDef, names: frozenset[str]) -> bool:
     their parameters hold."""
     return bool(names) and any(
         type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in names
-        for node in iter_nodes(fn.body, NESTED_SCOPES)
+        for node in typed_nodes(fn.body, _CALL, NESTED_SCOPES)
     )
 
 

@@ -156,7 +156,7 @@ def _is_validation_name(name: str, tests: bool = False) -> bool:
 
 
 def _root_name(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
+    while type(node) is cst.Attribute or type(node) is cst.Subscript:
         node = node.value
     return node.value if type(node) is cst.Name else None
 
@@ -170,7 +170,7 @@ def _self_attr(node: cst.BaseExpression) -> str | None:
 
 def _chain_names(node: cst.BaseExpression) -> list[str]:
     names: list[str] = []
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
+    while type(node) is cst.Attribute or type(node) is cst.Subscript:
         if type(node) is cst.Attribute:
             names.append(node.attr.value)
         node = node.value
@@ -205,7 +205,12 @@ def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     if type(node) is cst.Assign:
         for t in node.targets:
             yield t.target
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)):
+    elif (
+        type(node) is cst.AnnAssign
+        or type(node) is cst.AugAssign
+        or type(node) is cst.For
+        or type(node) is cst.CompFor
+    ):
         yield node.target
     elif type(node) is cst.WithItem and node.asname is not None:
         yield node.asname.name
@@ -297,11 +302,11 @@ class _Scope:
         sources: dict[str, list[cst.BaseExpression | None]] = {}
         loop_bound: set[str] = set()
         for n in self.nodes:
-            if isinstance(n, (cst.For, cst.CompFor)):
+            if type(n) is cst.For or type(n) is cst.CompFor:
                 loop_bound.update(target_names(n.target))
                 for name in target_names(n.target):
                     sources.setdefault(name, []).append(n.iter)
-            elif isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            elif type(n) is cst.Assign or type(n) is cst.AnnAssign or type(n) is cst.AugAssign:
                 for t in _targets(n):
                     for name in target_names(t):
                         sources.setdefault(name, []).append(n.value)
@@ -340,7 +345,7 @@ class _Scope:
             return _is_validation_name(expr.attr.value) or self.is_validation(expr.value, names)
         if type(expr) is cst.Subscript:
             return self.is_validation(expr.value, names)
-        if isinstance(expr, (cst.Tuple, cst.List)):
+        if type(expr) is cst.Tuple or type(expr) is cst.List:
             return any(self.is_validation(e.value, names) for e in expr.elements)
         if type(expr) is cst.StarredElement:
             return self.is_validation(expr.value, names)
@@ -371,7 +376,7 @@ class _Scope:
             if values and all(v is not None and self.checker.is_metric_ctor(v) for v in values):
                 names.add(name)
             elif values and all(
-                isinstance(v, (cst.List, cst.Tuple))
+                (type(v) is cst.List or type(v) is cst.Tuple)
                 and v.elements
                 and all(self.checker.is_metric_ctor(e.value) for e in v.elements)
                 for v in values
@@ -423,9 +428,9 @@ class _Scope:
             for n in self.nodes:
                 source = (
                     n.value
-                    if isinstance(n, (cst.Assign, cst.AugAssign))
+                    if (type(n) is cst.Assign or type(n) is cst.AugAssign)
                     else n.iter
-                    if isinstance(n, (cst.For, cst.CompFor))
+                    if (type(n) is cst.For or type(n) is cst.CompFor)
                     else None
                 )
                 if source is not None and any(
@@ -696,7 +701,7 @@ class _Record(Dataflow[Facts]):
             return self.graph_expr(expr.left) or any(
                 self.graph_expr(c.comparator) for c in expr.comparisons
             )
-        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        if type(expr) is cst.Tuple or type(expr) is cst.List or type(expr) is cst.Set:
             return any(self.recorded_expr(e.value) for e in expr.elements)
         if type(expr) is cst.Dict:
             return any(
@@ -706,7 +711,12 @@ class _Record(Dataflow[Facts]):
             return self.recorded_expr(expr.value)
         if type(expr) is cst.IfExp:
             return self.recorded_expr(expr.body) or self.recorded_expr(expr.orelse)
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+        if (
+            type(expr) is cst.ListComp
+            or type(expr) is cst.GeneratorExp
+            or type(expr) is cst.SetComp
+            or type(expr) is cst.DictComp
+        ):
             saved = self.env
             self.env = dict(saved)
             try:
@@ -872,7 +882,7 @@ class _Record(Dataflow[Facts]):
     def store(
         self, target: cst.BaseExpression, value: cst.BaseExpression, stmt: cst.CSTNode
     ) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             for el in target.elements:
                 self.store(el.value, value, stmt)
             return

@@ -60,7 +60,9 @@ from mxlint.rules.sync.sync_per_element import SyncPerElement
 from mxlint.rules.sync.timing_without_sync import TimingWithoutSync
 from mxlint.rules.sync.unsynced_device_read import UnsyncedDeviceRead
 from mxlint.semantic.effects import Effects, is_sync_call
-from mxlint.walker import iter_nodes, subtree_nodes
+from mxlint.walker import iter_nodes, typed_nodes
+
+_ASSIGN = (cst.Assign,)
 
 
 class MemoryChecker(Checker):
@@ -96,7 +98,7 @@ class MemoryChecker(Checker):
         body = [stmt for stmt in body if type(stmt) not in _NESTED_TYPES]
         # Only the kinds of node the passes below look at, in source order.
         kinds = _SCOPE_KINDS
-        nodes = [n for stmt in body for n in subtree_nodes(stmt, stop=_NESTED) if type(n) in kinds]
+        nodes = [n for stmt in body for n in typed_nodes(stmt, kinds, _NESTED)]
         tensors = self._tensor_names(body, nodes=[n for n in nodes if type(n) is cst.Assign])
         for node in nodes:
             if type(node) in _LOOP_TYPES:
@@ -134,12 +136,7 @@ class MemoryChecker(Checker):
         `autograd.record()`, of `nd.*` calls, of loops over data loaders, and what is computed
         from them by operators and tensor methods."""
         if nodes is None:
-            nodes = [
-                n
-                for stmt in body
-                for n in subtree_nodes(stmt, stop=_NESTED)
-                if type(n) is cst.Assign
-            ]
+            nodes = [n for stmt in body for n in typed_nodes(stmt, _ASSIGN, _NESTED)]
         bindings = [
             (target, value, node) for node in nodes for target, value in self._bindings(node)
         ]

@@ -25,7 +25,7 @@ from mxlint.flow import (
 )
 from mxlint.names import ProjectNames, dotted_name, last_name, name_tokens
 from mxlint.rule import Finding, Fix, Location, Rule
-from mxlint.walker import NESTED_SCOPES, children, encloses, iter_nodes, locate
+from mxlint.walker import NESTED_SCOPES, children, encloses, iter_nodes, locate, typed_nodes
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -38,6 +38,8 @@ _RELEVANT = re.compile(r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\
 #: Names whose use in code means a script trains: the recorder, a backward pass, a Trainer, a
 #: fit. Scripts without them (benchmarks, demos, converters) do not need raw draws seeded.
 _TRAINING_NAMES = frozenset({"autograd", "backward", "forward_backward", "Trainer", "fit"})
+#: The nodes `trains_in_code` reads.
+_TRAINING_SIGNS = frozenset({cst.Name, cst.Call, cst.FunctionDef})
 #: A function, called or defined, whose name says it trains (`train()`, `train_epoch()`); a
 #: word in a string (`"train"`) or a data name (`train_data`, `trainer_spec`) is not one.
 _TRAINING_CALL = re.compile(r"^(?:train(?:_\w+)?|\w+_train)$")
@@ -872,7 +874,7 @@ def trains_in_code(module: cst.Module, relative_path: str) -> bool:
     path."""
     if any(_TIMING_PATH.search(part) for part in PurePosixPath(relative_path).parts):
         return False
-    for node in iter_nodes(module, stop=(cst.Import, cst.ImportFrom)):
+    for node in typed_nodes(module, _TRAINING_SIGNS, (cst.Import, cst.ImportFrom)):
         if type(node) is cst.Name and node.value in _TRAINING_NAMES:
             return True
         if type(node) is cst.Call and _TRAINING_CALL.match(last_name(node.func)):

@@ -11,6 +11,7 @@ are the examples below (run by `tests/test_rule_examples.py`), `tests/test_sync.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -231,7 +232,12 @@ _KEY = "<pending>"
 
 def reads(checker: MemoryChecker) -> bool:
     """Whether the file can hold a read this rule looks at (the analysis runs only then)."""
-    source = checker.ctx.source
+    return _reads_in(checker.ctx.source)
+
+
+@functools.lru_cache(maxsize=2)
+def _reads_in(source: str) -> bool:
+    # Asked for every function of the file: the text is searched once.
     return any(
         word in source for word in ("gpu_memory_info", "nvidia-smi", "nvml", "GPUtil", "dump")
     )
