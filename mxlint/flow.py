@@ -10,8 +10,9 @@ call it meets with the chain of calls that led to it. Branches are all taken (a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -224,6 +225,7 @@ class Flow(Dataflow[None]):
                 }
         self.reached: set[cst.FunctionDef] = set()
         self._budget = limit
+        self._limit = limit
         self._reached_flag = True
         self._sites: list[Site] = []
         self._frames: tuple[Frame, ...] = ()
@@ -235,13 +237,44 @@ class Flow(Dataflow[None]):
     def module_sites(self) -> Iterator[Site]:
         """Module-level statements in order; the `__main__` block in place."""
         self._reached_flag = True
-        return iter(self._trace(self.module.body, ()))
+        return iter(self._shared(f"module-sites:{self._limit}", 0, lambda: self.module.body, ()))
 
     def function_sites(self, fn: cst.FunctionDef, cls: str | None = None) -> Iterator[Site]:
         """The body of one function as a root (e.g. a helper other files call)."""
         self._reached_flag = True
         self.reached.add(fn)
-        return iter(self._trace(fn.body, (Frame(None, None, fn, cls, cls is not None),)))
+        frames = (Frame(None, None, fn, cls, cls is not None),)
+        key = f"function-sites:{self._limit}:{cls or ''}"
+        return iter(self._shared(key, id(fn), lambda: fn.body, frames))
+
+    def _shared(
+        self,
+        key: str,
+        at: int,
+        body: Callable[[], cst.BaseSuite | Sequence[cst.BaseStatement]],
+        frames: tuple[Frame, ...],
+    ) -> list[Site]:
+        """The trace of `body` from a fresh tracer, read once per file (the rules of several
+        checkers trace the same scripts and functions) with the functions it entered and the
+        budget it left, which this tracer takes over as if it had traced it."""
+        index = walker.current_index()
+        if index is None or index.module is not self.module or not self._fresh_but(frames):
+            return self._trace(body(), frames)
+        memo = index.memo
+        found = memo.get((key, at))
+        if found is None:
+            sites = self._trace(body(), frames)
+            memo[(key, at)] = (tuple(sites), frozenset(self.reached), self._budget)
+            return sites
+        kept = cast("tuple[tuple[Site, ...], frozenset[cst.FunctionDef], int]", found)
+        self.reached.update(kept[1])
+        self._budget = kept[2]
+        return list(kept[0])
+
+    def _fresh_but(self, frames: tuple[Frame, ...]) -> bool:
+        """Fresh, but for the root function of `frames` marked reached already."""
+        root = {frames[0].function} if frames else set()
+        return self.reached <= root and self._budget == self._limit
 
     def unreached_sites(self) -> Iterator[Site]:
         """Functions and methods the traced flow never entered (position in time unknown)."""

@@ -13,7 +13,7 @@ import ast
 import bisect
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -26,6 +26,10 @@ Range = tuple[Pos, Pos]
 
 
 class _TargetedState(CodegenState):
+    """Codegen that tracks line and column; every node of the statement passes through its
+    hooks, so a node that is not a target costs one lookup of its `id` (a node's own `__hash__`
+    is a Python call) and no context manager of its own."""
+
     __slots__ = ("line", "column", "targets", "found", "_starts")
 
     def __init__(
@@ -38,9 +42,9 @@ class _TargetedState(CodegenState):
             self.indent_tokens.append(indent)
         self.line = line
         self.column = 0
-        self.targets = targets
+        self.targets = {id(node) for node in targets}
         self.found: dict[cst.CSTNode, Range] = {}
-        self._starts: dict[cst.CSTNode, Pos] = {}
+        self._starts: dict[int, Pos] = {}
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -57,25 +61,29 @@ class _TargetedState(CodegenState):
             self.column += len(value)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        if node in self.targets:
-            self._starts[node] = (self.line, self.column)
+        if id(node) in self.targets:
+            self._starts[id(node)] = (self.line, self.column)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        if node in self.targets:
-            start = self._starts.pop(node)
+        if id(node) in self.targets:
+            start = self._starts.pop(id(node))
             self.found.setdefault(node, (start, (self.line, self.column)))
 
-    @contextmanager
-    def record_syntactic_position(
+    def record_syntactic_position(  # type: ignore[override]  # a context manager all the same
         self,
         node: cst.CSTNode,
         *,
         start_node: cst.CSTNode | None = None,
         end_node: cst.CSTNode | None = None,
+    ) -> AbstractContextManager[None]:
+        if id(node) not in self.targets:
+            return _UNRECORDED
+        return self._record(node, start_node, end_node)
+
+    @contextmanager
+    def _record(
+        self, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None
     ) -> Iterator[None]:
-        if node not in self.targets:
-            yield
-            return
         start = (self.line, self.column)
         yield
         end = (self.line, self.column)
@@ -84,6 +92,10 @@ class _TargetedState(CodegenState):
         if end_node is not None and end_node in self.found:
             end = self.found[end_node][1]
         self.found[node] = (start, end)
+
+
+#: What a node that is not a target records: nothing (one context shared by all of them).
+_UNRECORDED: AbstractContextManager[None] = nullcontext()
 
 
 def node_ranges(

@@ -78,10 +78,14 @@ _STRUCTURAL = frozenset(STRUCTURAL)
 def _fields(typ: type) -> tuple[str, ...]:
     names = _FIELDS.get(typ)
     if names is None:
+        # A field declared `str` (a name's or a literal's text) never holds a node: leaves
+        # then have no fields to read at all.
         names = tuple(
             f.name
             for f in dataclasses.fields(typ)
-            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+            if f.name not in _SKIP_FIELDS
+            and not f.name.startswith("whitespace")
+            and f.type is not str
         )
         _FIELDS[typ] = names
     return names

@@ -23,8 +23,9 @@ _FULL_REDUCTIONS = frozenset(
 )
 
 
-#: `name = <something>nd.` or `ndarray.`: an assignment that may bind an NDArray.
-_ND_ASSIGNMENT = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*[\w.]*\bnd(?:array)?\.", re.MULTILINE)
+#: `name = <something>nd.` or `ndarray.`: an assignment that may bind an NDArray, at the
+#: start of a line (a literal `\n` first: `^` in MULTILINE mode is tried at every character).
+_ND_ASSIGNMENT = re.compile(r"\n[ \t]*(\w+)[ \t]*=[ \t]*[\w.]*\bnd(?:array)?\.")
 
 
 def nd_assigned_names(ctx: FileContext) -> frozenset[str]:
@@ -36,7 +37,7 @@ def nd_assigned_names(ctx: FileContext) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=2)
 def _nd_assigned(source: str) -> frozenset[str]:
-    return frozenset(_ND_ASSIGNMENT.findall(source))
+    return frozenset(_ND_ASSIGNMENT.findall("\n" + source))
 
 
 def array_origin(ctx: FileContext, node: cst.BaseExpression, several: bool = True) -> str | None:

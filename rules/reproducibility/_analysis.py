@@ -189,15 +189,13 @@ class _Collector:
         call = site.call
         ctx = self.ctx
         name = ctx.resolve(call.func)
-        symbol = _symbol(site.frames)
-        base = Item("use", reached=site.reached, symbol=symbol)
         if name is None:
             last = last_name(call.func)
             if "seed" in last.lower() and not self._is_local(site):
-                return [(replace(base, op="seed", kinds=ALL_KINDS, what=ctx.code(call.func)), call)]
+                return [(_item(site, op="seed", kinds=ALL_KINDS, what=ctx.code(call.func)), call)]
             first_forward = self._first_forward(site)
             if first_forward is not None:
-                return [(replace(base, kinds=("mxnet",), what=first_forward), call)]
+                return [(_item(site, kinds=("mxnet",), what=first_forward), call)]
             return []
         what = ctx.code(call.func)
         seeded = (
@@ -213,7 +211,7 @@ class _Collector:
         )
         if seeded is not None:
             fresh = _fresh_seed(call, ctx.resolve)
-            return [(replace(base, op="seed", kinds=seeded, what=what, fresh=fresh), call)]
+            return [(_item(site, op="seed", kinds=seeded, what=what, fresh=fresh), call)]
         if any(_seeding_decorator(frame.function) for frame in site.frames):
             return []  # `@with_seed()` (MXNet's test suite) seeds every generator per call
         draw = {
@@ -228,8 +226,8 @@ class _Collector:
                 code = {"numpy": "MXL302", "python": "MXL303"}.get(kind, "")
                 return [
                     (
-                        replace(
-                            base,
+                        _item(
+                            site,
                             kinds=(kind,),
                             code=code,
                             what=what + "()",
@@ -241,7 +239,7 @@ class _Collector:
                 ]
         pipeline = knowledge.SHUFFLING_PIPELINES.get(name)
         if pipeline is not None:
-            return self._pipeline(site, base, what, pipeline, root_params)
+            return self._pipeline(site, _item(site), what, pipeline, root_params)
         augments = (
             ("python", "MXL303")
             if name in knowledge.PY_RANDOM_AUGMENTERS
@@ -253,7 +251,7 @@ class _Collector:
             if self._unused_by_results(site):
                 return []  # an augmenter whose output only a figure shows
             kind, code = augments
-            return [(replace(base, kinds=(kind,), code=code, what=what + "()"), call)]
+            return [(_item(site, kinds=(kind,), code=code, what=what + "()"), call)]
         if name == knowledge.CREATE_AUGMENTER:
             found: list[tuple[Item, cst.CSTNode]] = []
             for kinds, code, keys in (
@@ -270,15 +268,15 @@ class _Collector:
                 ]
                 if on:
                     found.append(
-                        (replace(base, kinds=kinds, code=code, what=f"{what}({on[0]}=...)"), call)
+                        (_item(site, kinds=kinds, code=code, what=f"{what}({on[0]}=...)"), call)
                     )
             return found
         top = name.split(".", 1)[0]
         if top not in knowledge.LIBRARY_ROOTS or name in knowledge.ALL_SEEDERS:
             return [
                 (
-                    replace(
-                        base,
+                    _item(
+                        site,
                         op="call",
                         target=name,
                         what=what,
@@ -828,6 +826,14 @@ def _argument(call: cst.Call, keyword: str, position: int) -> cst.BaseExpression
     if any(a.star for a in call.args):
         return None
     return plain[position].value if position < len(plain) else None
+
+
+def _item(site: Site, **fields: Any) -> Item:
+    """The item of a call met at `site`: a use, unless `fields` say otherwise (built only for
+    the calls that are items: most calls of a script are none)."""
+    made: dict[str, Any] = {"op": "use", "reached": site.reached, "symbol": _symbol(site.frames)}
+    made.update(fields)
+    return Item(**made)
 
 
 def _symbol(frames: tuple[Frame, ...]) -> str | None:
