@@ -108,14 +108,8 @@ class Settings:
     # -- paths ---------------------------------------------------------------------------
 
     def relative(self, path: str) -> str:
-        try:
-            resolved = Path(path).resolve()
-        except (RuntimeError, OSError):  # a symlink loop
-            resolved = Path(os.path.abspath(path))
-        try:
-            return resolved.relative_to(_resolved(self.root)).as_posix()
-        except ValueError:
-            return Path(path).as_posix()
+        # A relative path means another file after a change of directory.
+        return _relative(path, self.root, "" if os.path.isabs(path) else os.getcwd())
 
     def is_excluded(self, path: Path, *, ancestors: bool = True) -> bool:
         """Whether an exclude pattern matches `path` or, with `ancestors`, a directory above
@@ -148,6 +142,20 @@ class Settings:
 
     def option(self, code: str, key: str, default: Any) -> Any:
         return self.rule_options.get(code, {}).get(key, default)
+
+
+@functools.lru_cache(maxsize=4096)
+def _relative(path: str, root: Path, cwd: str) -> str:
+    """`path` relative to the project root, once per path: several rules and the settings ask
+    for each file, and resolving a path asks the file system about every folder on it."""
+    try:
+        resolved = Path(path).resolve()
+    except (RuntimeError, OSError):  # a symlink loop
+        resolved = Path(os.path.abspath(path))
+    try:
+        return resolved.relative_to(_resolved(root)).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
 
 
 @functools.lru_cache(maxsize=64)

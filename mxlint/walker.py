@@ -216,14 +216,18 @@ class TreeIndex:
             here = len(order)
             visited(node)
             ends(here + 1)
-            push(here)
             bucket = bucket_of(typ)
             if bucket is None:
                 by_type[typ] = [here]
             else:
                 bucket.append(here)
             get = getters.get(typ)
-            for value in (get or _getter(typ))(node):
+            if get is None:
+                get = _getter(typ)
+            if get is _no_fields:
+                continue  # a leaf (a name, a literal): its subtree ends where it starts
+            push(here)
+            for value in get(node):
                 kind = type(value)
                 flag = is_node.get(kind)
                 if flag is None:
@@ -496,7 +500,7 @@ def walk(
     structural = _STRUCTURAL
     # Only nodes something happens at: most nodes have no handler and open no scope.
     wanted = structural.union(visits, leaves)
-    for i in [i for i, typ in enumerate(map(type, order)) if typ in wanted]:
+    for i in index.indices_of(wanted):
         close(i)
         node = order[i]
         typ = type(node)

@@ -110,11 +110,17 @@ class _Reader:
         if not roots and not starred:
             return {}
         index = self.index
+        aliases = self.imports.aliases
         for node in index.nodes_of(cst.Name):
+            value = node.value
+            if value not in roots and not (
+                starred and value[:1].isupper() and value not in aliases
+            ):
+                continue  # most names: nothing that can spell a project class
             names: list[str] = []
             expr: cst.CSTNode = node
             parent = self.parent(node)
-            if node.value in roots:
+            if value in roots:
                 while type(parent) is cst.Attribute and parent.value is expr:  # type: ignore[attr-defined]
                     expr, parent = parent, self.parent(parent)
                 name = _class_name(expr, self.imports, self.own)  # type: ignore[arg-type]
