@@ -175,6 +175,11 @@ class ImportMap:
 
     def resolve(self, node: cst.BaseExpression) -> str | None:
         """Canonical qualified name of `node` if it is rooted in an import, else None."""
+        root = node
+        while type(root) is cst.Attribute:
+            root = root.value
+        if type(root) is not cst.Name or root.value not in self.aliases:
+            return None  # most names asked about are locals: no text built for them
         name = dotted_name(node)
         if name is None:
             return None

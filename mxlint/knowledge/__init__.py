@@ -48,6 +48,7 @@ _EXACT: dict[str, str] = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical(name: str) -> str:
     """Collapse the spellings of one MXNet API onto one name (`mxnet.ndarray.x` -> `mxnet.nd.x`)."""
     if not name.startswith("mxnet"):

@@ -237,11 +237,7 @@ class Dataflow(Generic[V]):
     def run(self, body: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement]) -> bool:
         """Interpret statements; True when the path always leaves (return, raise, break,
         continue). What follows a leaving statement is not reached."""
-        stmt = self.stmt
-        for node in body:
-            if stmt(node):
-                return True
-        return False
+        return any(self.stmt(stmt) for stmt in body)
 
     def block(self, suite: cst.BaseSuite | None) -> bool:
         if suite is not None and type(suite) in _SUITES:

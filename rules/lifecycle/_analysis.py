@@ -12,6 +12,7 @@ import libcst as cst
 from mxlint.walker import children
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NESTED_TYPES = frozenset(_NESTED)
 
 
 @dataclass
@@ -36,7 +37,7 @@ def _walk_with_parent(
     while stack:
         current, parent, grand = stack.pop()
         yield current, parent, grand
-        if current is not node and isinstance(current, _NESTED):
+        if current is not node and type(current) in _NESTED_TYPES:
             continue
         kids = list(children(current))
         kids.reverse()

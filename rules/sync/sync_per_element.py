@@ -23,6 +23,9 @@ from mxlint.names import target_names
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
+#: Nodes an inner loop's search does not enter: another scope, or work done on some steps.
+_SKIPPED_STEPS = frozenset({*NESTED_SCOPES, cst.If, cst.IfExp, cst.While})
+
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import MemoryChecker
 
@@ -452,7 +455,7 @@ def _inner_iterations(
     stack: list[cst.CSTNode] = list(reversed(body))
     while stack:
         node = stack.pop()
-        if isinstance(node, (*NESTED_SCOPES, cst.If, cst.IfExp, cst.While)):
+        if type(node) in _SKIPPED_STEPS:
             continue  # another scope, or work done only on some steps
         if type(node) is cst.For:
             found = _over_elements(checker, node.target, node.iter, values)
@@ -460,7 +463,12 @@ def _inner_iterations(
                 elements, indices, source = found
                 yield _Inner(node, elements, indices, source, list(node.body.body))
                 continue
-        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        elif (
+            type(node) is cst.ListComp
+            or type(node) is cst.SetComp
+            or type(node) is cst.GeneratorExp
+            or type(node) is cst.DictComp
+        ):
             comp = node.for_in
             found = _over_elements(checker, comp.target, comp.iter, values)
             if found is not None:
