@@ -9,6 +9,7 @@ from rule_cases import invalid_examples
 
 from mxlint.cli import main
 from mxlint.config import ConfigError, find_config, load_settings
+from mxlint.settings import Settings
 
 CASES = invalid_examples(cli=True)
 
@@ -244,3 +245,17 @@ def test_show_settings_and_show_files(tmp_path: Path, capsys):
     assert main(["check", "--show-files", str(tmp_path)]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert [Path(p).name for p in listed] == ["net.py", "requirements.txt"]
+
+
+def test_a_relative_path_is_taken_from_the_current_directory_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("A", "B"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.py").write_text("pass\n")
+    settings = Settings(root=tmp_path)
+    monkeypatch.chdir(tmp_path / "A")
+    assert settings.relative("train.py") == "A/train.py"
+    monkeypatch.chdir(tmp_path / "B")
+    assert settings.relative("train.py") == "B/train.py"
+    assert settings.relative(str(tmp_path / "A" / "train.py")) == "A/train.py"
