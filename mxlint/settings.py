@@ -38,6 +38,9 @@ DEFAULT_EXCLUDE = (
     ".eggs",
     "*.egg-info",
     ".ipynb_checkpoints",
+    # Editors' local history (VS Code's Local History extension): timestamped copies of files
+    # taken while they were edited, many half-written; the program is the file they copy.
+    ".history",
 )
 
 

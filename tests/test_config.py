@@ -144,6 +144,21 @@ def test_named_paths_are_checked_unless_force_exclude(project, capsys):
     assert "`force-exclude` must be true or false" in capsys.readouterr().err
 
 
+def test_editor_history_copies_are_excluded_by_default(project, capsys):
+    """An editor's local history (`.history/`, VS Code's Local History) holds timestamped copies
+    of files taken while they were edited: a walk skips them, a named copy is still checked."""
+    root, code, rel = project
+    history = root / ".history" / "pkg"
+    history.mkdir(parents=True)
+    copy = history / Path(rel).name.replace(".py", "_20200617110726.py")
+    copy.write_text((root / rel).read_text())
+    (root / rel).unlink()
+    assert _codes(capsys, ".") == (0, set())
+    assert _codes(capsys, str(copy.relative_to(root))) == (1, {code})
+    _config(root, "exclude = []\n")
+    assert _codes(capsys, ".") == (1, {code})
+
+
 def test_mxnet_version_from_config_and_cli(tmp_path: Path):
     (tmp_path / "mxlint.toml").write_text('mxnet-version = "2.0"\n')
     assert load_settings(tmp_path / "mxlint.toml").mxnet_version == "2"
