@@ -190,6 +190,8 @@ class _Summarizer:
             always, per_param, inner_pending, returns, params, bound, kind = summary
             if not interp.hooks.silent:
                 keep = _relax(interp.hooks.fallback)
+                if _namespace_elsewhere(self.analysis.ctx, call.node, params, bound, f_name):
+                    always = tuple(r for r in always if not _through_namespace(r.node))
                 events.extend(filter(keep, always))
                 for key in call.keys:
                     param = _param_for(params, bound, key)
@@ -269,6 +271,49 @@ def _relax(fallback: bool):  # type: ignore[no-untyped-def]
     return lambda raw: not (fallback and raw.code == "MXL103")
 
 
+#: What `F` is in a hybridized method: the namespace of the mode it runs in.
+_MODE_NAMESPACES = frozenset({"mxnet.nd", "mxnet.ndarray", "mxnet.sym", "mxnet.symbol"})
+
+
+def _namespace_elsewhere(
+    ctx: FileContext,
+    call: cst.Call,
+    params: tuple[str, ...],
+    bound: bool,
+    caller_f: str | None,
+) -> bool:
+    """The helper's `F` parameter is given something other than the mode's namespace (the
+    caller's own `F`, `mx.nd`, `mx.sym`): a module the caller chose (`mx.nd.contrib`), whose
+    members are not `F`'s. An absent argument says nothing."""
+    if "F" not in params:
+        return False
+    index = params.index("F") - (1 if bound else 0)
+    given = None
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return False
+        if arg.keyword is not None:
+            if arg.keyword.value == "F":
+                given = arg.value
+        elif position == index:
+            given = arg.value
+    if given is None:
+        return False
+    if caller_f is not None and type(given) is cst.Name and given.value == caller_f:
+        return False
+    return ctx.resolve(given) not in _MODE_NAMESPACES
+
+
+def _through_namespace(node: cst.CSTNode) -> bool:
+    """A finding on `F.<name>(...)` or `F.<name>`: about what the namespace holds."""
+    if type(node) is cst.Call:
+        node = node.func
+    root = node
+    while type(root) is cst.Attribute:
+        root = root.value
+    return root is not node and type(root) is cst.Name and root.value == "F"
+
+
 def _param_for(params: tuple[str, ...], bound: bool, key: str) -> str | None:
     if key.isdigit():
         index = int(key) + (1 if bound else 0)
@@ -301,6 +346,7 @@ class HybridAnalysis(Checker):
         rules = {r.code: r for r in type(self).rules}
         sites: list[tuple[cst.Call, str, tuple[str, ...], str, str, str, str, bool]] = []
         immediate: list[tuple[cst.Call, str, tuple[str, ...], str, str, str, str, bool]] = []
+        elsewhere: set[cst.Call] = set()
         for cls_name, methods in analysis.methods.items():
             target = self._target(methods)
             if target is None:
@@ -368,6 +414,10 @@ class HybridAnalysis(Checker):
                         ]
                     )
                     (sites if has_pending else immediate).append(entry)
+                    if _namespace_elsewhere(
+                        ctx, call.node, summary[4], summary[5], interp.hooks.f_name
+                    ):
+                        elsewhere.add(call.node)
                 always, _pp, _pend, returns, params, bound, kind = summary
                 return _returned(call.keys, params, bound, returns, kind)
 
@@ -392,7 +442,7 @@ class HybridAnalysis(Checker):
                 sites.append(
                     (call, callee, keys, qual, fn.name.value, requirement, symbol, relaxed)
                 )
-        self._report_immediate(immediate, summarizer, rules)
+        self._report_immediate(immediate, summarizer, rules, elsewhere)
         self._store_facts(summarizer, sites)
 
     def _target(
@@ -416,7 +466,10 @@ class HybridAnalysis(Checker):
         immediate,
         summarizer: _Summarizer,  # type: ignore[no-untyped-def]
         rules: dict[str, type[Rule]],
+        elsewhere: set[cst.Call],
     ) -> None:
+        """`elsewhere`: calls that give the helper's `F` another module than the mode's
+        namespace (`_namespace_elsewhere`); what the helper calls through `F` is not checked."""
         ctx = self.ctx
         if not immediate:
             return
@@ -425,7 +478,11 @@ class HybridAnalysis(Checker):
         for call, callee, keys, qual, method, requirement, symbol, relaxed in immediate:
             summary = summarizer.get(callee)
             always, per_param, _pend, _ret, params, bound, _kind = summary
-            raws = [r for r in always if _relax(relaxed)(r)]
+            raws = [
+                r
+                for r in always
+                if _relax(relaxed)(r) and not (call in elsewhere and _through_namespace(r.node))
+            ]
             for key in keys:
                 param = _param_for(params, bound, key)
                 if param is not None:

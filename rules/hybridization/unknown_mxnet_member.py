@@ -30,6 +30,27 @@ UNKNOWN_MEMBER = (
 SITE_ADVICE = "use a name MXNet has"
 
 
+#: A block whose helper calls an operator through its `F` parameter, given `{given}`.
+_HELPER = """import mxnet as mx
+from mxnet import gluon
+
+
+class AnchorHead(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.body = gluon.nn.Conv2D(8, 3, padding=1)
+
+    def hybrid_forward(self, F, x):
+        contrib = mx.nd.contrib if isinstance(x, mx.nd.NDArray) else mx.sym.contrib
+        y, anchors = self.block_forward(x, self.body, {given})
+        return F.concat(y.flatten(), anchors.flatten(), dim=1)
+
+    def block_forward(self, x, block, F):
+        y = block(x)
+        return y, F.MultiBoxPrior(y, sizes=[0.2], ratios=[1.0])
+"""
+
+
 def suggestion(close: str | None) -> str:
     return f"; did you mean `{close}`?" if close else ""
 
@@ -96,7 +117,10 @@ class UnknownMxnetMember(Rule):
         method or attribute that neither NDArray nor Symbol has when it is one typo away from
         one they have
         (`x.resahpe(...)`), in MXNet 1.x `hybrid_forward` and the helpers it calls, and on
-        NDArrays of imperative code (names bound to an `mx.nd` operator's result).
+        NDArrays of imperative code (names bound to an `mx.nd` operator's result). A helper's
+        `F` parameter is the namespace only where the block passes its own `F` (or `mx.nd`,
+        `mx.sym`); given another module (`mx.nd.contrib`, chosen by the input's type), its
+        members are that module's and are not checked as `F`'s (so for MXL111).
     """
     why = """
         The name does not exist in either mode: the first batch raises `AttributeError`, after
@@ -128,6 +152,8 @@ class UnknownMxnetMember(Rule):
         ),
         Example(_block("return F.contrib.no_such_operator(x)"), line=_L),
         Example(_block("y = F.relu(x)\nreturn y.expnad_dims(1)"), line=_L + 1),
+        # A helper called with the block's namespace: its `F` is the mode's namespace.
+        Example(_HELPER.format(given="F"), line=12),
         Example(
             "import mxnet as mx\n\nx = mx.nd.ones((2, 3))\ny = x.tranpose()\n",
             line=4,
@@ -135,6 +161,9 @@ class UnknownMxnetMember(Rule):
         ),
     )
     valid = (
+        # The helper's `F` is given another module (`mx.nd.contrib` or `mx.sym.contrib`, by
+        # the input's type): what it holds is not the namespace's.
+        _HELPER.format(given="contrib"),
         _block("return x.reshape((0, -1))"),
         _block("return F.contrib.BilinearResize2D(x, height=2, width=2)"),
         _block("states = [x]\nstates.append(F.relu(x))\nreturn states"),
