@@ -1099,6 +1099,11 @@ LIBRARY_ROOTS = (
 )
 
 
+#: Top-level packages of other autograd libraries, whose tensors have their own `backward()`
+#: and record without `mx.autograd.record()` (a script comparing PyTorch with MXNet).
+OTHER_AUTOGRAD_ROOTS = frozenset({"chainer", "paddle", "torch"})
+
+
 def is_library(name: str) -> bool:
     """Whether the dotted `name` lives in a library rather than in the project."""
     return name.split(".", 1)[0] in LIBRARY_ROOTS

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from mxlint import knowledge
 from mxlint.names import dotted_name, names_a_network
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.rules.memory._analysis import _COMPREHENSION_TYPES, _comprehension_calls
 from mxlint.semantic.effects import Effects
+from mxlint.walker import iter_nodes
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import MemoryChecker
@@ -49,7 +51,9 @@ class BackwardWithoutRecord(Rule):
         output computed before the block (`out = net(x)` outside, `loss = loss_fn(out, y)`
         inside), also through a helper of the file that returns what the network it is given
         computes (`out = forward(net, x)`). An output whose gradient is asked for (`out.attach_grad()`) and targets of a
-        frozen teacher beside a recorded student are not reported.
+        frozen teacher beside a recorded student are not reported, nor a loss computed from
+        another autograd library's tensors (`torch.autograd.Variable(x)` in a script that
+        compares PyTorch with MXNet), whose `backward()` is that library's.
     """
     why = """
         MXNet records operators for differentiation only inside `autograd.record()`. A loss
@@ -169,6 +173,21 @@ def step(net, loss_fn, data, label, compute):
         loss = compute(net, data, label)
     loss.backward()
 """),
+        # PyTorch beside MXNet (a comparison of the two): a loss computed from torch tensors
+        # is PyTorch's, recorded without `autograd.record()`.
+        Valid("""
+import torch
+from mxnet import autograd, nd
+
+def compare(torch_net, mx_net, criterion, mx_loss, data, label):
+    x = torch.autograd.Variable(torch.from_numpy(data), requires_grad=False)
+    out = torch_net(x)
+    loss = criterion(out, torch.from_numpy(label))
+    loss.backward()
+    with autograd.record():
+        mx_l = mx_loss(mx_net(nd.array(data)), nd.array(label))
+    mx_l.backward()
+"""),
         # A frozen teacher's targets are computed outside on purpose; the student is recorded.
         Valid("""
 from mxnet import autograd
@@ -191,8 +210,11 @@ def check_backward(checker: MemoryChecker, nodes: list[cst.CSTNode]) -> None:
     attached: set[str] = set()
     #: `.backward()` calls on a comprehension's own variable (`[l.backward() for l in ls]`).
     shadowed: set[cst.CSTNode] = set()
+    #: Every name's last bound value, for where a loss comes from (`_other_framework`).
+    values: dict[str, cst.BaseExpression] = {}
     for node in nodes:
         for target, value in checker._bindings(node):
+            values[target] = value
             # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an
             # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
             simple = type(node) is cst.Assign and type(node.targets[0].target) is cst.Name
@@ -216,7 +238,9 @@ def check_backward(checker: MemoryChecker, nodes: list[cst.CSTNode]) -> None:
         ):
             name = node.func.value.value
             where = last.get(name)
-            if (
+            if where is not None and _other_framework(checker, where, values):
+                pass  # a PyTorch loss beside MXNet code (a side-by-side comparison)
+            elif (
                 where is not None
                 and where not in checker._recording
                 and node not in checker._recording
@@ -269,6 +293,26 @@ def _unrecorded_forward(
         BackwardWithoutRecord,
         UNRECORDED_FORWARD.format(name=name, out=out, forward=checker.ctx.code(source).strip()),
     )
+
+
+def _other_framework(
+    checker: MemoryChecker, where: cst.CSTNode, values: dict[str, cst.BaseExpression]
+) -> bool:
+    """The loss is computed from a value of another autograd library (`torch.tensor(...)`,
+    `torch.autograd.Variable(x)`), directly or through the names it is computed from: its
+    `backward()` is that library's, which records without `autograd.record()`."""
+    todo = [where.value] if type(where) is cst.Assign else []
+    seen: set[str] = set()
+    while todo:
+        for node in iter_nodes(todo.pop(), stop=(cst.Lambda,)):
+            if type(node) is cst.Call:
+                name = checker.ctx.resolve(node.func)
+                if name is not None and name.split(".", 1)[0] in knowledge.OTHER_AUTOGRAD_ROOTS:
+                    return True
+            elif type(node) is cst.Name and node.value not in seen and node.value in values:
+                seen.add(node.value)
+                todo.append(values[node.value])
+    return False
 
 
 def _forward_helper(checker: MemoryChecker, call: cst.Call) -> bool:
