@@ -144,7 +144,16 @@ class Instance:
     cls: str
 
 
-Val = Union[Ctx, Tensor, Net, Loader, Loss, Transform, Params, Each, Seq, Instance, None]
+@dataclass(frozen=True)
+class GivenCtx:
+    """What a call given a context returned, bound to a loader's name
+    (`data_iter = d2l.data_iter_consecutive(corpus, batch_size, steps, ctx)`): an iterator
+    that may make its batches on that context, so they are not known to be on the host."""
+
+
+Val = Union[
+    Ctx, Tensor, Net, Loader, Loss, Transform, Params, Each, Seq, Instance, GivenCtx, None
+]
 Env = dict[str, Val]
 
 # --- events -------------------------------------------------------------------------------
@@ -379,6 +388,8 @@ class Scope(Dataflow[Val]):
         #: Reading a function for what one call of it returns (its own calls are not read).
         self.inlined = False
         self._inline_cache: dict[object, Val] = {}
+        #: Calls (by id) given a context whose value is not known (`GivenCtx`).
+        self._given_ctx: set[int] = set()
 
     @property
     def events(self) -> list[Event]:
@@ -468,6 +479,13 @@ class Scope(Dataflow[Val]):
         key = dotted_name(target)
         if key is None:
             return
+        if (
+            value is None
+            and source is not None
+            and id(source) in self._given_ctx
+            and _LOADER_NAME.search(key)
+        ):
+            value = GivenCtx()
         prefix = key + "."
         for stale in [k for k in self.env if k.startswith(prefix)]:
             del self.env[stale]
@@ -792,6 +810,8 @@ class Scope(Dataflow[Val]):
             return Tensor(
                 "host", None, f"from `{short}()`, which makes it without ctx", helper=name
             )
+        if any(isinstance(v, Ctx) for _, v in arg_vals):
+            self._given_ctx.add(id(node))
         return None
 
     def _loaded(self, node: cst.Call, origin: str) -> Tensor:

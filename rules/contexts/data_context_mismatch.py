@@ -64,7 +64,9 @@ class DataContextMismatch(Rule):
         a cpu one: an unmoved label compared with predictions, an array a helper (or the
         module) makes without `ctx`, a mask scaling a loss computed on the GPU. A helper of
         another file of the run counts when the run shows that it makes the array it returns
-        without `ctx` and takes no context.
+        without `ctx` and takes no context; likewise an iterator a library function given the
+        context builds (`data_iter = d2l.data_iter_consecutive(corpus, n, steps, ctx)`) may
+        make its batches there, and they are not judged.
     """
     why = """
         MXNet does not move data for you. An operator whose inputs live on different
