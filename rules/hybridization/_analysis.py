@@ -472,7 +472,7 @@ class HybridHooks(Hooks):
     ) -> Kind | None:
         positional = [k for a, k in args if a.keyword is None and a.star == ""]
         if name == "print":
-            if tensor_args:
+            if tensor_args and not self._shows_modes():
                 self.emit("MXL106", node, PRINT_ADVICE, "prints a tensor")
             return Kind.NONE
         if name == "getattr" and len(positional) >= 2 and positional[0] in TENSORISH:
@@ -763,6 +763,27 @@ class HybridHooks(Hooks):
         if self._forward is None:
             self._forward = Forward.of(self.forward_fn)
         return self._forward
+
+    _modes_shown: bool | None = None
+
+    def _shows_modes(self) -> bool:
+        """The hybridized method prints its namespace `F` (`print('F:', F)`): it shows which
+        mode runs (the tutorial's `nd` module, then a Symbol once hybridized), so the tensors
+        it prints beside are meant to show a Symbol, not lost debugging output."""
+        if self._modes_shown is None:
+            fn, f = self.forward_fn, self.f_name
+            self._modes_shown = (
+                fn is not None
+                and f is not None
+                and any(
+                    type(node) is cst.Call
+                    and type(node.func) is cst.Name
+                    and node.func.value == "print"
+                    and any(type(a.value) is cst.Name and a.value.value == f for a in node.args)
+                    for node in iter_nodes(fn.body, stop=(cst.FunctionDef, cst.ClassDef))
+                )
+            )
+        return self._modes_shown
 
     def write(self, target: cst.BaseExpression, value: Kind, stmt: cst.CSTNode) -> None:
         attr = block_attribute(target)

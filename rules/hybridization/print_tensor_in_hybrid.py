@@ -33,7 +33,9 @@ class PrintTensorInHybrid(Rule):
         "debugging output with `if F is nd:`"
     )
     what = """
-        Finds `print(...)` calls with a tensor argument in hybridized code.
+        Finds `print(...)` calls with a tensor argument in hybridized code. A
+        `hybrid_forward` that also prints its namespace (`print('F:', F)`) shows which mode
+        runs, as tutorials of hybridization do, and is not reported.
     """
     why = """
         Once hybridized, `hybrid_forward` runs once to build the graph: the print shows a
@@ -59,6 +61,9 @@ class PrintTensorInHybrid(Rule):
         Example(_MX2 + "        print(x)\n        return self.dense(x)\n", line=11, mxnet="2"),
     )
     valid = (
+        # A tutorial's block that prints its namespace too: it shows which mode runs, the
+        # Symbol it prints once hybridized is the point.
+        _block("print('F:', F)\nprint('x:', x)\nreturn x"),
         _block("print('units', self.units)\nreturn x"),
         _GUARDED,
         _PLAIN_BLOCK.replace("return x[0]", "print(x)\n        return x[0]"),
