@@ -794,6 +794,12 @@ class Scope(Dataflow[Val]):
                 self._mixed(node, arg_vals)
             return _combine([v for _, v in arg_vals])
         if not knowledge.is_mxnet(name) and short[:1].isupper():
+            # A class of another file given a context places its own parameters (as
+            # `_maybe_block` says of one of this file): where is not known here.
+            if _kwarg(node, knowledge.CTX_KEYWORDS) is not None or any(
+                isinstance(v, Ctx) for _, v in arg_vals
+            ):
+                return Net()
             return Net(fresh=True)
         if (
             not knowledge.is_mxnet(name)

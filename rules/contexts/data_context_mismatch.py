@@ -58,8 +58,9 @@ class DataContextMismatch(Rule):
         a method's, called on an object of a class of the file or through `self`; what such a
         function returns for an array on the cpu or a context it is given (`data =
         self.preprocess(img)`, `net = get_net(ctx)`) is read from its body; a project
-        block constructed with a context (`Net(ctx=ctx)`)
-        places itself where this rule cannot tell, and is not judged. Also operators (`a * b`,
+        block constructed with a context (`Net(ctx=ctx)`, its class in this file or another)
+        places itself where this rule cannot tell, and is not judged, nor after a
+        `load_parameters` without a context (which keeps initialised parameters where they are). Also operators (`a * b`,
         `a == b`, `nd.concat(a, b)`, `weights.take(label)`) whose inputs are a GPU tensor and
         a cpu one: an unmoved label compared with predictions, an array a helper (or the
         module) makes without `ctx`, a mask scaling a loss computed on the GPU. A helper of
