@@ -541,6 +541,11 @@ class Scope(Dataflow[Val]):
     def element(self, value: Val) -> Val:
         """The value of the loop variable when iterating over `value`."""
         if isinstance(value, Loader):
+            if self.default_ctx:
+                # Under `with ctx:` a loader that makes its batches as it is iterated (a
+                # DataLoader batchifying NumPy samples, `nd.array` in a loader's `__iter__`)
+                # makes them on that context: where is not known.
+                return None
             return Tensor("host", None, "a batch from the data loader")
         if isinstance(value, Tensor):
             return value

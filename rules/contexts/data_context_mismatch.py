@@ -67,7 +67,9 @@ class DataContextMismatch(Rule):
         another file of the run counts when the run shows that it makes the array it returns
         without `ctx` and takes no context; likewise an iterator a library function given the
         context builds (`data_iter = d2l.data_iter_consecutive(corpus, n, steps, ctx)`) may
-        make its batches there, and they are not judged.
+        make its batches there, and they are not judged, nor the batches of a loader iterated
+        under `with ctx:` (one that makes its batches as it is iterated, as a DataLoader of
+        NumPy samples does, makes them on that context).
     """
     why = """
         MXNet does not move data for you. An operator whose inputs live on different
