@@ -151,9 +151,7 @@ class GivenCtx:
     that may make its batches on that context, so they are not known to be on the host."""
 
 
-Val = Union[
-    Ctx, Tensor, Net, Loader, Loss, Transform, Params, Each, Seq, Instance, GivenCtx, None
-]
+Val = Union[Ctx, Tensor, Net, Loader, Loss, Transform, Params, Each, Seq, Instance, GivenCtx, None]
 Env = dict[str, Val]
 
 # --- events -------------------------------------------------------------------------------

@@ -387,6 +387,7 @@ class HybridAnalysis(Checker):
                 qual: str = qual,
                 requirement: str = requirement,
                 method: str = fn.name.value,
+                caller_f: str | None = f_name,
             ) -> Kind | None:
                 summary = summarizer.get(call.callee)
                 if summary is None:
@@ -414,9 +415,7 @@ class HybridAnalysis(Checker):
                         ]
                     )
                     (sites if has_pending else immediate).append(entry)
-                    if _namespace_elsewhere(
-                        ctx, call.node, summary[4], summary[5], interp.hooks.f_name
-                    ):
+                    if _namespace_elsewhere(ctx, call.node, summary[4], summary[5], caller_f):
                         elsewhere.add(call.node)
                 always, _pp, _pend, returns, params, bound, kind = summary
                 return _returned(call.keys, params, bound, returns, kind)
