@@ -35,6 +35,12 @@ if TYPE_CHECKING:
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: The text report of a run with nothing to report (and nothing fixed).
 ALL_PASSED = "All checks passed!"
+#: Said (on stderr) when the paths given hold no file mxlint reads.
+NOTHING_TO_CHECK = (
+    "no files to check under the given path(s): mxlint reads Python files, notebooks, "
+    "dependency files (requirements, pyproject.toml, setup.py, conda environments), "
+    "Dockerfiles and launch scripts"
+)
 
 
 def _codes(value: str) -> list[str]:
@@ -475,6 +481,9 @@ def _check_paths(
         result = run(paths, settings, jobs=args.jobs, cache=cache, progress=progress)
         done()
         findings, error = result.findings, result.error
+        if result.files_checked == 0 and not args.quiet:
+            # As Ruff says it: a path that holds nothing mxlint reads is likely a mistake.
+            _note(f"mxlint: warning: {NOTHING_TO_CHECK}")
     if cache is not None:
         cache.save()
 

@@ -274,3 +274,15 @@ def test_a_relative_path_is_taken_from_the_current_directory_every_time(
     monkeypatch.chdir(tmp_path / "B")
     assert settings.relative("train.py") == "B/train.py"
     assert settings.relative(str(tmp_path / "A" / "train.py")) == "A/train.py"
+
+
+def test_paths_with_nothing_mxlint_reads_are_said_so(tmp_path: Path, capsys) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "README.md").write_text("Install with `pip install mxnet==1.9.1`.\n")
+    assert main(["check", "--isolated", str(tmp_path / "empty"), str(tmp_path / "README.md")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "All checks passed!\n"
+    assert captured.err.startswith("mxlint: warning: no files to check under the given path(s)")
+    (tmp_path / "empty" / "train.py").write_text("import mxnet as mx\n")
+    assert main(["check", "--isolated", str(tmp_path / "empty")]) == 0
+    assert "no files to check" not in capsys.readouterr().err

@@ -184,6 +184,8 @@ def test_a_file_named_on_the_command_line_is_checked_whatever_its_name(tmp_path)
     }
     # Under a directory only the names that say what a file is: requirements/*.txt is one.
     assert _placed(tmp_path, ("MXL5",)) == {("requirements/base.txt", 1, 6, "MXL507")}
+    # A document named on the command line is prose, not a list of requirements.
+    assert _placed(tmp_path, ("MXL5",), [tmp_path / "deps" / "notes.md"]) == set()
 
 
 def test_a_staged_file_alone_still_sees_the_projects_numpy_cap(tmp_path):
@@ -514,6 +516,8 @@ def test_file_kinds():
     assert named_kind("deps/base.txt") == "requirements"
     assert named_kind("deps/pins.lock") == "requirements"
     assert named_kind("train.py") is None
+    for document in ("README.md", "docs/index.rst", ".github/workflows/ci.yml", "data.json"):
+        assert named_kind(document) is None
     assert named_kind("Dockerfile") == "dockerfile"
     assert file_kind("requirements-dev.txt") == "requirements"
     assert file_kind("dev-requirements.in") == "requirements"

@@ -165,7 +165,7 @@ class OperatorCallChecker(Checker):
             return
         literal = has_positional_literal(node)
         keywords = any(a.keyword is not None for a in node.args)
-        if not (literal or keywords):
+        if not (literal or keywords) or type(node.func) is not cst.Attribute:
             return  # most calls: nothing either rule could report, nothing to resolve
         key = operator_key(self.ctx, node, self._f_names())
         if key is None:

@@ -12,6 +12,33 @@ _REQ_SUFFIX = re.compile(r"\.(?:txt|in|pip)$", re.I)
 _DOCKERFILE = re.compile(r"^(?:dockerfile(?:[._-].*)?|.*\.dockerfile|containerfile)$", re.I)
 _ENV_FILE = re.compile(r"^(?:environment|conda|env)[._-]?.*\.ya?ml$", re.I)
 _PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
+#: Documents, data and configuration of other tools: a file named on the command line with one
+#: of these suffixes is not a requirements file whatever it mentions (a README quoting
+#: `pip install mxnet` is prose, not a list of requirements).
+_NOT_REQUIREMENTS = (
+    *_PYTHON_SUFFIXES,
+    ".md",
+    ".markdown",
+    ".rst",
+    ".adoc",
+    ".html",
+    ".htm",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".csv",
+    ".tsv",
+    ".log",
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".svg",
+    ".pdf",
+)
 
 
 def file_kind(path: str) -> str | None:
@@ -38,8 +65,9 @@ def file_kind(path: str) -> str | None:
 
 def named_kind(path: str) -> str | None:
     """The kind of a file named on the command line: what its name says, else a requirements
-    file (pip reads `-r` files whatever their name, and so does a named file here)."""
+    file (pip reads `-r` files whatever their name, and so does a named file here), unless its
+    suffix says it is a document, data or another tool's configuration."""
     kind = file_kind(path)
-    if kind is None and not path.lower().endswith(_PYTHON_SUFFIXES):
+    if kind is None and not path.lower().endswith(_NOT_REQUIREMENTS):
         return "requirements"
     return kind
