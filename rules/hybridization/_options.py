@@ -17,7 +17,7 @@ import libcst as cst
 
 from mxlint.checker import FileContext
 from mxlint.names import dotted_name
-from mxlint.walker import iter_nodes
+from mxlint.walker import typed_nodes
 
 _GROUPS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})
 _PARSE = frozenset({"parse_args", "parse_known_args"})
@@ -136,7 +136,11 @@ def read_number_options(ctx: FileContext, module: cst.Module) -> NumberOptions |
     if "add_argument" not in ctx.source:
         return None
     parsers: set[str] = set()
-    assigns = [n for n in iter_nodes(module) if type(n) is cst.Assign and len(n.targets) == 1]
+    assigns = [
+        n
+        for n in typed_nodes(module, (cst.Assign,))
+        if type(n) is cst.Assign and len(n.targets) == 1
+    ]
     for node in assigns:
         target = dotted_name(node.targets[0].target)
         if target is not None and _is_parser(ctx, node.value):
@@ -156,7 +160,7 @@ def read_number_options(ctx: FileContext, module: cst.Module) -> NumberOptions |
             parsers.add(target)
     out = NumberOptions()
     seen: dict[str, str | None] = {}
-    for call in iter_nodes(module):
+    for call in typed_nodes(module, (cst.Call,)):
         if (
             type(call) is cst.Call
             and type(call.func) is cst.Attribute
@@ -175,17 +179,17 @@ def read_number_options(ctx: FileContext, module: cst.Module) -> NumberOptions |
         return None
     # Functions of the file that return the parsed namespace (`def parse_args(): ...`).
     returning: set[str] = set()
-    for fn in iter_nodes(module):
+    for fn in typed_nodes(module, (cst.FunctionDef,)):
         if type(fn) is not cst.FunctionDef:
             continue
         bound = {
             t.target.value
-            for n in iter_nodes(fn)
+            for n in typed_nodes(fn, (cst.Assign,))
             if type(n) is cst.Assign and _parse_call(n.value, parsers, _ONE)
             for t in n.targets
             if type(t.target) is cst.Name
         }
-        for n in iter_nodes(fn):
+        for n in typed_nodes(fn, (cst.Return,)):
             if (
                 type(n) is cst.Return
                 and n.value is not None

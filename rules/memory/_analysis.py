@@ -13,7 +13,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.names import name_tokens, target_names
 from mxlint.semantic.dataflow import Dataflow
-from mxlint.walker import LOOPS, NESTED_SCOPES, iter_nodes
+from mxlint.walker import LOOPS, NESTED_SCOPES, iter_nodes, typed_nodes
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import RecordChecker
@@ -32,6 +32,14 @@ _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 #: What the per-scope passes (tensor names, loops, MXL403, timing) look at.
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _SCOPE_KINDS = frozenset({cst.Assign, cst.Call, cst.IndentedBlock, *_LOOPS, *_COMPREHENSIONS})
+#: The node types `_Scope`'s passes read.
+_CALL_TYPES = frozenset({cst.Call})
+_NAME_TYPES = frozenset({cst.Name})
+_ASSIGN_TYPES = frozenset({cst.Assign})
+_SOURCE_TYPES = frozenset(
+    {cst.For, cst.CompFor, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.WithItem}
+)
+_FLOW_TYPES = frozenset({cst.For, cst.CompFor, cst.Assign, cst.AugAssign})
 
 
 def _comprehension_calls(node: cst.CSTNode) -> set[cst.CSTNode]:
@@ -234,7 +242,8 @@ class _Scope:
         bound = checker.ctx.bindings.scope(node)
         assert bound is not None
         self.params: set[str] = set(bound.params)
-        self.nodes = list(_walk(node))
+        #: The nodes of each requested set of types in this scope, in pre-order.
+        self._typed: dict[frozenset[type], list[cst.CSTNode]] = {}
         #: Names bound in this scope by an assignment, a loop or a `with`, with the value bound
         #: when the target is the name itself.
         self.assigns: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = {
@@ -245,7 +254,7 @@ class _Scope:
         self.globals: set[str] = set(bound.globals)
         #: Names `x.attach_grad()` is called on: variables of the graph.
         self.grad_names: set[str] = set()
-        for n in self.nodes:
+        for n in self.of(_CALL_TYPES):
             if (
                 type(n) is cst.Call
                 and type(n.func) is cst.Attribute
@@ -261,6 +270,13 @@ class _Scope:
         }
         self.val_names = self._validation_names()
         self.metrics = self._metric_names()
+
+    def of(self, types: frozenset[type]) -> list[cst.CSTNode]:
+        """The scope's nodes of `types` (not inside nested functions, classes or lambdas)."""
+        found = self._typed.get(types)
+        if found is None:
+            found = self._typed[types] = typed_nodes(self.node, types, _NESTED)
+        return found
 
     @staticmethod
     def _python_binding(node: cst.CSTNode, value: cst.BaseExpression | None) -> bool:
@@ -301,7 +317,7 @@ class _Scope:
         )
         sources: dict[str, list[cst.BaseExpression | None]] = {}
         loop_bound: set[str] = set()
-        for n in self.nodes:
+        for n in self.of(_SOURCE_TYPES):
             if type(n) is cst.For or type(n) is cst.CompFor:
                 loop_bound.update(target_names(n.target))
                 for name in target_names(n.target):
@@ -318,7 +334,7 @@ class _Scope:
             for param in (*p.posonly_params, *p.params, *p.kwonly_params):
                 sources.setdefault(param.name.value, []).append(None)
         names: set[str] = set()
-        for n in self.nodes:
+        for n in self.of(_NAME_TYPES):
             if (
                 type(n) is cst.Name
                 and _is_validation_name(n.value, tests=tests)
@@ -382,7 +398,7 @@ class _Scope:
                 for v in values
             ):
                 lists.add(name)
-        for n in self.nodes:
+        for n in self.of(_ASSIGN_TYPES):
             if type(n) is cst.Assign and type(n.value) is cst.Tuple:
                 for t in n.targets:
                     if type(t.target) is cst.Tuple and len(t.target.elements) == len(
@@ -425,7 +441,7 @@ class _Scope:
         names = set(names)
         for _ in range(4):
             before = len(names)
-            for n in self.nodes:
+            for n in self.of(_FLOW_TYPES):
                 source = (
                     n.value
                     if (type(n) is cst.Assign or type(n) is cst.AugAssign)
@@ -442,7 +458,7 @@ class _Scope:
                 break
         return any(
             self._backward_in(n, names)
-            for n in self.nodes
+            for n in self.of(_CALL_TYPES)
             if type(n) is cst.Call and (ignore is None or n not in ignore)
         )
 
@@ -570,7 +586,7 @@ class _Record(Dataflow[Facts]):
             if values and all(v is not None and self.checker.creates_array(v) for v in values):
                 out.add(name)
         params = self.scope.params - set(self.scope.assigns)
-        for n in self.scope.nodes:
+        for n in self.scope.of(_CALL_TYPES):
             if type(n) is not cst.Call:
                 continue
             func = n.func
