@@ -41,7 +41,7 @@ from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
 from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
 from mxlint.rules.contexts.tensor_created_without_ctx import TensorCreatedWithoutCtx
 from mxlint.text_search import contains_ascii_word
-from mxlint.walker import NESTED_SCOPES, iter_nodes, typed_nodes
+from mxlint.walker import NESTED_SCOPES, TreeIndex, iter_nodes, locate, typed_nodes
 
 Sites = dict[str, list[tuple[cst.Call, list[tuple[cst.BaseExpression, Val]], str]]]
 _CALL = (cst.Call,)
@@ -138,23 +138,33 @@ class ContextChecker(Checker):
         #: object whose method calls are followed.
         self.local_classes: frozenset[str] = frozenset()
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in _PLACING_ATTRS:
-            self._mark_placing()
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None and node.keyword.value == "pretrained":
-            self._mark_placing()
-
-    def _mark_placing(self) -> None:
+    def _find_placing(self, module: cst.Module) -> None:
+        """The functions around a placing attribute (`.initialize`, `.reset_ctx`...) or a
+        `pretrained=` argument, read from the file's index (no handler on every attribute)."""
+        found = locate(module)
+        index = found[0] if found is not None else TreeIndex(module)
+        order, end, by_type = index.order, index.end, index.by_type
+        hits = [i for i in by_type.get(cst.Attribute, ()) if order[i].attr.value in _PLACING_ATTRS]  # type: ignore[attr-defined]
+        hits.extend(
+            i
+            for i in by_type.get(cst.Arg, ())
+            if order[i].keyword is not None and order[i].keyword.value == "pretrained"  # type: ignore[attr-defined]
+        )
+        if not hits:
+            return
         self.any_placing = True
-        for scope in self.ctx.stack:
-            if type(scope) is cst.FunctionDef:
-                self.placing.add(id(scope))
+        functions = by_type.get(cst.FunctionDef, [])
+        for i in hits:
+            for j in functions:
+                if j >= i:
+                    break
+                if i < end[j]:
+                    self.placing.add(id(order[j]))
 
     def end(self) -> None:
         ctx = self.ctx
         module = ctx.module
+        self._find_placing(module)
         wants_placement = any(
             ctx.settings.enabled(r, ctx.path)
             for r in (DataContextMismatch, InitializeWithoutCtx, ParamDataWithoutCtx)

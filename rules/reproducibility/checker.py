@@ -53,7 +53,10 @@ from mxlint.rules.reproducibility.shuffled_evaluation_loader import (
 from mxlint.rules.reproducibility.unseeded_numpy_random import UnseededNumpyRandom
 from mxlint.rules.reproducibility.unseeded_python_random import UnseededPythonRandom
 from mxlint.rules.reproducibility.unseeded_shuffle import UnseededShuffle
-from mxlint.walker import iter_nodes
+from mxlint.walker import iter_nodes, typed_nodes
+
+#: What `_worth_tracing` reads of a function's body.
+_NAMES_AND_CALLS = frozenset({cst.Name, cst.Call})
 
 
 class ReproducibilityChecker(Checker):
@@ -77,7 +80,7 @@ class ReproducibilityChecker(Checker):
             callees: set[str] = set()
             hit = False
             for root in roots:
-                for node in iter_nodes(root):
+                for node in typed_nodes(root, _NAMES_AND_CALLS):
                     if type(node) is cst.Name:
                         if node.value in units:
                             callees.add(node.value)
