@@ -623,6 +623,9 @@ class Scope(Dataflow[Val]):
             return Seq(items)
         if type(node) is cst.ListComp or type(node) is cst.GeneratorExp:
             return self._comprehension(node)
+        if isinstance(node, (cst.DictComp, cst.SetComp)):
+            self.comprehension(node)  # its loop variables bound, as a list's are
+            return None
         if type(node) is cst.NamedExpr:
             value = self.ev(node.value)
             self.bind(node.target, value, node.value)
@@ -1258,9 +1261,14 @@ def call_site_env(
 
 def _followed(value: Val) -> Val:
     """What a parameter is known to hold when a call passes `value`: a network, a context, a
-    loader, an array on the cpu (where a placed array is depends on its context: not
-    followed), or a tuple holding some of these (the rest of it unknown)."""
-    if isinstance(value, Tensor) and value.where != "host":
+    loader, an array on the cpu or one moved to a GPU (a placed array whose context is not
+    known to be off the host is not followed), or a tuple holding some of these (the rest of
+    it unknown)."""
+    if (
+        isinstance(value, Tensor)
+        and value.where != "host"
+        and (value.ctx is None or not value.ctx.off_host())
+    ):
         return None
     if isinstance(value, (Net, Ctx, Loader, Tensor)):
         return value
@@ -1274,6 +1282,8 @@ def _from_caller(value: Val, via: str) -> Val:
     """A value a parameter holds, saying which caller passed it."""
     if isinstance(value, Ctx) and value.via is None:
         return replace(value, via=via)
+    if isinstance(value, Tensor) and value.where == "placed" and value.ctx is not None:
+        return replace(value, ctx=replace(value.ctx, via=value.ctx.via or via))
     if isinstance(value, Tensor):
         made = f"{value.origin}, " if value.origin else ""
         return replace(value, origin=f"{made}passed by {via}")

@@ -598,3 +598,44 @@ def test_a_layer_appended_to_a_loaded_network_and_initialised_by_index() -> None
     findings = _check(source)
     assert [(f.code, f.location.row) for f in findings] == [("MXL203", 7)]
     assert "`net[-1].initialize()` has no `ctx`" in findings[0].message
+
+
+def test_a_helper_given_an_array_its_caller_moved_to_a_gpu() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import nd
+
+        OFFSET = nd.array([1.0, 2.0])
+
+
+        def shift(batch):
+            return batch + OFFSET
+
+
+        def shift_cpu(batch):
+            return batch + OFFSET
+
+
+        def run(loader):
+            gpu = mx.gpu(0)
+            for x in loader:
+                shift(x.as_in_context(gpu))
+                shift_cpu(x)
+        """
+    findings = _check(source, select="MXL201")
+    assert [(f.code, f.location.row) for f in findings] == [("MXL201", 8)]
+    assert "`OFFSET.as_in_context(batch.context)`" in findings[0].message
+
+
+def test_parameters_read_in_a_dict_comprehension() -> None:
+    source = """\
+        import mxnet as mx
+        from mxnet import gluon
+
+        ctxs = [mx.gpu(0), mx.gpu(1)]
+        net = gluon.nn.Dense(2, in_units=3)
+        net.initialize(ctx=ctxs)
+        norms = {k: p.data().norm() for k, p in net.collect_params().items()}
+        grads = {k: p.grad(ctxs[0]) for k, p in net.collect_params().items()}
+        """
+    assert _rows(source, "MXL204") == [7]

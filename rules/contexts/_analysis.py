@@ -15,6 +15,8 @@ from mxlint.placement import (
     Env,
     Net,
     Scope,
+    Seq,
+    Tensor,
 )
 
 #: Attributes that place parameters somewhere (`net.initialize`, `SymbolBlock.imports`).
@@ -30,6 +32,18 @@ _CONST_CTX = re.compile(r"^[A-Za-z_][\w.]*\(\s*\d*\s*\)$")
 
 def _has_net(env: Env) -> bool:
     return any(isinstance(v, Net) for v in env.values())
+
+
+def _has_gpu_array(env: Env) -> bool:
+    """A parameter every caller passes an array moved to a GPU (or a tuple holding one)."""
+    values = list(env.values())
+    while values:
+        value = values.pop()
+        if isinstance(value, Seq):
+            values.extend(value.items)
+        elif isinstance(value, Tensor) and value.on_gpu() is True:
+            return True
+    return False
 
 
 def _has_bases(cls: cst.ClassDef) -> bool:

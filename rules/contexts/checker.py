@@ -35,7 +35,13 @@ from mxlint.rules.contexts import (
     param_data_without_ctx,
     tensor_created_without_ctx,
 )
-from mxlint.rules.contexts._analysis import _PLACING_ATTRS, GPU_WORDS, _functions, _has_net
+from mxlint.rules.contexts._analysis import (
+    _PLACING_ATTRS,
+    GPU_WORDS,
+    _functions,
+    _has_gpu_array,
+    _has_net,
+)
 from mxlint.rules.contexts.data_context_mismatch import DataContextMismatch
 from mxlint.rules.contexts.initialize_without_ctx import InitializeWithoutCtx
 from mxlint.rules.contexts.param_data_without_ctx import ParamDataWithoutCtx
@@ -237,6 +243,7 @@ class ContextChecker(Checker):
                 and not global_nets
                 and not _has_net(member_env)
                 and not _has_net(passed)
+                and not _has_gpu_array(passed)
                 and not _calls_local(fn, placing)
             ):
                 continue

@@ -501,7 +501,12 @@ def check_mixed_op(
     host = code(event.host)
     origin = f" ({event.host_value.origin})" if event.host_value.origin else ""
     ctx = event.gpu_value.ctx
-    src = (_spelled_ctx(scope, ctx) or ctx.src if ctx is not None else None) or "ctx"
+    spelled = _spelled_ctx(scope, ctx) if ctx is not None else None
+    gpu = code(event.gpu)
+    if spelled is None and ctx is not None and ctx.via is not None and gpu.isidentifier():
+        # An array a caller moved: this function has no name for its context, the array has.
+        spelled = f"{gpu}.{'device' if checker.ctx.mxnet_line == '2' else 'context'}"
+    src = (spelled or (ctx.src if ctx is not None else None)) or "ctx"
     checker.ctx.report(
         event.host,
         DataContextMismatch,
