@@ -583,3 +583,93 @@ def test_outputs_kept_across_a_synchronising_loop_in_other_containers():
         if f.location.row == 10
     ]
     assert "`preds.extend(o.asnumpy() for o in out)`" in extend.message
+
+
+def test_a_running_total_kept_on_the_object_is_accumulated_like_a_name():
+    source = """\
+        from mxnet import autograd
+
+
+        class Fitter:
+            def epoch(self, loader):
+                for x, y in loader:
+                    with autograd.record():
+                        loss = self.loss_fn(self.net(x), y)
+                    loss.backward()
+                    self.total = self.total + loss.sum()
+                    self.best = max(self.best, 1.0)
+        """
+    findings = check_source(textwrap.dedent(source), "fit.py", Settings(select=("MXL401",)))
+    assert [(f.code, f.location.row) for f in findings] == [("MXL401", 10)]
+    assert "`self.total = self.total + loss.sum().asscalar()`" in findings[0].message
+
+
+def test_a_method_running_the_objects_network_is_a_forward_pass():
+    source = """\
+        from mxnet import autograd
+
+
+        class Learner:
+            def _forward(self, x):
+                return self.model(x)
+
+            def _scale(self, x):
+                return x * 2
+
+            def bad(self, x, y):
+                out = self._forward(x)
+                with autograd.record():
+                    loss = self.loss(out, y)
+                loss.backward()
+
+            def fine(self, x, y):
+                x2 = self._scale(x)
+                with autograd.record():
+                    loss = self.loss(self.model(x2), y)
+                loss.backward()
+        """
+    findings = check_source(textwrap.dedent(source), "learn.py", Settings(select=("MXL403",)))
+    assert [(f.code, f.location.row) for f in findings] == [("MXL403", 15)]
+
+
+def test_a_helper_updating_the_metric_it_is_given_inside_record():
+    source = """\
+        from mxnet import autograd
+
+
+        def log_stats(train_metric, labels, outputs):
+            train_metric.update(labels, outputs)
+
+
+        def log_cache(cache, key, value):
+            cache.update(key, value)
+
+
+        def train(net, loader, loss_fn, train_metric, cache):
+            for x, y in loader:
+                with autograd.record():
+                    out = net(x)
+                    log_stats(train_metric, [y], [out])
+                    log_cache(cache, "out", out)
+                    loss = loss_fn(out, y)
+                    loss.backward()
+                    log_stats(train_metric, [y], [out])
+        """
+    assert _rows(source) == [("MXL405", 16)]
+
+
+def test_a_same_size_map_of_an_objects_network_output_kept_across_the_loop():
+    source = """\
+        from mxnet import nd
+
+
+        def collect(self, val_loader):
+            kept = []
+            for x, y in val_loader:
+                probs = self.net(x).softmax()
+                self.metric.update([y], [probs])
+                kept.append(probs)
+            return kept
+        """
+    findings = check_source(textwrap.dedent(source), "ev.py", Settings(select=("MXL406",)))
+    assert [(f.code, f.location.row) for f in findings] == [("MXL406", 9)]

@@ -18,7 +18,7 @@ from typing import Protocol, Union
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.names import ImportMap, dotted_name, last_name
+from mxlint.names import ImportMap, dotted_name, last_name, names_a_network
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 #: In `Effects.hybridizes`: the function returns a network it hybridized.
@@ -55,6 +55,12 @@ class Effects:
     #: It returns what a network it was given computes (`return net(x)`), outside any pause:
     #: a caller's "forward" helper.
     returns_forward: bool = False
+    #: A method that returns what a network the object holds computes (`return self.net(x)`),
+    #: outside any pause: `self._forward(batch)` is a forward pass.
+    returns_own_forward: bool = False
+    #: Parameters it calls `.update(labels, preds)` on outside any pause: what a caller
+    #: passes there is updated as an evaluation metric (`def log_stats(metric, y, out)`).
+    updates_metric: frozenset[str] = frozenset()
     #: Calls into other files of the run (resolved names), whose effects add to these.
     external: tuple[str, ...] = field(default=(), compare=False)
     #: Its positional parameters, in order (how a caller's argument maps to `hybridizes`).
@@ -74,6 +80,7 @@ class Effects:
             hybridizes=self.hybridizes | other.hybridizes,
             inference=self.inference or other.inference,
             returns_forward=self.returns_forward or other.returns_forward,
+            returns_own_forward=self.returns_own_forward or other.returns_own_forward,
             external=tuple(dict.fromkeys(self.external + other.external)),
         )
 
@@ -204,6 +211,9 @@ def summarise(
     #: Returned values outside any pause, and names bound to a parameter network's output.
     live_returns: list[cst.BaseExpression] = []
     outputs: set[str] = set()
+    #: Names bound to the output of a network the object holds (a method's `self.net(x)`).
+    own_outputs: set[str] = set()
+    metric_params: set[str] = set()
     for node in _own_nodes(fn):
         if type(node) is cst.With and any(_pausing(item.item, imports) for item in node.items):
             has_pause = True
@@ -217,13 +227,11 @@ def summarise(
             continue
         if type(node) is cst.Assign:
             target = node.targets[0].target
-            if (
-                len(node.targets) == 1
-                and type(target) is cst.Name
-                and node not in paused
-                and _runs_parameter(node.value, params)
-            ):
-                outputs.add(target.value)
+            if len(node.targets) == 1 and type(target) is cst.Name and node not in paused:
+                if _runs_parameter(node.value, params):
+                    outputs.add(target.value)
+                elif cls is not None and _runs_member(node.value):
+                    own_outputs.add(target.value)
             for each in node.targets:
                 origin = UNKNOWN
                 if type(each.target) is cst.Name and type(node.value) is cst.Call:
@@ -234,6 +242,15 @@ def summarise(
         if type(node) is not cst.Call:
             continue
         func = node.func
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "update"
+            and type(func.value) is cst.Name
+            and func.value.value in params
+            and len(node.args) == 2
+            and node not in paused
+        ):
+            metric_params.add(func.value.value)
         _note_hands(node, imports, local, methods, cls, handed)
         if not syncs and (is_sync_call(node, imports) or _converts_tensor(node, params)):
             syncs = True
@@ -277,6 +294,13 @@ def summarise(
             _runs_parameter(value, params) or (type(value) is cst.Name and value.value in outputs)
             for value in live_returns
         ),
+        returns_own_forward=cls is not None
+        and bool(live_returns)
+        and all(
+            _runs_member(value) or (type(value) is cst.Name and value.value in own_outputs)
+            for value in live_returns
+        ),
+        updates_metric=frozenset(metric_params),
         external=tuple(dict.fromkeys(external)),
         params=tuple(positional),
         returned_from=tuple(dict.fromkeys(returned_from)),
@@ -371,6 +395,18 @@ def _runs_parameter(value: cst.BaseExpression | None, params: set[str]) -> bool:
     return type(func) is cst.Name and func.value in params
 
 
+def _runs_member(value: cst.BaseExpression | None) -> bool:
+    """`self.net(x)` / `self.model.forward(x)`: a network the object holds, run on data."""
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    if type(func) is cst.Attribute and func.attr.value == "forward":
+        func = func.value
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+        return False
+    return func.value.value == "self" and names_a_network(func.attr.value)
+
+
 class FileEffects:
     """The effects of the functions of one file (module-level functions and methods, by
     `name` or `Class.name`), summarised on first use; calls within the file are followed."""
@@ -443,13 +479,22 @@ class FileEffects:
             and node.func.value in self._local
         ]
 
-    def of_call(self, call: cst.Call) -> Effects | str | None:
-        """What a call does: a function of this file gives its effects; a function of another
-        file of the project gives its resolved name (the run resolves it); a library or an
-        unknown callable gives None."""
+    def of_call(self, call: cst.Call, cls: str | None = None) -> Effects | str | None:
+        """What a call does: a function of this file gives its effects (and `self.m(...)` in
+        a method of class `cls`, that class's method); a function of another file of the
+        project gives its resolved name (the run resolves it); a library or an unknown
+        callable gives None."""
         func = call.func
         if type(func) is cst.Name and func.value in self._local:
             return self.of(func.value)
+        if (
+            cls is not None
+            and type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+            and f"{cls}.{func.attr.value}" in self.functions
+        ):
+            return self.of(f"{cls}.{func.attr.value}")
         name = self.imports.resolve(func)
         if name is None or knowledge.is_library(name):
             return None

@@ -230,6 +230,15 @@ def reduces_to_one_number(checker: MemoryChecker, value: cst.BaseExpression) -> 
     return len(value.args) == (1 if function else 0)
 
 
+def _object_member(target: cst.BaseExpression) -> bool:
+    """`self.total_loss`: a running total the object keeps across the loop's iterations."""
+    return (
+        type(target) is cst.Attribute
+        and type(target.value) is cst.Name
+        and target.value.value == "self"
+    )
+
+
 def accumulation(
     checker: MemoryChecker, node: cst.CSTNode, assigned_inside: set[str]
 ) -> tuple[str, cst.BaseExpression, str] | None:
@@ -237,25 +246,25 @@ def accumulation(
     a Python value, `{value}` for the value as written), or None."""
     if (
         type(node) is cst.AugAssign
-        and type(node.target) is cst.Name
+        and (type(node.target) is cst.Name or _object_member(node.target))
         and type(node.operator) in (cst.AddAssign, cst.MultiplyAssign)
     ):
-        target = node.target.value
+        target = checker.ctx.code(node.target).strip()
         op = "+=" if type(node.operator) is cst.AddAssign else "*="
         return target, node.value, f"{target} {op} {{kept}}"
     if (
         type(node) is cst.Assign
         and len(node.targets) == 1
-        and type(node.targets[0].target) is cst.Name
+        and (type(node.targets[0].target) is cst.Name or _object_member(node.targets[0].target))
     ):
-        name = node.targets[0].target.value
+        name = checker.ctx.code(node.targets[0].target).strip()
         value = node.value
         branches = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
         for branch in branches:
             if (
                 type(branch) is cst.BinaryOperation
-                and type(branch.left) is cst.Name
-                and branch.left.value == name
+                and (type(branch.left) is cst.Name or _object_member(branch.left))
+                and checker.ctx.code(branch.left).strip() == name
             ):
                 op = checker.ctx.code(branch.operator).strip()
                 return name, branch.right, f"{name} = {name} {op} {{kept}}"

@@ -317,14 +317,21 @@ def _other_framework(
 
 def _forward_helper(checker: MemoryChecker, call: cst.Call) -> bool:
     """`forward(net, x)`: a function of this file that returns what the network it is given
-    computes, called with a network."""
-    effects = checker.ctx.effects.of_call(call)
-    return (
-        isinstance(effects, Effects)
-        and effects.returns_forward
-        and any(
-            (key := dotted_name(a.value)) is not None and names_a_network(key) for a in call.args
+    computes, called with a network; or `self._forward(x)`, a method that returns what a
+    network of its object computes."""
+    effects = checker.ctx.effects.of_call(call, checker.scope_class)
+    if not isinstance(effects, Effects):
+        return False
+    if effects.returns_own_forward:
+        # `self._forward(batch)`: a method running the network its object holds.
+        func = call.func
+        return (
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
         )
+    return effects.returns_forward and any(
+        (key := dotted_name(a.value)) is not None and names_a_network(key) for a in call.args
     )
 
 

@@ -65,6 +65,11 @@ from mxlint.walker import iter_nodes, typed_nodes
 _ASSIGN = (cst.Assign,)
 
 
+def _self_member(func: cst.Attribute) -> bool:
+    """`self.net`: a callable the object holds (not a method chain on some other value)."""
+    return type(func.value) is cst.Name and func.value.value == "self"
+
+
 class MemoryChecker(Checker):
     rules = (
         AccumulatedWithoutSync,
@@ -76,6 +81,8 @@ class MemoryChecker(Checker):
         UnsyncedDeviceRead,
     )
     name = "memory"
+    #: The class whose method the scope being read is (its `self.m()` calls are followed).
+    scope_class: str | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scopes.append(node.body)
@@ -83,10 +90,14 @@ class MemoryChecker(Checker):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if type(node.body) is cst.IndentedBlock:
             self._scopes.append(node.body.body)
+            stack = self.ctx.stack
+            if stack and type(stack[-1]) is cst.ClassDef:  # a method (not yet on the stack)
+                self._classes[id(node.body.body)] = stack[-1].name.value
 
     def end(self) -> None:
         # After the walk: every `autograd.record()` block is known by then.
         for body in self._scopes:
+            self.scope_class = self._classes.get(id(body))
             self._scope(body)
 
     # -- one function (or the module's top level) ----------------------------------------
@@ -202,6 +213,8 @@ class MemoryChecker(Checker):
         #: Nodes inside `autograd.record()` proper (train_mode() does not record).
         self._recording: set[cst.CSTNode] = set()
         self._scopes: list = []
+        self._classes: dict[int, str] = {}
+        self.scope_class = None
         self._autograd = None
         #: Names the file binds to Gluon loss objects (MXL603), read on first use.
         self._loss_objects: set[str] | None = None
@@ -245,9 +258,15 @@ class MemoryChecker(Checker):
                 method = func.attr.value
                 if method in knowledge.TO_PYTHON_METHODS:
                     return False
-                return method in knowledge.TENSOR_RESULT_METHODS and self._is_tensor(
-                    func.value, names
-                )
+                if method in knowledge.TENSOR_RESULT_METHODS:
+                    return self._is_tensor(func.value, names)
+                # A network or loss the object holds (`self.loss_fn(self.net(x), y)`), called
+                # under autograd.record() or on tensors, as a name would be.
+                if _self_member(func):
+                    return (stmt is not None and self._in_record(stmt)) or any(
+                        self._is_tensor(a.value, names) for a in value.args
+                    )
+                return False
             if type(func) is cst.Name:
                 if func.value in ("float", "int", "len", "str", "range", "list", "dict"):
                     return False
@@ -815,6 +834,23 @@ class RecordChecker(Checker):
             if cls is not None and attr in self._class(cls)["metrics"]:
                 return True
             return self._metric_like(attr, call)
+        return False
+
+    def _metric_object(self, rec: _Record, value: cst.BaseExpression) -> bool:
+        """`metric`, `self.train_acc`: an object built as an evaluation metric, or one of
+        unknown origin named as one (handed to a helper that updates it)."""
+        if type(value) is cst.Name:
+            name = value.value
+            if name in rec.scope.metrics:
+                return True
+            unknown = name in rec.scope.params or name not in rec.scope.assigns
+            return unknown and bool(_METRIC_WORDS.intersection(_tokens(name)))
+        attr = _self_attr(value)
+        if attr is not None:
+            cls = self.ctx.enclosing_class()
+            if cls is not None and attr in self._class(cls)["metrics"]:
+                return True
+            return bool(_METRIC_WORDS.intersection(_tokens(attr)))
         return False
 
     @staticmethod

@@ -216,6 +216,19 @@ def check_evaluation(
             advice="move it after the `with` block, next to `trainer.step()`",
         )
         return
+    updated = _metric_updated_by_helper(checker, rec, call)
+    if updated is not None:
+        if not _after_backward(rec, stmt):
+            checker._report(
+                call,
+                EvaluationInRecord,
+                what=f"`{short}` updates the evaluation metric `{updated}` (the helper calls "
+                f"`{updated}.update(...)`)",
+                why="it reads the outputs back (a sync) and any operator it runs is "
+                "recorded into a graph that is never backpropagated",
+                advice="call it after the `with` block, next to `trainer.step()`",
+            )
+        return
     if checker._is_logging(call):
         if any(rec.readback(a) for a in _call_args(call)):
             checker._report(
@@ -260,6 +273,30 @@ def check_evaluation(
         "its own loop; Gluon layers default to inference mode there, or "
         "use `autograd.predict_mode()`)",
     )
+
+
+def _metric_updated_by_helper(checker: RecordChecker, rec: _Record, call: cst.Call) -> str | None:
+    """The metric a call of a helper of this file updates (`log_stats(metric, y, out)`, where
+    the helper calls `metric.update(y, out)` on that parameter), as the call spells it."""
+    cls = checker.ctx.enclosing_class()
+    effects = rec.ctx.effects.of_call(call, cls.name.value if cls is not None else None)
+    if not isinstance(effects, Effects) or not effects.updates_metric:
+        return None
+    positional = list(effects.params)
+    if type(call.func) is cst.Attribute:
+        positional = positional[1:]  # `self.log_stats(...)`: `self` is bound
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        else:
+            name = positional[index] if index < len(positional) else ""
+            index += 1
+        if name in effects.updates_metric and checker._metric_object(rec, arg.value):
+            return rec.ctx.code(arg.value).strip()
+    return None
 
 
 def _after_backward(rec: _Record, stmt: cst.CSTNode) -> bool:

@@ -290,6 +290,17 @@ def _runs_network(value: cst.BaseExpression) -> bool:
     return key is not None and names_a_network(key)
 
 
+def _mapped(value: cst.BaseExpression) -> cst.BaseExpression:
+    """What a chain of same-size maps is applied to (`net(x).sigmoid()` → `net(x)`)."""
+    while (
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
+        and value.func.attr.value in _PER_SAMPLE
+    ):
+        value = value.func.value
+    return value
+
+
 def _network_outputs(loop: cst.For) -> set[str]:
     """Names the loop binds only to a network's output (or a list of outputs, one per slice
     of a batch split across devices)."""
@@ -300,8 +311,11 @@ def _network_outputs(loop: cst.For) -> set[str]:
                 if type(target.target) is cst.Name:
                     name = target.target.value
                     bound[name] = bound.get(name, True) and (
-                        _runs_network(node.value)
-                        or (type(node.value) is cst.ListComp and _runs_network(node.value.elt))
+                        _runs_network(_mapped(node.value))
+                        or (
+                            type(node.value) is cst.ListComp
+                            and _runs_network(_mapped(node.value.elt))
+                        )
                     )
         elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.For):
             for inner in iter_nodes(node.target):  # type: ignore[attr-defined]
