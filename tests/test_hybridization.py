@@ -936,3 +936,68 @@ def test_a_command_line_option_holding_a_number_is_a_python_number():
     assert [(f.code, f.location.row) for f in found] == [("MXL109", 20), ("MXL109", 21)]
     assert "(its command-line option has `type=float`)" in found[0].message
     assert "(its command-line option has a number default)" in found[1].message
+
+
+def test_a_layer_of_a_sequential_child_indexed_in_forward_is_a_tensor():
+    source = """\
+        from mxnet.gluon import nn
+
+
+        class Sum(nn.HybridBlock):
+            def __init__(self, n):
+                super().__init__()
+                self.n = n
+                self.convs = nn.HybridSequential()
+                self.heads = nn.HybridSequential()
+                for _ in range(n):
+                    self.convs.add(nn.Conv2D(4, 3, padding=1))
+                    self.heads.add(Unknown())
+
+            def hybrid_forward(self, F, x):
+                a = self.convs[0](x)
+                b = self.heads[0](x)
+                for i in range(1, self.n):
+                    a += self.convs[i](x)
+                    b += self.heads[i](x)
+                return a, b
+
+
+        def run(x):
+            net = Sum(2)
+            net.hybridize()
+            return net(x)
+        """
+    # A head of unknown class may return a tuple (`b += ...` extends it): not reported.
+    assert _check(source) == [(18, "MXL107")]
+
+
+def test_a_number_an_objects_init_keeps_and_passes_to_its_hybridized_block():
+    source = """\
+        import mxnet as mx
+        from mxnet.gluon import nn
+
+
+        class Scaled(nn.HybridBlock):
+            def hybrid_forward(self, F, x, s):
+                return x * s
+
+
+        class Runner:
+            def __init__(self, cfg):
+                self.scale = float(cfg["scale"])
+                self.shift = int(cfg["shift"])
+                self.net = Scaled()
+                self.net.hybridize()
+
+            def set_shift(self, value):
+                self.shift = mx.nd.array([value])
+
+            def __call__(self, x):
+                return self.net(x, self.scale) + self.net(x, self.shift)
+        """
+    found = check_source(textwrap.dedent(source), "run.py", Settings(select=("MXL109",)))
+    # `self.shift` is rebound by another method: not known to be a number when called.
+    assert [(f.code, f.location.row, f.location.column) for f in found] == [("MXL109", 21, 28)]
+    assert '`self.scale` is a Python number (`float(cfg["scale"])` from `__init__()`)' in (
+        found[0].message
+    )

@@ -125,12 +125,31 @@ def _attr_chain_root(node: cst.BaseExpression) -> str | None:
 
 
 def child_kinds(ctx: FileContext, cls: cst.ClassDef) -> dict[str, Kind]:
-    """`self.x = nn.Dense(...)` in the class: what calling `self.x(...)` returns."""
+    """`self.x = nn.Dense(...)` in the class: what calling `self.x(...)` returns; and under
+    `x[]`, what calling one of the layers `self.x.add(...)` put in a container returns
+    (`self.branches[i](x)`), when every layer added is known."""
     out: dict[str, Kind] = {}
+    added: dict[str, list[Kind]] = {}
+    containers: set[str] = set()
     for stmt in cls.body.body:
         if type(stmt) is not cst.FunctionDef or stmt.name.value != "__init__":
             continue
         for node in iter_nodes(stmt.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
+                owner = node.func.value
+                if (
+                    node.func.attr.value == "add"
+                    and type(owner) is cst.Attribute
+                    and type(owner.value) is cst.Name
+                    and owner.value.value == "self"
+                ):
+                    added.setdefault(owner.attr.value, []).extend(
+                        _layer_kind(ctx.resolve(a.value.func))
+                        if type(a.value) is cst.Call and a.keyword is None and not a.star
+                        else Kind.MAYBE_GROUP
+                        for a in node.args
+                    )
+                continue
             if type(node) is not cst.Assign or type(node.value) is not cst.Call:
                 continue
             for target in node.targets:
@@ -140,8 +159,25 @@ def child_kinds(ctx: FileContext, cls: cst.ClassDef) -> dict[str, Kind]:
                     and type(t.value) is cst.Name
                     and t.value.value == "self"
                 ):
-                    out[t.attr.value] = _layer_kind(ctx.resolve(node.value.func))
+                    resolved = ctx.resolve(node.value.func)
+                    out[t.attr.value] = _layer_kind(resolved)
+                    if resolved in _SEQUENTIALS:
+                        containers.add(t.attr.value)
+    for name, kinds in added.items():
+        if name in containers and kinds and all(k is Kind.TENSOR for k in kinds):
+            out[f"{name}[]"] = Kind.TENSOR
     return out
+
+
+#: Containers whose elements are the layers `add()` put in them, in order.
+_SEQUENTIALS = frozenset(
+    {
+        "mxnet.gluon.nn.Sequential",
+        "mxnet.gluon.nn.HybridSequential",
+        "mxnet.gluon.nn.basic_layers.Sequential",
+        "mxnet.gluon.nn.basic_layers.HybridSequential",
+    }
+)
 
 
 def _layer_kind(name: str | None) -> Kind:
@@ -379,6 +415,14 @@ class HybridHooks(Hooks):
             answer = self._method_call(node, func, func_kind, args, interp)
             if answer is not None:
                 return answer
+        if (
+            type(func) is cst.Subscript
+            and type(func.value) is cst.Attribute
+            and type(func.value.value) is cst.Name
+            and func.value.value.value == "self"
+            and f"{func.value.attr.value}[]" in self.children
+        ):
+            return self.children[f"{func.value.attr.value}[]"]  # `self.branches[i](x)`
         if type(func) is cst.Name and func.value not in interp.env and resolved is None:
             local = self.analysis.functions.get(func.value)
             if local is not None:

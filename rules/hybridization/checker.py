@@ -5,6 +5,8 @@ rules and how the analysis spells code.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from mxlint.checker import Checker
@@ -135,7 +137,19 @@ class ScalarInputChecker(Checker):
                 if method.name.value == "__init__":
                     assert type(method.body) is cst.IndentedBlock
                     check_scope(self.ctx, method.body.body, members=members, seen=seen)
-            if not members:
+            # A number `__init__` keeps is one only while no other method rebinds it.
+            rebound = {
+                f"self.{target.attr.value}"
+                for method in methods
+                if method.name.value != "__init__"
+                for target in _member_targets(method)
+            }
+            members = {
+                name: held
+                for name, held in members.items()
+                if held[0] == "block" or name not in rebound
+            }
+            if not any(kind == "block" for kind, _ in members.values()):
                 continue
             for method in methods:
                 if method.name.value != "__init__":
@@ -147,6 +161,23 @@ class ScalarInputChecker(Checker):
                         via="`__init__()`",
                         seen=seen,
                     )
+
+
+def _member_targets(fn: cst.FunctionDef) -> Iterator[cst.Attribute]:
+    """The `self.x` a function assigns (`self.x = ...`, `self.x += ...`)."""
+    for node in iter_nodes(fn.body):
+        targets: list[cst.BaseExpression] = []
+        if type(node) is cst.Assign:
+            targets = [t.target for t in node.targets]
+        elif type(node) in (cst.AugAssign, cst.AnnAssign):
+            targets = [node.target]  # type: ignore[attr-defined]
+        for target in targets:
+            if (
+                type(target) is cst.Attribute
+                and type(target.value) is cst.Name
+                and target.value.value == "self"
+            ):
+                yield target
 
 
 class OperatorCallChecker(Checker):

@@ -243,7 +243,7 @@ def check_scope(
                 numbers.pop(name, None)
                 seeded.discard(name)
                 value = node.value
-                literal = number_literal(value)
+                literal = number_literal(value) or _converted_number(ctx, value)
                 if (
                     literal is None
                     and options is not None
@@ -306,6 +306,22 @@ def check_scope(
         for name in hybridized:
             if name.startswith("self."):
                 members[name] = ("block", blocks[name])
+        for name, literal in numbers.items():
+            if name.startswith("self."):
+                members[name] = ("number", literal)
+
+
+def _converted_number(ctx: FileContext, value: cst.BaseExpression) -> str | None:
+    """`float(cfg["scale"])`, `int(n)`: the builtins always return a Python number."""
+    if (
+        type(value) is cst.Call
+        and type(value.func) is cst.Name
+        and value.func.value in ("float", "int")
+        and ctx.resolve(value.func) is None
+        and len(value.args) == 1
+    ):
+        return ctx.code(value)
+    return None
 
 
 def _local_or_member(node: cst.BaseExpression) -> str | None:
@@ -376,8 +392,9 @@ def _check_call(
         if arg.keyword is not None or arg.star:
             continue
         literal = number_literal(arg.value)
-        if literal is None and type(arg.value) is cst.Name:
-            literal = numbers.get(arg.value.value)
+        held = _local_or_member(arg.value)
+        if literal is None and held is not None:
+            literal = numbers.get(held)
         kind = None
         if literal is None and options[0] is not None:
             kind = options[0].number(arg.value, options[1])
@@ -406,7 +423,7 @@ def _check_call(
                     else f"`{net}` is hybridized (by {via}, which passes it here)",
                     1,
                 )
-            if type(arg.value) is cst.Name and arg.value.value in seeded:
+            if held is not None and held in seeded:
                 message = message.replace(
                     "is a Python number passed",
                     f"is a Python number (`{literal}` from {via}) passed",
