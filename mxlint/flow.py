@@ -276,6 +276,26 @@ class Flow(Dataflow[None]):
         root = {frames[0].function} if frames else set()
         return self.reached <= root and self._budget == self._limit
 
+    def construction_sites(self, cls: str) -> Iterator[Site]:
+        """What constructing class `cls` runs (a root: another file builds the object): its
+        `__init__`, then the methods the framework calls on it later, not `reached`."""
+        self._reached_flag = True
+        methods = self.classes.get(cls, {})
+        out: list[Site] = []
+        init = methods.get("__init__")
+        if init is not None:
+            self.reached.add(init)
+            out.extend(self._trace(init.body, (Frame(None, None, init, cls, True),)))
+        self._reached_flag = False
+        for name in _USED_LATER:
+            fn = methods.get(name)
+            if fn is None:
+                continue
+            self.reached.add(fn)
+            out.extend(self._trace(fn.body, (Frame(None, None, fn, cls, True),)))
+        self._reached_flag = True
+        return iter(out)
+
     def unreached_sites(self) -> Iterator[Site]:
         """Functions and methods the traced flow never entered (position in time unknown)."""
         self._reached_flag = False

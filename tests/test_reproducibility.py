@@ -271,3 +271,98 @@ def test_a_loader_the_main_block_obtains_and_never_iterates_shuffles_nothing():
     module_level = "loader = get_loader(list(range(8)))\n"
     found = check_source(helper + module_level + unused, "export.py", SETTINGS)
     assert [(f.code, f.location.row) for f in found] == [("MXL301", 9)]
+
+
+DATASET = """import random
+
+from mxnet.gluon.data import Dataset
+
+
+class Jitter(Dataset):
+    def __init__(self, items):
+        self.items = items
+
+    def __getitem__(self, i):
+        return self.items[i] * random.uniform(0.9, 1.1)
+"""
+
+TRAIN_ON_DATASET = """import numpy as np
+import mxnet as mx
+from mxnet import autograd
+from data.jitter import Jitter
+
+if __name__ == "__main__":
+    np.random.seed(0)
+    mx.random.seed(0)
+    ds = Jitter(list(range(8)))
+    with autograd.record():
+        pass
+"""
+
+
+def test_a_project_class_a_script_builds_draws_where_it_is_built():
+    findings = check_source(TRAIN_ON_DATASET, "train.py", SETTINGS, [("data.jitter", DATASET)])
+    assert [(f.code, f.location.row) for f in findings] == [("MXL303", 9)]
+    assert findings[0].message.startswith(
+        "`random.uniform()` (in `Jitter()`) draws from Python's `random` module"
+    )
+
+
+def test_a_pytorch_script_building_a_project_dataset_is_not_judged():
+    torch_script = TRAIN_ON_DATASET.replace("import mxnet as mx\nfrom mxnet import autograd\n", "")
+    torch_script = torch_script.replace("    mx.random.seed(0)\n", "").replace(
+        "    with autograd.record():\n        pass\n", "    loss.backward()\n"
+    )
+    assert check_source(torch_script, "train.py", SETTINGS, [("data.jitter", DATASET)]) == []
+
+
+STREAM = """import random
+
+
+class Shuffled:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __iter__(self):
+        random.shuffle(self.items)
+        return iter(self.items)
+
+
+def stream(items, shuffle=None):
+    if shuffle is not None:
+        items = Shuffled(items)
+    return items
+"""
+
+
+def test_a_construction_under_a_parameter_the_call_leaves_false_does_not_run():
+    entry = (
+        "import numpy as np\nimport mxnet as mx\nfrom mxnet import autograd\n"
+        "from feeds import stream\n\n"
+        "if __name__ == '__main__':\n"
+        "    np.random.seed(0)\n"
+        "    mx.random.seed(0)\n"
+        "    plain = stream([1, 2])\n"
+        "    mixed = stream([1, 2], shuffle=args.shuffle)\n"
+        "    autograd.record()\n"
+    )
+    findings = check_source(entry, "train.py", SETTINGS, [("feeds", STREAM)])
+    # The call leaving `shuffle` at None is silent; one passing an unknown value may shuffle.
+    assert [(f.code, f.location.row) for f in findings] == [("MXL303", 10)]
+
+
+def test_a_seed_after_a_builder_of_another_file_names_the_builder():
+    builder = (
+        "from mxnet.gluon import nn\n\n\ndef build():\n"
+        "    net = nn.Embedding(100, 8)\n    net.initialize()\n    return net\n"
+    )
+    entry = (
+        "import mxnet as mx\nfrom mxnet import autograd\nfrom zoo import build\n\n"
+        "if __name__ == '__main__':\n    net = build()\n    mx.random.seed(1)\n"
+        "    autograd.record()\n"
+    )
+    findings = check_source(entry, "train.py", SETTINGS, [("zoo", builder)])
+    assert [(f.code, f.location.row) for f in findings] == [("MXL304", 7)]
+    assert findings[0].message.startswith(
+        "`mx.random.seed()` runs after `net.initialize(...)` (in `build()`, called on line 6)"
+    )

@@ -34,7 +34,11 @@ if TYPE_CHECKING:
 
 ALL_KINDS = ("numpy", "python", "mxnet")
 #: A file that mentions none of these has nothing to tell about seeding or randomness.
-_RELEVANT = re.compile(r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b")
+#: `initialize` too: a builder that initializes a network draws its weights from MXNet's
+#: generator (at once, or at its first forward pass), which a later seed comes too late for.
+_RELEVANT = re.compile(
+    r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b|\binitialize\b"
+)
 #: Names whose use in code means a script trains: the recorder, a backward pass, a Trainer, a
 #: fit. Scripts without them (benchmarks, demos, converters) do not need raw draws seeded.
 _TRAINING_NAMES = frozenset({"autograd", "backward", "forward_backward", "Trainer", "fit"})
@@ -85,6 +89,11 @@ class Item:
     #: A loader whose `shuffle=` is a parameter of the summarised function (bound by callers).
     cond: str | None = None
     target: str = ""
+    #: The helper call that brought it here (`build_mlp`), when it was drawn inside one.
+    via: str = ""
+    #: Drawn by an object of a project class this line builds (its `__init__`, or later in
+    #: its `__getitem__`/`__call__`): reported only when the script has no other such draw.
+    built: bool = False
     args: tuple[bool | None, ...] = ()
     kwargs: tuple[tuple[str, bool | None], ...] = ()
 
@@ -95,6 +104,8 @@ class Summary:
     items: tuple[Item, ...]
     #: The file that defines the function (a function that seeds is checked on its own).
     path: str = ""
+    #: A class: what constructing it runs (`__init__`, then the methods the framework calls).
+    constructs: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,38 @@ class EntryFacts:
     trains: bool = False
     #: How findings name what should have seeded.
     scope: str = "this entry script"
+    #: The script itself names MXNet (a PyTorch script reading a project dataset does not:
+    #: the draws of the project classes it builds are not an MXNet program's).
+    mxnet: bool = True
+
+
+#: Prefix of an item's `cond` for a call under `if <parameter>:` (dropped only where the
+#: parameter is known to be false; a plain `cond` needs it known to be true).
+GUARDED = "?"
+
+
+def guard_holds(cond: str, bindings: Mapping[str, bool | None]) -> bool:
+    """Whether an item with condition `cond` runs for a call binding `bindings`."""
+    if cond.startswith(GUARDED):
+        return bindings.get(cond[len(GUARDED) :]) is not False
+    return bool(bindings.get(cond))
+
+
+def _truth_parameter(test: cst.BaseExpression, params: frozenset[str]) -> str | None:
+    """`flag` or `flag is not None` where `flag` is one of `params`."""
+    if type(test) is cst.Name and test.value in params:
+        return test.value
+    if (
+        type(test) is cst.Comparison
+        and len(test.comparisons) == 1
+        and type(test.comparisons[0].operator) is cst.IsNot
+        and type(test.comparisons[0].comparator) is cst.Name
+        and test.comparisons[0].comparator.value == "None"
+        and type(test.left) is cst.Name
+        and test.left.value in params
+    ):
+        return test.left.value
+    return None
 
 
 def _truth(expr: cst.BaseExpression | None) -> bool | None:
@@ -161,6 +204,8 @@ class _Collector:
         self._initialized: set[tuple[int, str]] = set()
         #: Whether the file says "seed" anywhere (asked once, on the first draw).
         self._mentions_seed: bool | None = None
+        #: Per root function: node -> the parameter an `if` around it tests.
+        self._guards: dict[int, dict[int, str]] = {}
 
     def _is_local(self, site: Site) -> bool:
         """A call the tracer follows into this file's own code (its effects are traced)."""
@@ -181,9 +226,33 @@ class _Collector:
     ) -> list[tuple[Item, cst.CSTNode]]:
         out: list[tuple[Item, cst.CSTNode]] = []
         for site in sites:
-            for item in self.classify(site, root_params):
-                out.append(item)
+            guard = self._guard(site, root_params) if root_params else None
+            for item, node in self.classify(site, root_params):
+                if guard is not None and item.cond is None and item.op != "seed":
+                    # `if shuffle_buffer_length: ...`: not run for callers that leave it false.
+                    item = replace(item, cond=GUARDED + guard)
+                out.append((item, node))
         return out
+
+    def _guard(self, site: Site, root_params: frozenset[str]) -> str | None:
+        """The root function's parameter whose truth a call (or the call of the root that led
+        to it) runs under: `if flag:` or `if flag is not None:` around it."""
+        if not site.frames:
+            return None
+        root = site.frames[0].function
+        node: cst.CSTNode = site.frames[1].call if len(site.frames) > 1 else site.call  # type: ignore[assignment]
+        guards = self._guards.get(id(root))
+        if guards is None:
+            guards = {}
+            for stmt in iter_nodes(root.body, stop=NESTED_SCOPES):
+                if type(stmt) is not cst.If:
+                    continue
+                param = _truth_parameter(stmt.test, root_params)
+                if param is not None:
+                    for inner in iter_nodes(stmt.body, stop=NESTED_SCOPES):
+                        guards.setdefault(id(inner), param)
+            self._guards[id(root)] = guards
+        return guards.get(id(node))
 
     def classify(self, site: Site, root_params: frozenset[str]) -> list[tuple[Item, cst.CSTNode]]:
         call = site.call
@@ -925,6 +994,7 @@ def _expand(
                 line=site.line,
                 module=site.module,
                 reached=site.reached and item.reached,
+                via=site.via or site.what,
             )
         if item.op != "call":
             out.append(item)
@@ -941,10 +1011,12 @@ def _expand(
         inner: list[Item] = []
         for sub in summary.items:
             if sub.cond is not None:
-                if not bindings.get(sub.cond):
+                if not guard_holds(sub.cond, bindings):
                     continue
                 sub = replace(sub, cond=None)
             inner.append(sub)
+        if summary.constructs:
+            inner = [replace(sub, built=True) for sub in inner]
         out.extend(_expand(tuple(inner), summaries, names, active | {target}, item))
     return out
 

@@ -32,6 +32,7 @@ from mxlint.rules.reproducibility._analysis import (
     _RELEVANT,
     _SEED_CALL,
     ALL_KINDS,
+    GUARDED,
     EntryFacts,
     Item,
     Summary,
@@ -40,6 +41,7 @@ from mxlint.rules.reproducibility._analysis import (
     _finding,
     _truth,
     _why,
+    guard_holds,
     module_level_training_loop,
     trains_in_code,
     trains_in_text,
@@ -130,6 +132,8 @@ class ReproducibilityChecker(Checker):
         )
         functions: dict[str, list[tuple[Item, cst.CSTNode]]] = {}
         params: dict[str, tuple[tuple[str, bool | None], ...]] = {}
+        #: The summarised classes (constructing one runs them; they are no seeding roots).
+        classes: set[str] = set()
         if relevant:
             flow = Flow(module)
             worth = self._worth_tracing(flow)
@@ -143,6 +147,20 @@ class ReproducibilityChecker(Checker):
                     params[ctx.qualname(fn.name.value)] = tuple(
                         (p.name.value, _truth(p.default)) for p in function_params(fn)
                     )
+            # A class another file constructs: what its `__init__` runs, and what the
+            # methods the framework calls later draw (a dataset's `__getitem__`).
+            for cls_name, methods in flow.classes.items():
+                if cls_name not in worth:
+                    continue
+                init = methods.get("__init__")
+                init_params = function_params(init)[1:] if init is not None else []
+                names = frozenset(p.name.value for p in init_params)
+                found = collector.items(list(Flow(module).construction_sites(cls_name)), names)
+                if found:
+                    qual = ctx.qualname(cls_name)
+                    functions[qual] = found
+                    params[qual] = tuple((p.name.value, _truth(p.default)) for p in init_params)
+                    classes.add(qual)
         entry_items: list[tuple[Item, cst.CSTNode]] = []
         if entry:
             flow = Flow(module)
@@ -165,7 +183,12 @@ class ReproducibilityChecker(Checker):
 
         facts: dict[str, Any] = {
             "functions": {
-                q: Summary(params[q], tuple(placed(i, n) for i, n in found), ctx.path)
+                q: Summary(
+                    params[q],
+                    tuple(placed(i, n) for i, n in found),
+                    ctx.path,
+                    constructs=q in classes,
+                )
                 for q, found in functions.items()
             },
             "called": self._called_here(functions),
@@ -197,6 +220,7 @@ class ReproducibilityChecker(Checker):
                 ctx.imports.module,
                 not declared,
                 trains_in_text(ctx.source),
+                mxnet=ctx.imports.mentions_mxnet(),
             )
         ctx.facts.checker_facts[self.name] = facts
 
@@ -281,6 +305,8 @@ class ReproducibilityChecker(Checker):
             ):
                 continue  # a library module's smoke test, not a program
             items = _expand(entry.items, summaries, names, frozenset(), None)
+            if not entry.mxnet:
+                items = [it for it in items if not it.built]
             findings.extend(_decide(entry, items))
         seen = {(f.filename, f.location, f.code) for f in findings}
         for root, items in _seeding_roots(summaries, names, entries, called):
@@ -352,13 +378,19 @@ def _seeding_roots(
                     called.add(target)
     out: list[tuple[EntryFacts, list[Item]]] = []
     for qual, summary in summaries.items():
-        if qual in called or not summary.path:
+        if qual in called or not summary.path or summary.constructs:
             continue
         own = {k for it in summary.items if it.op == "seed" and it.cond is None for k in it.kinds}
         if not own or own >= set(ALL_KINDS):
             continue
+        defaults = dict(summary.params)
         items = _expand(
-            tuple(it for it in summary.items if it.cond is None),
+            tuple(
+                replace(it, cond=None)
+                for it in summary.items
+                if it.cond is None
+                or (it.cond.startswith(GUARDED) and guard_holds(it.cond, defaults))
+            ),
             summaries,
             names,
             frozenset({qual}),
@@ -386,7 +418,8 @@ def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
     findings: list[Finding] = []
     reported: set[str] = set()
     fixes = dict(entry.fixes)
-    for it in items:
+    # The script's own draws (and its helpers') first: one finding per rule names them.
+    for it in sorted(items, key=lambda it: it.built):
         if it.op != "use" or it.seedgen or it.code in reported or not it.code or it.span is None:
             continue
         missing = [k for k in it.kinds if k not in seeded_anywhere]
@@ -409,6 +442,9 @@ def _decide(entry: EntryFacts, items: list[Item]) -> list[Finding]:
             mx_note=mx_note,
             scope=entry.scope,
         )
+        if it.via:
+            # Drawn inside a helper or class of the project that this line calls or builds.
+            message = message.replace(f"`{it.what}`", f"`{it.what}` (in `{it.via}()`)", 1)
         fix = fixes.get(kind) if len(missing) == 1 else None
         findings.append(_finding(rule, entry, it, message, fix))
     findings.extend(seed_after_randomness.check_seeds(entry, items, first_seed))

@@ -229,5 +229,9 @@ def check_seeds(entry: EntryFacts, items: list[Item], first_seed: dict[str, int]
         message = SeedAfterRandomness.format(
             seed=seed.what + "()", what=first.what, line=first.line, generator=_GENERATOR[kind]
         )
+        if first.via:
+            message = message.replace(
+                f"(line {first.line})", f"(in `{first.via}()`, called on line {first.line})", 1
+            )
         findings.append(_finding(SeedAfterRandomness, entry, seed, message, None))
     return findings
