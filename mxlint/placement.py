@@ -1050,6 +1050,16 @@ class Scope(Dataflow[Val]):
         elif key is not None and value is None and not key.startswith("self"):
             net = Net()
             self.env[key] = net
+        elif (
+            key is not None
+            and value is None
+            and key.count(".") == 1
+            and self.ctx_value(ctx_argument(node, method)) is not None
+        ):
+            # `self.gen.initialize(ctx=ctx)` on a block the object was given (only blocks and
+            # their parameters take a ctx there): placed where the call says, never "fresh".
+            net = Net()
+            self.env[key] = net
         else:
             return None
         ctx = self.ctx_value(ctx_argument(node, method))
