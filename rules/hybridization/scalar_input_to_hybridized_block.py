@@ -258,6 +258,17 @@ def check_scope(
                         cls = ctx.qualname(value.func.value)
                     if cls is not None and cls.rsplit(".", 1)[-1][:1].isupper():
                         blocks[name] = cls
+            elif type(node) is cst.For and type(node.target) is cst.Name:
+                # `for tau in (0.5, 1.0):`, `for k in range(3):`: the loop variable is a number.
+                name = node.target.value
+                blocks.pop(name, None)
+                hybridized.discard(name)
+                seeded.discard(name)
+                over = _numbers_iterated(ctx, node.iter)
+                if over is not None:
+                    numbers[name] = over
+                else:
+                    numbers.pop(name, None)
             elif type(node) is cst.Call:
                 func = node.func
                 callee = _local_or_member(func)
@@ -309,6 +320,25 @@ def check_scope(
         for name, literal in numbers.items():
             if name.startswith("self."):
                 members[name] = ("number", literal)
+
+
+def _numbers_iterated(ctx: FileContext, iterable: cst.BaseExpression) -> str | None:
+    """`(0.5, 1.0)`, `[1, 2]`, `range(3)`: an iterable of Python numbers, as spelled."""
+    if isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements:
+        if all(
+            type(el) is cst.Element and number_literal(el.value) is not None
+            for el in iterable.elements
+        ):
+            return ctx.code(iterable)
+        return None
+    if (
+        type(iterable) is cst.Call
+        and type(iterable.func) is cst.Name
+        and iterable.func.value == "range"
+        and ctx.resolve(iterable.func) is None
+    ):
+        return ctx.code(iterable)
+    return None
 
 
 def _converted_number(ctx: FileContext, value: cst.BaseExpression) -> str | None:
