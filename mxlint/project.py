@@ -465,7 +465,8 @@ class ProjectIndex:
         run imperatively: `hybridize_declined`); `hybridblock-unhybridized` (a
         HybridBlock whose constructor is seen not to hybridize it); `no-sync` (none of the
         space-separated project functions synchronises); `records` (the project function
-        does not run its network calls under `autograd.pause()`); `unhybridized` (the
+        does not run its network calls under `autograd.pause()`); `no-record` (the project
+        function records nothing, as far as the run shows: what it returns is in no graph); `unhybridized` (the
         project function is known and what it returns is seen not to be hybridized on the way,
         `result_hybridized`). `near`: the file of the finding, whose imports name the
         functions (a module name several folders define means the one it imports)."""
@@ -487,6 +488,9 @@ class ProjectIndex:
         if kind == "records":
             effects = self.effects(name)
             return effects is None or not effects.inference
+        if kind == "no-record":
+            effects = self.effects(name)
+            return effects is None or not effects.records
         if kind == "unhybridized":
             return self.result_hybridized(name) is False
         if kind == "hybridblock":

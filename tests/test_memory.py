@@ -673,3 +673,34 @@ def test_a_same_size_map_of_an_objects_network_output_kept_across_the_loop():
         """
     findings = check_source(textwrap.dedent(source), "ev.py", Settings(select=("MXL406",)))
     assert [(f.code, f.location.row) for f in findings] == [("MXL406", 9)]
+
+
+def test_backward_on_what_a_recording_helper_returns():
+    source = """\
+        from mxnet import autograd
+        from losses import remote_loss
+
+
+        def local_loss(net, loss_fn, x, y):
+            with autograd.record():
+                loss = loss_fn(net(x), y)
+            return loss
+
+
+        def train(net, loader, loss_fn):
+            for x, y in loader:
+                loss = local_loss(net, loss_fn, x, y)
+                loss.backward()
+                other = remote_loss(net, x, y)
+                other.backward()
+        """
+    recording = (
+        "from mxnet import autograd\n\n\ndef remote_loss(net, x, y):\n"
+        "    with autograd.record():\n        return (net(x) - y).sum()\n"
+    )
+    plain = "def remote_loss(net, x, y):\n    return (net(x) - y).sum()\n"
+    settings = Settings(select=("MXL403",))
+    silent = check_source(textwrap.dedent(source), "t.py", settings, [("losses", recording)])
+    assert silent == []
+    found = check_source(textwrap.dedent(source), "t.py", settings, [("losses", plain)])
+    assert [(f.code, f.location.row) for f in found] == [("MXL403", 16)]

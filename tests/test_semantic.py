@@ -109,7 +109,9 @@ def test_hybridization_and_inference() -> None:
     assert fe.of("evaluate") == Effects(inference=True)
     # One forward pass outside the paused block records.
     # it returns what the network computes outside the pause: a forward helper too
-    assert fe.of("evaluate_half") == Effects(inference=False, returns_forward=True)
+    assert fe.of("evaluate_half") == Effects(
+        inference=False, returns_forward=True, runs_forward=True
+    )
     assert fe.of("outside") is not None
     assert fe.of("outside").external == ("pkg.tools.remote",)  # type: ignore[union-attr]
     assert fe.of("missing") is None
@@ -403,3 +405,38 @@ def test_a_module_imported_through_namespace_packages_is_a_library(tmp_path: Pat
     _write(tmp_path, {"run.py": "import mxnet\nfrom tools.augment.aug import jitter\n"})
     imported = check_paths([tmp_path], Settings(root=tmp_path, select=("MXL3",)))
     assert imported.findings == []
+
+
+RECORDING = """
+from mxnet import autograd
+
+
+def loss_of(net, loss_fn, x, y):
+    with autograd.record():
+        return loss_fn(net(x), y)
+
+
+def step(net, loss_fn, x, y):
+    loss = loss_of(net, loss_fn, x, y)
+    loss.backward()
+
+
+def log(metric, y, out):
+    metric.update(y, out)
+
+
+class Learner:
+    def forward(self, x):
+        out = self.model(x)
+        return out
+"""
+
+
+def test_what_recording_helpers_do() -> None:
+    fe = _effects(RECORDING)
+    assert fe.of("loss_of").records and fe.of("loss_of").runs_forward
+    # Recording carries over to a caller, as synchronising does.
+    assert fe.of("step").records and not fe.of("step").runs_forward
+    assert fe.of("log").updates_metric == frozenset({"metric"})
+    assert fe.of("Learner.forward").returns_own_forward
+    assert not fe.of("loss_of").returns_own_forward

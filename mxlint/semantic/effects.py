@@ -58,6 +58,10 @@ class Effects:
     #: A method that returns what a network the object holds computes (`return self.net(x)`),
     #: outside any pause: `self._forward(batch)` is a forward pass.
     returns_own_forward: bool = False
+    #: It records (a `with autograd.record():` block): what it returns may be in a graph.
+    records: bool = False
+    #: It runs a network it was given outside any pause (`net(x)` on a parameter).
+    runs_forward: bool = False
     #: Parameters it calls `.update(labels, preds)` on outside any pause: what a caller
     #: passes there is updated as an evaluation metric (`def log_stats(metric, y, out)`).
     updates_metric: frozenset[str] = frozenset()
@@ -81,14 +85,18 @@ class Effects:
             inference=self.inference or other.inference,
             returns_forward=self.returns_forward or other.returns_forward,
             returns_own_forward=self.returns_own_forward or other.returns_own_forward,
+            records=self.records or other.records,
+            runs_forward=self.runs_forward or other.runs_forward,
             external=tuple(dict.fromkeys(self.external + other.external)),
         )
 
     def merged(self, other: Effects) -> Effects:
-        """These effects after a call whose effects are `other` (only synchronisation carries
-        over: what a callee hybridizes or pauses is its own)."""
-        if other.syncs and not self.syncs:
-            return replace(self, syncs=True)
+        """These effects after a call whose effects are `other` (only synchronisation and
+        recording carry over: what a callee hybridizes or pauses is its own)."""
+        if (other.syncs and not self.syncs) or (other.records and not self.records):
+            return replace(
+                self, syncs=self.syncs or other.syncs, records=self.records or other.records
+            )
         return self
 
 
@@ -115,6 +123,16 @@ def _returned_names(values: list[cst.BaseExpression]) -> set[str]:
             if type(expr) is cst.Name:
                 out.add(expr.value)
     return out
+
+
+def _recording(call: cst.BaseExpression, imports: ImportMap) -> bool:
+    """`autograd.record()` (or `train_mode()`; an unresolved `record()` taken at its word)."""
+    if type(call) is not cst.Call:
+        return False
+    name = imports.resolve(call.func)
+    if name is None:
+        return last_name(call.func) == "record"
+    return name in knowledge.AUTOGRAD_RECORD
 
 
 def _pausing(call: cst.BaseExpression, imports: ImportMap) -> bool:
@@ -214,7 +232,10 @@ def summarise(
     #: Names bound to the output of a network the object holds (a method's `self.net(x)`).
     own_outputs: set[str] = set()
     metric_params: set[str] = set()
+    records = False
     for node in _own_nodes(fn):
+        if type(node) is cst.With and any(_recording(item.item, imports) for item in node.items):
+            records = True
         if type(node) is cst.With and any(_pausing(item.item, imports) for item in node.items):
             has_pause = True
             paused.update(iter_nodes(node.body, stop=NESTED_SCOPES))
@@ -300,6 +321,8 @@ def summarise(
             _runs_member(value) or (type(value) is cst.Name and value.value in own_outputs)
             for value in live_returns
         ),
+        records=records,
+        runs_forward=forward_outside,
         updates_metric=frozenset(metric_params),
         external=tuple(dict.fromkeys(external)),
         params=tuple(positional),
@@ -454,7 +477,7 @@ class FileEffects:
         seen = {name}
         todo = [name]
         external = list(effects.external)
-        while todo and not effects.syncs:
+        while todo and not (effects.syncs and effects.records):
             current = todo.pop()
             for callee in self._local_calls(current):
                 if callee in seen:

@@ -207,6 +207,8 @@ def check_backward(checker: MemoryChecker, nodes: list[cst.CSTNode]) -> None:
     """MXL403: the last assignment of `x` before `x.backward()` ran outside record().
     `nodes`: the scope's nodes of the kinds `_SCOPE_KINDS` lists, in source order."""
     last: dict[str, cst.CSTNode] = {}
+    #: Assignments from a function of another file: reported if the run shows it never records.
+    helpers: dict[cst.CSTNode, str] = {}
     attached: set[str] = set()
     #: `.backward()` calls on a comprehension's own variable (`[l.backward() for l in ls]`).
     shadowed: set[cst.CSTNode] = set()
@@ -216,14 +218,27 @@ def check_backward(checker: MemoryChecker, nodes: list[cst.CSTNode]) -> None:
         for target, value in checker._bindings(node):
             values[target] = value
             # Only `loss = f(...)`: a tuple unpacked from a helper may be anything (an
-            # Executor, a Module), and `autograd.grad(create_graph=True)` is recorded.
+            # Executor, a Module) unless the helper is one of the file's that runs the network
+            # it is given; `autograd.grad(create_graph=True)` is recorded, and so is what a
+            # helper that records itself returns.
             simple = type(node) is cst.Assign and type(node.targets[0].target) is cst.Name
-            if (
+            effects = (
+                checker.ctx.effects.of_call(value, checker.scope_class)
+                if type(value) is cst.Call
+                else None
+            )
+            if isinstance(effects, Effects) and effects.records:
+                last.pop(target, None)
+            elif (
                 simple
                 and type(value) in (cst.Call, cst.BinaryOperation)
                 and not (type(value) is cst.Call and checker._not_a_loss(value))
+            ) or (
+                type(node) is cst.Assign and isinstance(effects, Effects) and effects.runs_forward
             ):
                 last[target] = node
+                if isinstance(effects, str):
+                    helpers[node] = effects
             else:
                 last.pop(target, None)
         if type(node) in _COMPREHENSION_TYPES:
@@ -246,8 +261,12 @@ def check_backward(checker: MemoryChecker, nodes: list[cst.CSTNode]) -> None:
                 and node not in checker._recording
                 and not checker._symbolic(where)
             ):
+                callee = helpers.get(where)
                 checker.ctx.report(
-                    node, BackwardWithoutRecord, BackwardWithoutRecord.format(name=name)
+                    node,
+                    BackwardWithoutRecord,
+                    BackwardWithoutRecord.format(name=name),
+                    requires=("no-record", callee) if callee is not None else None,
                 )
             elif where is not None and where in checker._recording:
                 _unrecorded_forward(checker, node, name, where, last, attached)
