@@ -47,7 +47,8 @@ class DataContextMismatch(Rule):
         (possibly GPU) context with `initialize(ctx=...)`, `load_parameters(..., ctx=...)`,
         `collect_params().reset_ctx(...)` or a pretrained model-zoo factory, and data that
         comes from a DataLoader, `nd.array(...)`/`nd.load(...)` or an image reader without
-        being moved. Also the reverse: data moved to a GPU fed to a network initialised with
+        being moved (a block an object is given and places with `self.gen.initialize(ctx=...)`
+        counts as placed there). Also the reverse: data moved to a GPU fed to a network initialised with
         no `ctx` (on the CPU). Placement is read at each call, in statement order (a batch fed
         before a later `reset_ctx` met the parameters where they were then), and a batch
         component the loop does not move (the label beside a moved image) is data like any
@@ -55,7 +56,9 @@ class DataContextMismatch(Rule):
         loss arrive as parameters and the context as a default. A function's parameters hold
         what every call of it in the file passes (a network a caller placed on a GPU, its
         context, its loader, a batch handed over as one tuple and unpacked inside), and so do
-        a method's, called on an object of a class of the file or through `self`; what such a
+        a method's, called on an object of a class of the file or through `self` (also an
+        array every caller moved to a GPU, which a helper then combines with a module-level
+        constant made without `ctx`: `return (images - MEAN) / STD`); what such a
         function returns for an array on the cpu or a context it is given (`data =
         self.preprocess(img)`, `net = get_net(ctx)`) is read from its body; a project
         block constructed with a context (`Net(ctx=ctx)`, its class in this file or another)

@@ -36,7 +36,8 @@ class ParamDataWithoutCtx(Rule):
     )
     what = """
         Finds `param.data()` / `param.grad()` called without a context on the parameters of a
-        network initialised on a list of (possibly GPU) contexts.
+        network initialised on a list of (possibly GPU) contexts, in loops and in list, dict
+        and set comprehensions over its parameters.
     """
     why = """
         With several contexts, `Parameter.data()` looks up the copy on the *current* context

@@ -31,7 +31,10 @@ class InplaceOpInHybrid(Rule):
     message = "In-place write to a tensor in hybridized code; assign a new value instead"
     what = """
         Finds augmented assignment (`x += y`), slice assignment (`x[...] = v`) and `out=`
-        arguments on tensors in hybridized code.
+        arguments on tensors in hybridized code. The output of a layer of a `Sequential`
+        child indexed in the forward pass (`total += self.branches[i](x)`) is a tensor when
+        every layer `__init__` adds to it returns one; a block of unknown class may return a
+        tuple, which `+=` extends.
     """
     why = """
         A Symbol raises `NotImplementedForSymbol` for `+=` and has no item assignment, and

@@ -41,7 +41,10 @@ class ScalarInputToHybridizedBlock(Rule):
         hybridized block to (`run(net, x, 0.5)` with `def run(net, x, s): return net(x, s)`),
         the number written there or passed by that caller, and in the methods of an object
         (of a class deriving from nothing) whose `__init__` hybridized the block it keeps
-        (`self.net(x, 0.5)`). MXNet 1.x only.
+        (`self.net(x, 0.5)`, or a number `__init__` keeps, `self.scale = float(cfg["scale"])`,
+        when no other method rebinds it). `float(...)` and `int(...)` are numbers, and so is
+        the variable of a loop over literal numbers or `range()` (`for tau in (0.5, 1.0):
+        net(x, tau)`). MXNet 1.x only.
     """
     why = """
         A hybridized block runs a cached graph whose inputs are arrays. Imperatively the call

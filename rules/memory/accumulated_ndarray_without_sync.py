@@ -35,7 +35,10 @@ class AccumulatedWithoutSync(Rule):
         Finds NDArrays accumulated across loop iterations (`total = total + loss`,
         `total += loss`, `outputs.append(out)`) in a loop that never synchronises with the
         engine (`.asscalar()`, `.asnumpy()`, `.item()`, `.wait_to_read()`, `mx.nd.waitall()`,
-        `metric.update(...)`). A tensor recorded under `autograd.record()` and kept in a
+        `metric.update(...)`). A running total the object keeps (`self.total_loss +=
+        loss.mean()`) is accumulated like a name, and the losses of networks and loss
+        functions the object holds (`self.loss_fn(self.net(x), y)`) are tensors. A tensor
+        recorded under `autograd.record()` and kept in a
         container is reported as MXL402 instead, which says more about it.
     """
     why = """

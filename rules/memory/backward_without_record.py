@@ -50,10 +50,16 @@ class BackwardWithoutRecord(Rule):
         outside any `with autograd.record():` block, or inside it but only from a network
         output computed before the block (`out = net(x)` outside, `loss = loss_fn(out, y)`
         inside), also through a helper of the file that returns what the network it is given
-        computes (`out = forward(net, x)`). An output whose gradient is asked for (`out.attach_grad()`) and targets of a
-        frozen teacher beside a recorded student are not reported, nor a loss computed from
-        another autograd library's tensors (`torch.autograd.Variable(x)` in a script that
-        compares PyTorch with MXNet), whose `backward()` is that library's.
+        computes (`out = forward(net, x)`) or, in a method, a method of the class that returns
+        what a network the object holds computes (`logits = self._forward(batch)`). A loss
+        returned by a helper that runs the network without recording (`loss, out =
+        compute(net, x, y)`) is one computed outside the block; one returned by a helper that
+        records itself (a `with autograd.record():` inside it, or in a helper it calls; of
+        another file, as far as the run shows) is not reported. An output whose gradient is
+        asked for (`out.attach_grad()`) and targets of a frozen teacher beside a recorded
+        student are not reported, nor a loss computed from another autograd library's tensors
+        (`torch.autograd.Variable(x)` in a script that compares PyTorch with MXNet), whose
+        `backward()` is that library's.
     """
     why = """
         MXNet records operators for differentiation only inside `autograd.record()`. A loss

@@ -35,7 +35,9 @@ class EvaluationInRecord(Rule):
         (`mx.metric.*`/`mx.gluon.metric.*` objects), forward passes on validation or test data
         (`net(val_data)`, `evaluate(net, val_loader)`, a loop over a validation loader, or a
         record block in an `evaluate`/`validate`/`test` function), and readbacks of recorded
-        values (`.asscalar()`, `.asnumpy()`) passed to `print` or a logger.
+        values (`.asscalar()`, `.asnumpy()`) passed to `print` or a logger. A helper of the
+        file that calls `.update(labels, preds)` on the metric it is given
+        (`log_stats(metric, y, out)`) updates that metric where it is called.
     """
     why = """
         Everything under `record()` is recorded for differentiation. Evaluation is never

@@ -29,7 +29,9 @@ class SeedAfterRandomness(Rule):
         weights: a builder that initialises and runs the network before the seed is reported.
         A layer built with its input size (`nn.Dense(10, in_units=4)`, `nn.Embedding(...)`,
         the layers MXNet was seen to initialize at once) draws in `initialize()` itself, also
-        when it was added to a `Sequential`/`HybridSequential` that is initialised.
+        when it was added to a `Sequential`/`HybridSequential` that is initialised; a builder
+        of another file that does this is named in the message (`in build_mlp(), called on
+        line 12`).
     """
     why = """
         The draws made before the seed (synthetic data, a random split, a permutation) come

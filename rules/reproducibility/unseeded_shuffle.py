@@ -47,7 +47,9 @@ class UnseededShuffle(Rule):
         Also functions nothing in the project calls (a `train()` a wrapper or a notebook runs)
         that seed some generators themselves: seeding one shows reproducibility was intended.
         Methods a framework calls later on objects built on the path (a dataset's
-        `__getitem__`, a transform's `__call__`) are followed. A test module whose `__main__`
+        `__getitem__`, a transform's `__call__`) are followed, also for a class of another
+        file of the project (an iterator that shuffles in its `__init__` or `reset()`). A
+        test module whose `__main__`
         block only runs its tests (`nose.runmodule()`, `unittest.main()`) is not an entry
         script, nor one whose `__main__` block calls its own test functions (`test_load()`)
         when nothing in it trains. A loader a function or the `__main__` block builds, or
