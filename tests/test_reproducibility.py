@@ -366,3 +366,32 @@ def test_a_seed_after_a_builder_of_another_file_names_the_builder():
     assert findings[0].message.startswith(
         "`mx.random.seed()` runs after `net.initialize(...)` (in `build()`, called on line 6)"
     )
+
+
+CROPPING = """import numpy as np
+
+
+class Crops:
+    def __init__(self, items, crop=None):
+        self.items = items
+        self.crop = crop
+        self.data = self._read()
+
+    def _read(self):
+        if self.crop is not None:
+            return [x[np.random.randint(0, 4):] for x in self.items]
+        return self.items
+"""
+
+
+def test_a_draw_under_a_kept_constructor_parameter_the_script_leaves_unset():
+    entry = (
+        "import mxnet as mx\nfrom mxnet import autograd\nfrom crops import Crops\n\n"
+        "if __name__ == '__main__':\n"
+        "    mx.random.seed(0)\n"
+        "    plain = Crops([1, 2])\n"
+        "    cropped = Crops([1, 2], crop=8)\n"
+        "    autograd.record()\n"
+    )
+    findings = check_source(entry, "train.py", SETTINGS, [("crops", CROPPING)])
+    assert [(f.code, f.location.row) for f in findings] == [("MXL302", 8)]

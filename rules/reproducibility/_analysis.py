@@ -140,20 +140,16 @@ def guard_holds(cond: str, bindings: Mapping[str, bool | None]) -> bool:
 
 
 def _truth_parameter(test: cst.BaseExpression, params: frozenset[str]) -> str | None:
-    """`flag` or `flag is not None` where `flag` is one of `params`."""
-    if type(test) is cst.Name and test.value in params:
-        return test.value
-    if (
-        type(test) is cst.Comparison
-        and len(test.comparisons) == 1
+    """`flag` or `flag is not None` where `flag` (a name, or `self.flag`) is one of `params`."""
+    if type(test) is cst.Comparison and (
+        len(test.comparisons) == 1
         and type(test.comparisons[0].operator) is cst.IsNot
         and type(test.comparisons[0].comparator) is cst.Name
         and test.comparisons[0].comparator.value == "None"
-        and type(test.left) is cst.Name
-        and test.left.value in params
     ):
-        return test.left.value
-    return None
+        test = test.left
+    spelled = dotted_name(test) if type(test) in (cst.Name, cst.Attribute) else None
+    return spelled if spelled in params else None
 
 
 def _truth(expr: cst.BaseExpression | None) -> bool | None:
@@ -204,8 +200,8 @@ class _Collector:
         self._initialized: set[tuple[int, str]] = set()
         #: Whether the file says "seed" anywhere (asked once, on the first draw).
         self._mentions_seed: bool | None = None
-        #: Per root function: node -> the parameter an `if` around it tests.
-        self._guards: dict[int, dict[int, str]] = {}
+        #: Per function and guard spellings: node -> the parameter an `if` around it tests.
+        self._guards: dict[tuple[int, tuple[str, ...]], dict[int, str]] = {}
 
     def _is_local(self, site: Site) -> bool:
         """A call the tracer follows into this file's own code (its effects are traced)."""
@@ -235,24 +231,59 @@ class _Collector:
         return out
 
     def _guard(self, site: Site, root_params: frozenset[str]) -> str | None:
-        """The root function's parameter whose truth a call (or the call of the root that led
-        to it) runs under: `if flag:` or `if flag is not None:` around it."""
-        if not site.frames:
-            return None
-        root = site.frames[0].function
-        node: cst.CSTNode = site.frames[1].call if len(site.frames) > 1 else site.call  # type: ignore[assignment]
-        guards = self._guards.get(id(root))
+        """The root's parameter whose truth a call runs under: `if flag:` or `if flag is not
+        None:` around it (or around the call that led to it) in the root function, or
+        `if self.flag ...` in a method of a class whose `__init__` keeps the parameter as
+        `self.flag = flag` (the root of a class's summary is its construction)."""
+        frames = site.frames
+        for index, frame in enumerate(frames):
+            node = frames[index + 1].call if index + 1 < len(frames) else site.call
+            names = dict.fromkeys(root_params) if index == 0 else {}
+            if frame.cls is not None and frames[0].cls == frame.cls:
+                names.update(self._kept_params(frame.cls, root_params))
+            if not names:
+                continue
+            param = self._guards_of(frame.function, names).get(id(node))
+            if param is not None:
+                return param
+        return None
+
+    def _guards_of(self, fn: cst.FunctionDef, names: Mapping[str, str | None]) -> dict[int, str]:
+        """Node -> the parameter an `if` of `fn` around it tests (`names`: spelling -> the
+        parameter it stands for, None for the parameter itself)."""
+        key = (id(fn), tuple(sorted(names)))
+        guards = self._guards.get(key)
         if guards is None:
             guards = {}
-            for stmt in iter_nodes(root.body, stop=NESTED_SCOPES):
+            for stmt in iter_nodes(fn.body, stop=NESTED_SCOPES):
                 if type(stmt) is not cst.If:
                     continue
-                param = _truth_parameter(stmt.test, root_params)
-                if param is not None:
+                spelled = _truth_parameter(stmt.test, frozenset(names))
+                if spelled is not None:
+                    param = names[spelled] or spelled
                     for inner in iter_nodes(stmt.body, stop=NESTED_SCOPES):
                         guards.setdefault(id(inner), param)
-            self._guards[id(root)] = guards
-        return guards.get(id(node))
+            self._guards[key] = guards
+        return guards
+
+    def _kept_params(self, cls: str, params: frozenset[str]) -> dict[str, str | None]:
+        """`self.flag` -> `flag` for the parameters `cls.__init__` keeps as they are."""
+        init = self.flow.classes.get(cls, {}).get("__init__")
+        out: dict[str, str | None] = {}
+        if init is None:
+            return out
+        for node in iter_nodes(init.body, stop=NESTED_SCOPES):
+            if type(node) is cst.Assign and len(node.targets) == 1:
+                target = node.targets[0].target
+                if (
+                    type(target) is cst.Attribute
+                    and type(target.value) is cst.Name
+                    and target.value.value == "self"
+                    and type(node.value) is cst.Name
+                    and node.value.value in params
+                ):
+                    out[f"self.{target.attr.value}"] = node.value.value
+        return out
 
     def classify(self, site: Site, root_params: frozenset[str]) -> list[tuple[Item, cst.CSTNode]]:
         call = site.call

@@ -32,8 +32,9 @@ class UnseededNumpyRandom(Rule):
         Methods a framework calls later on objects built on the path (a dataset's
         `__getitem__`, a transform's `__call__`) are followed, also for a class of another
         file of the project (reported where the script builds it, naming the class, after
-        the script's own draws); a call under `if <parameter>:` in a helper does not run for
-        callers that leave the parameter false or unset. A draw whose value reaches only
+        the script's own draws); a call under `if <parameter>:` in a helper (or `if self.flag
+        is not None:` in a method, for a constructor parameter kept as `self.flag`) does not
+        run for callers that leave the parameter false or unset. A draw whose value reaches only
         plots, or only picks which element a `print` shows beside them (which sample a figure
         shows, with its label), reaches no result and is not reported; nor is an augmenter
         whose output, converted by array functions, only figures show (with its shape
