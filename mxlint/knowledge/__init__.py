@@ -435,6 +435,7 @@ CREATE_AUGMENTER_NUMPY_KEYWORDS = ("pca_noise",)
 MXNET_RANDOM_NAMESPACES = ("mxnet.random", "mxnet.nd.random", "mxnet.np.random", "mxnet.npx.random")
 
 
+@functools.lru_cache(maxsize=4096)
 def mxnet_random_call(name: str | None) -> bool:
     """A draw from MXNet's generator: its `random` namespaces, and the operators MXNet's facts
     say draw (`nd.random_uniform`, `nd.sample_normal`, `nd.shuffle`, `nd.image.random_flip_*`)."""

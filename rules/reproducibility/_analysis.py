@@ -25,6 +25,7 @@ from mxlint.flow import (
 )
 from mxlint.names import ProjectNames, dotted_name, last_name, name_tokens
 from mxlint.rule import Finding, Fix, Location, Rule
+from mxlint.text_search import search_at_word_start
 from mxlint.walker import NESTED_SCOPES, children, encloses, iter_nodes, locate, typed_nodes
 
 if TYPE_CHECKING:
@@ -39,6 +40,22 @@ ALL_KINDS = ("numpy", "python", "mxnet")
 _RELEVANT = re.compile(
     r"random|seed|shuffle|Sampler|SentenceIter|Augmenter|Aug\b|Iter\b|\binitialize\b"
 )
+#: `_RELEVANT` in parts a whole file's text is searched for quickly (see `text_search`).
+_RELEVANT_WORDS = ("random", "seed", "shuffle", "Sampler", "SentenceIter", "Augmenter")
+_RELEVANT_ENDINGS = re.compile(r"Aug\b|Iter\b")
+_INITIALIZE = re.compile(r"initialize\b")
+
+
+def relevant_text(source: str) -> bool:
+    """`_RELEVANT.search(source)`, at `str.find` speed: the pattern's `\binitialize` branch
+    leaves `re` no first character to look for, so it tried every position of the file."""
+    return (
+        any(word in source for word in _RELEVANT_WORDS)
+        or _RELEVANT_ENDINGS.search(source) is not None
+        or search_at_word_start(_INITIALIZE, source)
+    )
+
+
 #: Names whose use in code means a script trains: the recorder, a backward pass, a Trainer, a
 #: fit. Scripts without them (benchmarks, demos, converters) do not need raw draws seeded.
 _TRAINING_NAMES = frozenset({"autograd", "backward", "forward_backward", "Trainer", "fit"})
@@ -202,6 +219,7 @@ class _Collector:
         self._mentions_seed: bool | None = None
         #: Per function and guard spellings: node -> the parameter an `if` around it tests.
         self._guards: dict[tuple[int, tuple[str, ...]], dict[int, str]] = {}
+        self._kept: dict[tuple[str, frozenset[str]], dict[str, str | None]] = {}
 
     def _is_local(self, site: Site) -> bool:
         """A call the tracer follows into this file's own code (its effects are traced)."""
@@ -255,7 +273,7 @@ class _Collector:
         guards = self._guards.get(key)
         if guards is None:
             guards = {}
-            for stmt in iter_nodes(fn.body, stop=NESTED_SCOPES):
+            for stmt in typed_nodes(fn.body, (cst.If,), NESTED_SCOPES):
                 if type(stmt) is not cst.If:
                     continue
                 spelled = _truth_parameter(stmt.test, frozenset(names))
@@ -267,12 +285,18 @@ class _Collector:
         return guards
 
     def _kept_params(self, cls: str, params: frozenset[str]) -> dict[str, str | None]:
-        """`self.flag` -> `flag` for the parameters `cls.__init__` keeps as they are."""
+        """`self.flag` -> `flag` for the parameters `cls.__init__` keeps as they are (read
+        once per class and parameters: every site of a built class's trace asks)."""
+        key = (cls, params)
+        found = self._kept.get(key)
+        if found is not None:
+            return found
         init = self.flow.classes.get(cls, {}).get("__init__")
         out: dict[str, str | None] = {}
+        self._kept[key] = out
         if init is None:
             return out
-        for node in iter_nodes(init.body, stop=NESTED_SCOPES):
+        for node in typed_nodes(init.body, (cst.Assign,), NESTED_SCOPES):
             if type(node) is cst.Assign and len(node.targets) == 1:
                 target = node.targets[0].target
                 if (

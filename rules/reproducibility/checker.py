@@ -43,6 +43,7 @@ from mxlint.rules.reproducibility._analysis import (
     _why,
     guard_holds,
     module_level_training_loop,
+    relevant_text,
     trains_in_code,
     trains_in_text,
 )
@@ -124,7 +125,7 @@ class ReproducibilityChecker(Checker):
                 and not trains_in_code(module, ctx.settings.relative(ctx.path))
             )
         )
-        relevant = bool(_RELEVANT.search(ctx.source))
+        relevant = relevant_text(ctx.source)
         if not entry and not relevant:
             return
         collector = _Collector(
