@@ -20,11 +20,9 @@ from mxlint.rule import Finding, Rule
 from mxlint.settings import Settings
 from mxlint.sources import NOTEBOOK_SUFFIX, decode_source
 from mxlint.suppressions import Suppressions, parse_lines, unused_directives
-from mxlint.workers import default_jobs, lint_all, worker_count
+from mxlint.workers import lint_all
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from mxlint.cache import Cache
     from mxlint.checker import Checker, CommentStyle, TextChecker
 
@@ -280,9 +278,6 @@ class Project:
     unlisted: list[Finding]
     #: Text of files changed in memory, by the path the run shows.
     changed: dict[str, str] = field(default_factory=dict)
-    #: The dependency files' findings, read while the Python files were linted (None: not
-    #: read yet, or read before a file changed in memory).
-    text_findings: list[Finding] | None = None
 
     @classmethod
     def lint(
@@ -299,38 +294,14 @@ class Project:
         and as each Python file is done."""
         unlisted: list[tuple[Path, OSError]] = []
         python, text = sources.discover(paths, settings, unlisted=unlisted)
-        named = {p for p in paths if not p.is_dir()}
         if progress is not None:
             progress.start(len(python) + len(_only_text(python, text)))
-        # The dependency-file pass needs no Python result: it runs in a thread while the
-        # workers lint (started once they have their files; forked workers must not inherit
-        # a running thread), on what they leave of the CPU, as the language server runs it.
-        side = None
-        if text and worker_count(jobs if jobs >= 1 else default_jobs(), len(python)) > 1:
-            from concurrent.futures import ThreadPoolExecutor  # not loaded by small runs
-
-            side = ThreadPoolExecutor(max_workers=1)
-        text_pass: list[Future[list[Finding]]] = []
-
-        def start() -> None:
-            if side is not None:
-                text_pass.append(side.submit(check_text_files, text, settings, named))
-
-        try:
-            results = lint_all(
-                python,
-                settings,
-                jobs=jobs,
-                cache=cache,
-                on_done=progress.advance if progress is not None else _ignore_done,
-                on_start=start,
-            )
-            text_findings = text_pass[0].result() if text_pass else None
-        finally:
-            if side is not None:
-                side.shutdown(wait=True)
+            results = lint_all(python, settings, jobs=jobs, cache=cache, on_done=progress.advance)
+        else:
+            results = lint_all(python, settings, jobs=jobs, cache=cache)
+        named = {p for p in paths if not p.is_dir()}
         missing = admit(sources.unlisted_findings(unlisted), settings)
-        return cls(settings, python, text, named, results, missing, text_findings=text_findings)
+        return cls(settings, python, text, named, results, missing)
 
     @property
     def text_only(self) -> list[Path]:
@@ -352,10 +323,7 @@ class Project:
             changed = self.changed.get(sources.display(path))
             if changed is not None:  # universal newlines, as `sources.read_text` reads
                 texts[path] = changed.replace("\r\n", "\n").replace("\r", "\n")
-        if self.text_findings is not None and not self.changed:
-            out.findings.extend(self.text_findings)
-        else:
-            out.findings.extend(check_text_files(self.text, self.settings, self.named, texts=texts))
+        out.findings.extend(check_text_files(self.text, self.settings, self.named, texts=texts))
         # A checker that failed on the whole project or on a dependency file is an error too.
         out.error = out.error or any(f.code == "MXL002" for f in out.findings)
         out.findings.sort(key=Finding.sort_key)
@@ -394,10 +362,6 @@ class Project:
                 module, is_package = sources.module_name_for(path)
                 cache.put(shown, file_key(data, f"{module}:{is_package}"), result)
                 return
-
-
-def _ignore_done(_n: int) -> None:
-    pass
 
 
 def _only_text(python: Sequence[Path], text: Sequence[Path]) -> list[Path]:
