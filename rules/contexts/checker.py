@@ -159,7 +159,7 @@ class ContextChecker(Checker):
         if not hits:
             return
         self.any_placing = True
-        functions = by_type.get(cst.FunctionDef, [])
+        functions = by_type.get(cst.FunctionDef, ())
         for i in hits:
             for j in functions:
                 if j >= i:
