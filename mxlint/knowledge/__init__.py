@@ -506,6 +506,20 @@ VALUE_ATTRIBUTES = frozenset(
 
 AUTOGRAD_RECORD = frozenset({"mxnet.autograd.record", "mxnet.autograd.train_mode"})
 AUTOGRAD_PAUSE = frozenset({"mxnet.autograd.pause", "mxnet.autograd.predict_mode"})
+
+
+def recording_block(name: str | None, last: str) -> str | None:
+    """What a `with` item called `name` (resolved; `last`: its last spelled name) opens, if it
+    records: `mxnet.autograd.record` or `mxnet.autograd.train_mode`. An unresolved `record()`
+    or `train_section()` (`from mxnet.autograd import *`) is taken at its word, and the
+    contrib API's `train_section` records as `record` does."""
+    if name == "mxnet.contrib.autograd.train_section" or (
+        name is None and last in ("record", "train_section")
+    ):
+        return "mxnet.autograd.record"
+    return name if name in AUTOGRAD_RECORD else None
+
+
 AUTOGRAD_STATE = frozenset({"mxnet.autograd.is_training", "mxnet.autograd.is_recording"})
 
 # --- Hybridization (MXL1xx) ----------------------------------------------------------------

@@ -126,13 +126,10 @@ def _returned_names(values: list[cst.BaseExpression]) -> set[str]:
 
 
 def _recording(call: cst.BaseExpression, imports: ImportMap) -> bool:
-    """`autograd.record()` (or `train_mode()`; an unresolved `record()` taken at its word)."""
+    """`autograd.record()` (see `knowledge.recording_block`)."""
     if type(call) is not cst.Call:
         return False
-    name = imports.resolve(call.func)
-    if name is None:
-        return last_name(call.func) == "record"
-    return name in knowledge.AUTOGRAD_RECORD
+    return knowledge.recording_block(imports.resolve(call.func), last_name(call.func)) is not None
 
 
 def _pausing(call: cst.BaseExpression, imports: ImportMap) -> bool:

@@ -224,14 +224,10 @@ class MemoryChecker(Checker):
             call = item.item
             if type(call) is not cst.Call:
                 continue
-            name = self.ctx.resolve(call.func)
-            if name == "mxnet.contrib.autograd.train_section" or (
-                name is None and last_name(call.func) in ("record", "train_section")
-            ):
-                # `from mxnet.autograd import *`: an unknown `record()` is taken at its word,
-                # so that what it records is never reported as computed outside it.
-                name = "mxnet.autograd.record"
-            if name in knowledge.AUTOGRAD_RECORD:
+            # An unknown `record()` is taken at its word, so that what it records is never
+            # reported as computed outside it.
+            name = knowledge.recording_block(self.ctx.resolve(call.func), last_name(call.func))
+            if name is not None:
                 recording = name == "mxnet.autograd.record"
                 for inner in iter_nodes(node.body, stop=_NESTED):
                     self._record_nodes.add(inner)

@@ -294,19 +294,21 @@ class _Collector:
         init = self.flow.classes.get(cls, {}).get("__init__")
         out: dict[str, str | None] = {}
         self._kept[key] = out
-        if init is None:
+        scope = self.ctx.bindings.scope(init) if init is not None else None
+        if init is None or scope is None or scope.parent is None:
             return out
-        for node in typed_nodes(init.body, (cst.Assign,), NESTED_SCOPES):
-            if type(node) is cst.Assign and len(node.targets) == 1:
-                target = node.targets[0].target
+        # The class's `self.<name>` bindings (the semantic model's), those of `__init__`.
+        for attr, bindings in scope.parent.attributes.items():
+            for binding in bindings:
+                node, value = binding.node, binding.value
                 if (
-                    type(target) is cst.Attribute
-                    and type(target.value) is cst.Name
-                    and target.value.value == "self"
-                    and type(node.value) is cst.Name
-                    and node.value.value in params
+                    type(node) is cst.Assign
+                    and len(node.targets) == 1
+                    and type(value) is cst.Name
+                    and value.value in params
+                    and encloses(init, node)
                 ):
-                    out[f"self.{target.attr.value}"] = node.value.value
+                    out[f"self.{attr}"] = value.value
         return out
 
     def classify(self, site: Site, root_params: frozenset[str]) -> list[tuple[Item, cst.CSTNode]]:
