@@ -46,6 +46,7 @@ from mxlint.rules.hybridization._analysis import (
 )
 from mxlint.rules.hybridization._ranks import Mismatch, mismatches
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Interpreter, Kind, params_of
+from mxlint.semantic.effects import argument_slot
 from mxlint.walker import iter_nodes
 
 NAME = "hybridization"
@@ -287,15 +288,12 @@ def _namespace_elsewhere(
     members are not `F`'s. An absent argument says nothing."""
     if "F" not in params:
         return False
-    index = params.index("F") - (1 if bound else 0)
+    slots = ("F", params.index("F"))
     given = None
-    for position, arg in enumerate(call.args):
+    for arg in call.args:
         if arg.star:
             return False
-        if arg.keyword is not None:
-            if arg.keyword.value == "F":
-                given = arg.value
-        elif position == index:
+        if argument_slot(call, arg, 1 if bound else 0) in slots:
             given = arg.value
     if given is None:
         return False
