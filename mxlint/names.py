@@ -58,6 +58,23 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def assignment_targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """Assignment targets of a small statement or a compound header (`x = `, `x += `,
+    `x: int = `, `for x in`, `with ... as x`)."""
+    if type(node) is cst.Assign:
+        for t in node.targets:
+            yield t.target
+    elif (
+        type(node) is cst.AnnAssign
+        or type(node) is cst.AugAssign
+        or type(node) is cst.For
+        or type(node) is cst.CompFor
+    ):
+        yield node.target
+    elif type(node) is cst.WithItem and node.asname is not None:
+        yield node.asname.name
+
+
 def target_names(target: cst.BaseExpression) -> Iterator[str]:
     """The names an assignment target binds (`a`, `a, (b, *c)`), not those its subscripts and
     attributes read."""

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from mxlint.checker import Checker
+from mxlint.names import assignment_targets
 from mxlint.rules.hybridization._arrays import nd_assigned_names
 from mxlint.rules.hybridization._options import read_number_options
 from mxlint.rules.hybridization._run import HybridAnalysis
@@ -44,7 +45,10 @@ from mxlint.rules.hybridization.unknown_operator_keyword import (
     UnknownOperatorKeyword,
     check_keywords,
 )
-from mxlint.walker import iter_nodes
+from mxlint.walker import iter_nodes, typed_nodes
+
+#: The statements `_member_targets` reads.
+_ASSIGNMENTS = frozenset({cst.Assign, cst.AugAssign, cst.AnnAssign})
 
 
 class HybridizationChecker(HybridAnalysis):
@@ -165,13 +169,8 @@ class ScalarInputChecker(Checker):
 
 def _member_targets(fn: cst.FunctionDef) -> Iterator[cst.Attribute]:
     """The `self.x` a function assigns (`self.x = ...`, `self.x += ...`)."""
-    for node in iter_nodes(fn.body):
-        targets: list[cst.BaseExpression] = []
-        if type(node) is cst.Assign:
-            targets = [t.target for t in node.targets]
-        elif type(node) in (cst.AugAssign, cst.AnnAssign):
-            targets = [node.target]  # type: ignore[attr-defined]
-        for target in targets:
+    for node in typed_nodes(fn.body, _ASSIGNMENTS):
+        for target in assignment_targets(node):
             if (
                 type(target) is cst.Attribute
                 and type(target.value) is cst.Name

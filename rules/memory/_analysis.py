@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.names import name_tokens, target_names
+from mxlint.names import assignment_targets, name_tokens, target_names
 from mxlint.semantic.dataflow import Dataflow
 from mxlint.walker import LOOPS, NESTED_SCOPES, iter_nodes, typed_nodes
 
@@ -208,20 +208,7 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return None
 
 
-def _targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
-    """Assignment targets of a small statement or a compound header."""
-    if type(node) is cst.Assign:
-        for t in node.targets:
-            yield t.target
-    elif (
-        type(node) is cst.AnnAssign
-        or type(node) is cst.AugAssign
-        or type(node) is cst.For
-        or type(node) is cst.CompFor
-    ):
-        yield node.target
-    elif type(node) is cst.WithItem and node.asname is not None:
-        yield node.asname.name
+_targets = assignment_targets
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
