@@ -128,6 +128,16 @@ def _ranges(module: cst.Module, targets: set[cst.CSTNode]) -> dict[cst.CSTNode, 
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+#: The last source split into lines, and its lines: a file's checkers each place their nodes.
+_last_lines: tuple[str, list[str]] | None = None
+
+
+def _lines(source: str) -> list[str]:
+    global _last_lines
+    last = _last_lines
+    if last is None or last[0] is not source:
+        last = _last_lines = (source, _LINE_BREAK.split(source))
+    return last[1]
 
 
 Block = tuple[Sequence[cst.BaseStatement], list[ast.stmt]]
@@ -152,7 +162,7 @@ def _innermost(
             return None
         pending.append((i, node))
     pending.sort(key=lambda item: item[0])
-    placer = _Placer(module, index, _LINE_BREAK.split(source))
+    placer = _Placer(module, index, _lines(source))
     if not placer.block(module.body, tree.body, pending) or len(placer.found) != len(targets):
         return None  # e.g. a comment in the module's header, outside every statement
     return placer.found
@@ -216,14 +226,17 @@ class _Placer:
                 if not self.block(body, anodes, sub):
                     return False
                 rest = [(i, n) for i, n in rest if not lo <= i < end]
-        return not rest or self.generate(stmt, first, [n for _, n in rest])
+        return not rest or self.generate(stmt, first, rest)
 
-    def generate(self, stmt: cst.BaseStatement, first: int, nodes: list[cst.CSTNode]) -> bool:
+    def generate(
+        self, stmt: cst.BaseStatement, first: int, pending: list[tuple[int, cst.CSTNode]]
+    ) -> bool:
         if first > len(self.lines):
             return False
         line = self.lines[first - 1]
         indent = line[: len(line) - len(line.lstrip(" \t\f"))]
-        alone = stmt.with_changes(leading_lines=())
+        nodes = [n for _, n in pending]
+        alone = stmt.with_changes(leading_lines=(), **self._header_only(stmt, pending))
         wanted = {alone if n is stmt else n for n in nodes}
         state = _TargetedState(self.module, wanted | _hoisted_children(wanted), first, indent)
         alone._codegen(state)
@@ -235,6 +248,24 @@ class _Placer:
             if rng is not None:
                 self.found[node] = rng
         return True
+
+    def _header_only(
+        self, stmt: cst.BaseStatement, pending: list[tuple[int, cst.CSTNode]]
+    ) -> dict[str, object]:
+        """Changes that leave out a compound statement's blocks when every node to place is in
+        its header (a loop's iterable, a function's parameters): all that comes before the
+        first block, so rows and columns do not move, and a long loop or class is not
+        generated whole for one of its header's names."""
+        body = getattr(stmt, "body", None)
+        if type(body) is not cst.IndentedBlock:
+            return {}
+        start = self.index.index_of(body)
+        if start is None or any(i >= start or n is stmt for i, n in pending):
+            return {}
+        changes: dict[str, object] = {"body": body.with_changes(body=())}
+        if getattr(stmt, "orelse", None) is not None:
+            changes["orelse"] = None
+        return changes
 
 
 def _suite(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement] | None:
