@@ -71,6 +71,10 @@ class ProjectIndex:
         self._declined: dict[str, bool] = {}
         self._any_declines: bool | None = None
         self._imports_resolved: list[set[str]] | None = None
+        #: Name -> the indices (in `files`) of the files whose imports name it.
+        self._importers: dict[str, list[int]] | None = None
+        #: Class -> the classes that list it among their bases, in `classes` order.
+        self._subclass_index: dict[str, list[str]] | None = None
         self._never: dict[str, bool] = {}
         self._built: dict[str, list[tuple[object, ...]]] | None = None
         #: `_unread_paths()`, once per index (carried to the next when the run's files are the
@@ -231,16 +235,11 @@ class ProjectIndex:
         answer = False
         if found not in _seen:
             # Files that import the class, re-exported or not, or its module.
-            imported = self._imported_classes()
-            importers = [
-                f
-                for f, names in zip(self.files, imported)
-                if found not in f.classes and (found in names or module in names)
-            ]
+            importers = [f for f in self._importing(found, module) if found not in f.classes]
             if importers:
                 answer = all(f.declines_hybridize for f in importers)
             else:
-                subclasses = [c for c, bases in self.classes.items() if found in bases]
+                subclasses = self._subclasses(found)
                 answer = bool(subclasses) and all(
                     self.hybridize_declined(c, _seen | {found}) for c in subclasses
                 )
@@ -260,7 +259,7 @@ class ProjectIndex:
         if found not in _seen:
             self._never[found] = False  # asked again while being answered: a cycle
             fates = self._fates().get(found, [])
-            subclasses = [c for c, bases in self.classes.items() if found in bases]
+            subclasses = self._subclasses(found)
             answer = (
                 bool(fates or subclasses)
                 and all(self._unhybridized(fate) for fate in fates)
@@ -312,6 +311,28 @@ class ProjectIndex:
                 return None
             paths.extend(p for p in listed if p not in read)
         return list(dict.fromkeys(paths))
+
+    def _subclasses(self, name: str) -> list[str]:
+        """The classes of the project that list `name` among their bases (one reverse index
+        per run, not a scan of every class for each class asked about)."""
+        if self._subclass_index is None:
+            index: dict[str, list[str]] = {}
+            for cls, bases in self.classes.items():
+                for base in dict.fromkeys(bases):
+                    index.setdefault(base, []).append(cls)
+            self._subclass_index = index
+        return self._subclass_index.get(name, [])
+
+    def _importing(self, *names: str) -> list[FileFacts]:
+        """The files (in `files` order) whose imports name any of `names`."""
+        if self._importers is None:
+            importers: dict[str, list[int]] = {}
+            for i, imported in enumerate(self._imported_classes()):
+                for name in imported:
+                    importers.setdefault(name, []).append(i)
+            self._importers = importers
+        hits = sorted({i for name in names for i in self._importers.get(name, ())})
+        return [self.files[i] for i in hits]
 
     def _imported_classes(self) -> list[set[str]]:
         """What each file (in `files` order) imports, with the project class each re-exported

@@ -882,7 +882,7 @@ def parse_setup_py(text: str) -> ParsedFile:
         out.python_requires = out.python_requires or found.python_requires
     everything = out.requirements + [r for g in out.groups.values() for r in g]
     refs = [r.ref for r in [*everything, *out.malformed, out.metadata] if r is not None]
-    ranges = node_ranges(module, [ref for ref in refs if isinstance(ref, cst.CSTNode)])
+    ranges = node_ranges(module, [ref for ref in refs if isinstance(ref, cst.CSTNode)], text)
 
     def at(ref: object) -> tuple[int, int] | None:
         rng = ranges.get(ref) if isinstance(ref, cst.CSTNode) else None

@@ -24,6 +24,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 #: Operators, longest first.
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")", "\n")
+#: Characters a word reads as themselves, up to a blank, a quote, an expansion, an escape,
+#: an operator (`&|;()` each start one) or a redirection (`<`, `>`).
+_LITERAL_RUN = re.compile(r"[^ \t\n\\'\"$`&|;()<>]+")
 _REDIRECT = re.compile(r"\d*(?:&>>|&>|>>|>&|<&|<<<|<<-|<<|<>|>\||>|<)")
 _RESERVED = frozenset(
     {"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case", "esac"}
@@ -135,6 +138,11 @@ class _Lexer:
                 self.col += 1
             self.i += 1
 
+    def _skip_in_line(self, n: int) -> None:
+        """`_advance(n)` over characters that are not line breaks."""
+        self.i += n
+        self.col += n
+
     def _peek(self, k: int = 0) -> str:
         j = self.i + k
         return self.text[j] if j < len(self.text) else ""
@@ -151,8 +159,8 @@ class _Lexer:
                 self._advance(2)
                 continue
             if ch == "#":
-                while self.i < len(text) and text[self.i] != "\n":
-                    self._advance()
+                end = text.find("\n", self.i)
+                self._skip_in_line((len(text) if end < 0 else end) - self.i)
                 continue
             if ch == "\n":
                 out.append(_Token("op", "\n", self.line, self.col))
@@ -228,8 +236,12 @@ class _Lexer:
                 self._expansion(parts)
                 plain = False
             else:
-                parts.append(("lit", ch))
-                self._advance()
+                # A run of characters that start nothing (no quote, expansion, operator,
+                # redirection or blank), read at once: one literal part.
+                run = _LITERAL_RUN.match(text, self.i)
+                n = run.end() - self.i if run is not None else 1
+                parts.append(("lit", text[self.i : self.i + n]))
+                self._skip_in_line(n)
         if self.i == start:
             self._advance()  # a character no rule consumes: never loop on it
             return None

@@ -53,6 +53,10 @@ def import_root(module: str, path: str, is_package: bool | None = None) -> PureP
     return root
 
 
+#: The separator `PurePath` writes between parts.
+_SEP = str(PurePath("a", "b"))[1]
+
+
 class ImportGraph:
     """The modules the files of a run import, for asking whether a module is imported."""
 
@@ -65,13 +69,20 @@ class ImportGraph:
         for importer, path, names in files:
             folder = str(PurePath(path).parent)
             root = import_root(importer, path)
+            # `str(PurePath(root, *parts))` as text: the root's own text once per file (a
+            # path object per dotted prefix was most of a large run's cross-file pass).
+            head = str(PurePath(root, "_"))[:-1]
             for name in names:
                 parts = name.split(".")
+                plain = all(parts)
                 for end in range(1, len(parts) + 1):
                     key = ".".join(parts[:end])
                     self._importers.setdefault(key, set()).add((importer, folder))
                     if end > 1:
-                        target = str(PurePath(root, *parts[:end]).with_suffix(".py"))
+                        if plain:
+                            target = head + _SEP.join(parts[:end]) + ".py"
+                        else:
+                            target = str(PurePath(root, *parts[:end]).with_suffix(".py"))
                         self._by_file.setdefault(target, set()).add(importer)
 
     def is_imported(self, module: str, path: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +113,9 @@ class Item:
     built: bool = False
     args: tuple[bool | None, ...] = ()
     kwargs: tuple[tuple[str, bool | None], ...] = ()
+
+
+_ITEM_FIELDS = frozenset(f.name for f in fields(Item))
 
 
 @dataclass(frozen=True)
@@ -1033,6 +1036,20 @@ def module_level_training_loop(module: cst.Module, code: Any, source: str) -> bo
     return False
 
 
+def _evolve(item: Item, **changes: Any) -> Item:
+    """`dataclasses.replace(item, **changes)` without reading the class's fields on every
+    call (`Item` has no `__post_init__` and no field outside `__init__`): expanding the calls
+    of helpers copies items by the ten thousand on a large project."""
+    unknown = changes.keys() - _ITEM_FIELDS
+    if unknown:
+        raise TypeError(f"Item has no field {sorted(unknown)[0]!r}")
+    new = object.__new__(Item)
+    state = new.__dict__
+    state.update(item.__dict__)
+    state.update(changes)
+    return new
+
+
 def _expand(
     items: tuple[Item, ...],
     summaries: dict[str, Summary],
@@ -1044,7 +1061,7 @@ def _expand(
     out: list[Item] = []
     for item in items:
         if site is not None:
-            item = replace(
+            item = _evolve(
                 item,
                 span=site.span,
                 symbol=site.symbol,
@@ -1059,7 +1076,7 @@ def _expand(
         target = names.resolve(item.target)
         if target is None:
             if _assumed_seeder(item.target) or item.target in knowledge.ALL_SEEDERS:
-                out.append(replace(item, op="seed", kinds=ALL_KINDS))
+                out.append(_evolve(item, op="seed", kinds=ALL_KINDS))
             continue
         if target in active:
             continue
@@ -1070,10 +1087,10 @@ def _expand(
             if sub.cond is not None:
                 if not guard_holds(sub.cond, bindings):
                     continue
-                sub = replace(sub, cond=None)
+                sub = _evolve(sub, cond=None)
             inner.append(sub)
         if summary.constructs:
-            inner = [replace(sub, built=True) for sub in inner]
+            inner = [_evolve(sub, built=True) for sub in inner]
         out.extend(_expand(tuple(inner), summaries, names, active | {target}, item))
     return out
 

@@ -168,9 +168,26 @@ class _Project:
 
 
 def _with_path(parsed: ParsedFile, path: str) -> ParsedFile:
-    parsed.requirements = [replace(r, path=path) for r in parsed.requirements]
-    parsed.groups = {g: [replace(r, path=path) for r in rs] for g, rs in parsed.groups.items()}
-    parsed.malformed = [replace(m, path=path) for m in parsed.malformed]
+    """A copy of `parsed` whose entries name `path` (a read may serve several files)."""
+    return replace(
+        parsed,
+        requirements=[replace(r, path=path) for r in parsed.requirements],
+        groups={g: [replace(r, path=path) for r in rs] for g, rs in parsed.groups.items()},
+        malformed=[replace(m, path=path) for m in parsed.malformed],
+    )
+
+
+#: A run's reads of dependency file texts, by reader and text: the files of the run are read
+#: again as neighbours of their project root (`_numpy_caps`), setup.py with a full parse.
+Reads = dict[tuple[str, str], ParsedFile]
+
+
+def _read(reads: Reads, kind: str | None, text: str) -> ParsedFile:
+    reader = _READERS.get(kind or "", parse_requirements_txt)
+    key = (reader.__name__, text)
+    parsed = reads.get(key)
+    if parsed is None:
+        parsed = reads[key] = reader(text)
     return parsed
 
 
@@ -283,6 +300,7 @@ def check_files(files: list[tuple[str, str]], settings: Settings) -> list[Findin
     origins: list[tuple[str, list[DepSet]]] = []
     packages: list[tuple[str, ParsedFile]] = []
     requirement_files: list[str] = []
+    reads: Reads = {}
     for raw_path, text in files:
         path = _norm(raw_path)
         kind = named_kind(path)
@@ -291,7 +309,7 @@ def check_files(files: list[tuple[str, str]], settings: Settings) -> list[Findin
         elif kind == "dockerfile":
             origins.append((path, _docker_sets(project, path, parse_dockerfile(text))))
         elif kind in _READERS:
-            read = _with_path(_READERS[kind](text), path)
+            read = _with_path(_read(reads, kind, text), path)
             project.others.append(read)
             origins.append((path, _grouped_sets(project, path, read)))
             if read.metadata is not None:
@@ -303,7 +321,7 @@ def check_files(files: list[tuple[str, str]], settings: Settings) -> list[Findin
             parsed = project.requirements_file(path)
             if parsed is not None:
                 origins.append((path, _grouped_sets(project, path, parsed)))
-    capped = _numpy_caps(origins)
+    capped = _numpy_caps(origins, reads)
     for path, sets in origins:
         for dep in sets:
             dep.numpy_capped = capped[_project_root(path)]
@@ -369,7 +387,7 @@ def _caps_numpy(req: Requirement) -> bool:
     )
 
 
-def _numpy_caps(origins: list[tuple[str, list[DepSet]]]) -> dict[str, bool]:
+def _numpy_caps(origins: list[tuple[str, list[DepSet]]], reads: Reads) -> dict[str, bool]:
     """Per project root: whether any of its dependency files declares `numpy<1.24` — those of
     the run, what they include, and the dependency files beside them on disk (a hook that
     checks one staged file still sees the project's cap)."""
@@ -384,7 +402,7 @@ def _numpy_caps(origins: list[tuple[str, list[DepSet]]]) -> dict[str, bool]:
         capped[root] = any(
             _caps_numpy(r)
             for path in _neighbours(sorted(directories), root)
-            for r in _declared(path)
+            for r in _declared(path, reads)
         )
     return capped
 
@@ -406,7 +424,7 @@ def _neighbours(directories: list[str], root: str) -> list[str]:
     return out
 
 
-def _declared(path: str) -> list[Requirement]:
+def _declared(path: str, reads: Reads) -> list[Requirement]:
     """What one dependency file on disk requires (base and extras); nothing if unreadable."""
     try:
         if not os.path.isfile(path) or os.path.getsize(path) > 1_000_000:
@@ -415,8 +433,7 @@ def _declared(path: str) -> list[Requirement]:
             text = handle.read()
     except OSError:
         return []
-    kind = file_kind(path)
-    parsed = _READERS[kind](text) if kind in _READERS else parse_requirements_txt(text)
+    parsed = _read(reads, file_kind(path), text)
     return [*parsed.requirements, *(r for g in parsed.groups.values() for r in g)]
 
 

@@ -4,6 +4,7 @@ any file named on the command line that no name claims, read as a requirements f
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 
@@ -41,8 +42,10 @@ _NOT_REQUIREMENTS = (
 )
 
 
+@functools.lru_cache(maxsize=256)
 def file_kind(path: str) -> str | None:
-    """The kind of dependency file `path` is by its name; None for any other file."""
+    """The kind of dependency file `path` is by its name; None for any other file. (Asked by
+    each text checker in turn about every file a run finds: kept for the last few.)"""
     basename = os.path.basename(path)
     if basename == "pyproject.toml":
         return "pyproject"
