@@ -4,8 +4,9 @@ script of the project (`python train.py --kvstore dist_async --num-data-partitio
 against what the script's `argparse` parser declares.
 
 The function after the class decides and words its findings over what `_launches.py` and
-`_argparse.py` read; `launch_checker.py` runs it. Its tests are the examples below (run by
-`tests/test_distributed.py`), `tests/test_distributed.py` and `tests/snapshots/MXL807.txt`.
+`mxlint.argparse_options` read; `launch_checker.py` runs it. Its tests are the examples below
+(run by `tests/test_distributed.py`), `tests/test_distributed.py` and
+`tests/snapshots/MXL807.txt`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 from mxlint.rule import Example, Finding, Location, Rule, Runtime, Valid
 
 if TYPE_CHECKING:
-    from mxlint.rules.distributed._argparse import Parser
+    from mxlint.argparse_options import Parser
     from mxlint.rules.distributed._launches import LaunchFile, ScriptCall
     from mxlint.shell import Word
 
@@ -133,7 +134,7 @@ def _target(call: ScriptCall, python: dict[str, str]) -> str | None:
 def check(files: list[LaunchFile], python: dict[str, str]) -> list[Finding]:
     """Every option a distributed launch passes that its script's parser does not take.
     `python` holds the run's Python files by normalized path."""
-    from mxlint.rules.distributed._argparse import read_parser
+    from mxlint.argparse_options import read_parser
 
     parsers: dict[str, Parser | None] = {}
     found: list[Finding] = []

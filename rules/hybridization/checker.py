@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from mxlint.argparse_options import read_number_options
 from mxlint.checker import Checker
 from mxlint.names import assignment_targets
 from mxlint.rules.hybridization._arrays import nd_assigned_names
-from mxlint.rules.hybridization._options import read_number_options
 from mxlint.rules.hybridization._run import HybridAnalysis
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AutogradStateInHybrid
 from mxlint.rules.hybridization.block_state_in_forward import BlockStateInForward

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 
 from mxlint import knowledge
+from mxlint.argparse_options import NumberOptions, number_literal
 from mxlint.checker import FileContext
 from mxlint.rule import Example, Rule, Runtime, Valid
-from mxlint.rules.hybridization._options import NumberOptions, number_literal
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 ERROR = "When hybridized, the input of HybridBlock input must be (nested) list of Symbol or NDArray"
