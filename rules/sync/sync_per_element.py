@@ -296,18 +296,12 @@ class _Values:
         """`value` is an MXNet value computed from the loop's tensors (not read back)."""
         if type(value) is cst.Name:
             return value.value in self.device
-        if type(value) is cst.Subscript:
-            return self.on_device(value.value)
-        if type(value) is cst.Attribute:
-            return value.attr.value == "T" and self.on_device(value.value)
-        if type(value) is cst.BinaryOperation:
-            return self.on_device(value.left) or self.on_device(value.right)
-        if type(value) is cst.UnaryOperation:
-            return self.on_device(value.expression)
-        if type(value) is cst.Comparison:
-            return self.on_device(value.left) or any(
-                self.on_device(c.comparator) for c in value.comparisons
-            )
+        viewed = _viewed(value)
+        if viewed is not None:
+            return self.on_device(viewed)
+        operands = _operands(value)
+        if operands is not None:
+            return any(self.on_device(o) for o in operands)
         if type(value) is not cst.Call:
             return False
         func = value.func
@@ -331,18 +325,12 @@ class _Values:
         """`value` is one MXNet array: not a list or tuple of arrays, not a NumPy value."""
         if type(value) is cst.Name:
             return value.value in self.arrays
-        if type(value) is cst.Subscript:
-            return self.on_device(value.value)
-        if type(value) is cst.Attribute:
-            return value.attr.value == "T" and self.on_device(value.value)
-        if type(value) is cst.BinaryOperation:
-            return self.is_array(value.left) or self.is_array(value.right)
-        if type(value) is cst.UnaryOperation:
-            return self.is_array(value.expression)
-        if type(value) is cst.Comparison:
-            return self.is_array(value.left) or any(
-                self.is_array(c.comparator) for c in value.comparisons
-            )
+        viewed = _viewed(value)
+        if viewed is not None:
+            return self.on_device(viewed)
+        operands = _operands(value)
+        if operands is not None:
+            return any(self.is_array(o) for o in operands)
         if type(value) is not cst.Call:
             return False
         func = value.func
@@ -360,6 +348,25 @@ class _Values:
         if type(node) is cst.Name:
             return node.value in self.arrays and node.value not in self.batches
         return type(node) is cst.Call and self.is_array(node)
+
+
+def _viewed(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The value `x[i]` or `x.T` is read from, else None."""
+    if type(value) is cst.Subscript or (type(value) is cst.Attribute and value.attr.value == "T"):
+        return value.value
+    return None
+
+
+def _operands(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The operands an arithmetic, unary or comparison expression is computed from, in order;
+    None for any other expression."""
+    if type(value) is cst.BinaryOperation:
+        return [value.left, value.right]
+    if type(value) is cst.UnaryOperation:
+        return [value.expression]
+    if type(value) is cst.Comparison:
+        return [value.left, *(c.comparator for c in value.comparisons)]
+    return None
 
 
 def check_per_element(checker: MemoryChecker, loop: cst.For, tensors: set[str]) -> None:
