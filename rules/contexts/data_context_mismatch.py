@@ -406,16 +406,35 @@ def report_unmoved(
     message = message.replace(".as_in_context(", f".{mover}(")
     fix = None
     if spelled is not None and not ctx.multi:
-        wrapped = (
-            arg_code
-            if type(arg) in (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
-            else f"({arg_code})"
-        )
-        fix = FixSpec(
-            "unsafe",
-            f"Move `{arg_code}` to `{spelled}`",
-            (NodeEdit(arg, f"{wrapped}.{mover}({spelled})"),),
-        )
+        fix = _move_fix(arg, arg_code, mover, spelled)
+    _report_host_array(checker, arg, value, message, fix, symbol, data_fn, src)
+
+
+#: Arguments a method call can follow without parentheses.
+_BARE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def _move_fix(arg: cst.BaseExpression, arg_code: str, mover: str, spelled: str) -> FixSpec:
+    """The fix that moves the argument to the context `spelled` names."""
+    wrapped = arg_code if type(arg) in _BARE else f"({arg_code})"
+    return FixSpec(
+        "unsafe",
+        f"Move `{arg_code}` to `{spelled}`",
+        (NodeEdit(arg, f"{wrapped}.{mover}({spelled})"),),
+    )
+
+
+def _report_host_array(
+    checker: ContextChecker,
+    arg: cst.BaseExpression,
+    value: Tensor,
+    message: str,
+    fix: FixSpec | None,
+    symbol: str | None,
+    data_fn: str,
+    src: str,
+) -> None:
+    """Reports an argument on the cpu that meets one on `src`."""
     checker.ctx.report(
         arg,
         DataContextMismatch,
@@ -473,26 +492,9 @@ def check_loss_call(
                 )
             spelled = _spelled_ctx(scope, ctx)
             fix = None
-            if spelled is not None and type(arg) in (
-                cst.Name,
-                cst.Attribute,
-                cst.Call,
-                cst.Subscript,
-            ):
-                fix = FixSpec(
-                    "unsafe",
-                    f"Move `{arg_code}` to `{spelled}`",
-                    (NodeEdit(arg, f"{arg_code}.{checker._mover()}({spelled})"),),
-                )
-            checker.ctx.report(
-                arg,
-                DataContextMismatch,
-                message,
-                fix=fix,
-                symbol=symbol,
-                data={"function": data_fn, "ctx": src},
-                requires=_made_by_helper(value),
-            )
+            if spelled is not None and type(arg) in _BARE:
+                fix = _move_fix(arg, arg_code, checker._mover(), spelled)
+            _report_host_array(checker, arg, value, message, fix, symbol, data_fn, src)
 
 
 def check_mixed_op(
