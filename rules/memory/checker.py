@@ -70,6 +70,19 @@ def _self_member(func: cst.Attribute) -> bool:
     return type(func.value) is cst.Name and func.value.value == "self"
 
 
+#: Calls a loop's iterable is wrapped in that still iterate what they are given.
+_ITER_WRAPPERS = ("enumerate", "tqdm", "list", "iter")
+
+
+def _unwrapped(it: cst.BaseExpression, wrappers: tuple[str, ...]) -> cst.BaseExpression:
+    """What a loop iterates under `enumerate(...)`, `tqdm(...)` and the other `wrappers`."""
+    while (
+        type(it) is cst.Call and type(it.func) is cst.Name and it.func.value in wrappers and it.args
+    ):
+        it = it.args[0].value
+    return it
+
+
 class MemoryChecker(Checker):
     rules = (
         AccumulatedWithoutSync,
@@ -344,29 +357,14 @@ class MemoryChecker(Checker):
                     return True
         return False
 
-    _DATA_WORDS = (
-        "loader",
-        "data_iter",
-        "dataiter",
-        "train_data",
-        "val_data",
-        "test_data",
-        "train_iter",
-        "val_iter",
-        "batches",
-    )
+    #: The data-pipeline words but `dataset`: a name with that word alone does not make a
+    #: loop over batches here.
+    _DATA_WORDS = tuple(w for w in _PIPELINE_WORDS if w != "dataset")
 
     def _iterates_data(self, loop: cst.For) -> bool:
         """A loop over batches of a data pipeline (a DataLoader, a data iterator), not over a
         bounded list such as per-device shards or layers."""
-        it = loop.iter
-        while (
-            type(it) is cst.Call
-            and type(it.func) is cst.Name
-            and it.func.value in ("enumerate", "tqdm", "iter")
-            and it.args
-        ):
-            it = it.args[0].value
+        it = _unwrapped(loop.iter, ("enumerate", "tqdm", "iter"))
         if type(it) is cst.Call:
             resolved = self.ctx.resolve(it.func)
             return resolved in (knowledge.DATALOADER, "mxnet.io.NDArrayIter")
@@ -653,14 +651,7 @@ class RecordChecker(Checker):
         which runs inside one training step."""
         if type(loop) is not cst.For:
             return False
-        it = loop.iter
-        while (
-            type(it) is cst.Call
-            and type(it.func) is cst.Name
-            and it.func.value in ("enumerate", "tqdm", "list", "iter")
-            and it.args
-        ):
-            it = it.args[0].value
+        it = _unwrapped(loop.iter, _ITER_WRAPPERS)
         if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "zip":
             names = [n.value for a in it.args for n in _walk(a.value) if type(n) is cst.Name]
             return not any(w in name.lower() for name in names for w in _PIPELINE_WORDS)
@@ -676,14 +667,7 @@ class RecordChecker(Checker):
         """A loop over training steps: batches of a data pipeline, epochs, iterations."""
         if isinstance(loop, cst.While):
             return True
-        it = loop.iter
-        while (
-            type(it) is cst.Call
-            and type(it.func) is cst.Name
-            and it.func.value in ("enumerate", "tqdm", "list", "iter")
-            and it.args
-        ):
-            it = it.args[0].value
+        it = _unwrapped(loop.iter, _ITER_WRAPPERS)
         if type(it) is cst.Call:
             resolved = self.ctx.resolve(it.func)
             if resolved is not None and (
