@@ -23,7 +23,7 @@ from mxlint.flow import (
     is_main_guard,
     single_assignment,
 )
-from mxlint.names import ProjectNames, dotted_name, last_name, name_tokens
+from mxlint.names import ProjectNames, assignment_targets, dotted_name, last_name, name_tokens
 from mxlint.rule import Finding, Fix, Location, Rule
 from mxlint.text_search import search_at_word_start
 from mxlint.walker import NESTED_SCOPES, children, encloses, iter_nodes, locate, typed_nodes
@@ -863,11 +863,8 @@ def _cosmetic(site: Site) -> bool:
     small: cst.CSTNode = stmt
     if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
         small = stmt.body[0]
-    targets: list[cst.BaseExpression] = []
-    if type(small) is cst.Assign:
-        targets = [t.target for t in small.targets]
-    elif type(small) in (cst.AnnAssign, cst.AugAssign):
-        targets = [small.target]  # type: ignore[attr-defined]
+    # An assignment's targets; a compound statement's header (`for c in ...`) is not read.
+    targets = assignment_targets(small) if type(small) is not cst.For else ()
     for target in targets:
         while type(target) in (cst.Subscript, cst.Attribute):
             target = target.value  # type: ignore[attr-defined]
