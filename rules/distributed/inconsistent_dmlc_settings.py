@@ -243,6 +243,10 @@ class _Reports:
             data=data,
         )
 
+    def at_program(self, p: Process, detail: str, data: dict[str, object]) -> None:
+        """A finding on the first word of the command that starts the process."""
+        self.add(p.path, p.line, p.column, len((p.program or "x").split()[0]), detail, data)
+
 
 def _job(processes: Iterable[Process], counted: bool = True) -> list[dict[str, object]]:
     """The processes as `--verify` starts them again: role, count (None when the script may
@@ -327,14 +331,7 @@ def _compare(processes: list[Process], reports: _Reports, check_missing: bool) -
                 f"{setting.value}`): it runs with whatever the caller's environment holds, or "
                 f'MXNet stops with "Check notnull: {name}"'
             )
-            reports.add(
-                p.path,
-                p.line,
-                p.column,
-                len((p.program or "x").split()[0]),
-                detail,
-                {"check": "missing", "setting": name, "job": job},
-            )
+            reports.at_program(p, detail, {"check": "missing", "setting": name, "job": job})
 
 
 def _roles(processes: list[Process], reports: _Reports) -> None:
@@ -352,14 +349,7 @@ def _roles(processes: list[Process], reports: _Reports) -> None:
             f"script starts it as {roles} at {_where(others[0], p.path)}): MXNet stops with "
             '"Check notnull: DMLC_ROLE" when it creates the kvstore'
         )
-        reports.add(
-            p.path,
-            p.line,
-            p.column,
-            len((p.program or "x").split()[0]),
-            detail,
-            {"check": "role", "job": job},
-        )
+        reports.at_program(p, detail, {"check": "role", "job": job})
 
 
 def _counts(
