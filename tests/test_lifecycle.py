@@ -153,3 +153,23 @@ def test_writers_and_readers_pair_across_files_of_one_directory(tmp_path) -> Non
 
 def test_a_relative_path_in_another_directory_is_another_file(tmp_path) -> None:
     assert _paths(tmp_path, {"train/run.py": EXPORT, "serve/run.py": SERVE}) == []
+
+
+def test_static_alloc_advice_reads_recording_blocks_as_the_memory_rules_do():
+    """MXL703's training loop records under any block `knowledge.recording_block` knows: an
+    unresolved `record()` (a star import of `mxnet.autograd`) is taken at its word."""
+    source = (
+        "from mxnet import gluon\nfrom mxnet.autograd import *\n\n\n"
+        "def train(net, dataset, epochs):\n"
+        '    loader = gluon.data.DataLoader(dataset, batch_size=64, last_batch="discard")\n'
+        '    trainer = gluon.Trainer(net.collect_params(), "sgd")\n'
+        "    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()\n"
+        "    net.hybridize()\n"
+        "    for _ in range(epochs):\n"
+        "        for x, y in loader:\n"
+        "            with record():\n"
+        "                loss = loss_fn(net(x), y)\n"
+        "            loss.backward()\n"
+        "            trainer.step(64)\n"
+    )
+    assert ("MXL703", 9) in _rows(source)

@@ -16,7 +16,7 @@ import libcst as cst
 
 from mxlint import knowledge
 from mxlint.checker import FixSpec, NodeEdit
-from mxlint.names import dotted_name
+from mxlint.names import dotted_name, last_name
 from mxlint.rule import Example, Rule, Runtime, Valid
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
@@ -357,10 +357,10 @@ def _trains(ctx: FileContext, loop: cst.For, net: str) -> bool:
 
 
 def _records(ctx: FileContext, item: cst.BaseExpression) -> bool:
+    """The `with` item records (`autograd.record()`), as `knowledge.recording_block` reads it."""
     if type(item) is not cst.Call:
         return False
-    name = ctx.resolve(item.func)
-    return name is not None and knowledge.canonical(name) in knowledge.AUTOGRAD_RECORD
+    return knowledge.recording_block(ctx.resolve(item.func), last_name(item.func)) is not None
 
 
 def _fix(call: cst.Call, missing: list[str]) -> FixSpec:
