@@ -18,7 +18,7 @@ from typing import Protocol, Union
 import libcst as cst
 
 from mxlint import knowledge
-from mxlint.names import ImportMap, dotted_name, last_name, names_a_network
+from mxlint.names import ImportMap, dotted_name, last_name, names_a_network, target_names
 from mxlint.walker import NESTED_SCOPES, iter_nodes
 
 #: In `Effects.hybridizes`: the function returns a network it hybridized.
@@ -254,7 +254,7 @@ def summarise(
                 origin = UNKNOWN
                 if type(each.target) is cst.Name and type(node.value) is cst.Call:
                     origin = call_origin(node.value, imports, local, methods, cls)[0]
-                for bound in _bound_names(each.target):
+                for bound in target_names(each.target):
                     made.setdefault(bound, []).append(origin)
             continue
         if type(node) is not cst.Call:
@@ -336,16 +336,6 @@ def _inactive(call: cst.Call) -> bool:
         ):
             return type(arg.value) is cst.Name and arg.value.value == "False"
     return False
-
-
-def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
-    if type(target) is cst.Name:
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _bound_names(element.value)
-    elif type(target) is cst.StarredElement:
-        yield from _bound_names(target.value)
 
 
 #: Methods called on a network that neither hybridize it nor hand it to code that might.
