@@ -12,13 +12,14 @@ Two readings of the same `argparse` code, for two questions:
 
 Both share the vocabulary of `argparse` (`GROUP_METHODS`, `PARSE_METHODS`) and the following
 of argument groups (`add_groups`); what each counts as known differs by design and is told
-with each reader.
+with each reader. `default_dest` and `argument_calls` also serve `--verify`, which reads a
+script's parser defaults and flags with `ast`.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,30 @@ def add_groups(
     for targets, owner, method in assigned:
         if method in GROUP_METHODS and owner in receivers:
             receivers.update(targets)
+
+
+def default_dest(flags: Sequence[str]) -> str:
+    """The attribute argparse stores an option under when it has no `dest=`: its first long
+    option, else its first one, without the dashes and with `-` as `_` ("" for no flags)."""
+    first = next((f for f in flags if f.startswith("--")), flags[0] if flags else "")
+    return first.lstrip("-").replace("-", "_")
+
+
+def argument_calls(tree: ast.AST) -> Iterator[tuple[list[str], dict[str, ast.expr]]]:
+    """Every `.add_argument(...)` call of an `ast` tree, on any receiver: its literal option
+    strings (`"--lr"`, `"-l"`) and its keywords by name."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+        ):
+            options = [
+                a.value
+                for a in node.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            yield options, {k.arg: k.value for k in node.keywords if k.arg}
 
 
 # --- Every option of a script's parser (MXL807), read with `ast` ---------------------------
@@ -261,11 +286,7 @@ def _dest(call: cst.Call) -> str | None:
             flags.append(text)
         elif arg.keyword.value == "dest":
             return _string(arg.value)
-    if not flags:
-        return None
-    longs = [f for f in flags if f.startswith("--")]
-    chosen = longs[0] if longs else flags[0]
-    return chosen.lstrip("-").replace("-", "_") or None
+    return default_dest(flags) or None
 
 
 def _kind(call: cst.Call) -> str | None:

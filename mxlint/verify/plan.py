@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mxlint import registry
+from mxlint.argparse_options import argument_calls
 from mxlint.rule import Finding, FindingKey, Runtime
 from mxlint.verify import callsites, targets
 
@@ -480,17 +481,7 @@ def guard_flags(tree: ast.Module, line: int, script: ast.Module | None) -> list[
 
     walk(tree.body)
     flags = []
-    for node in ast.walk(script):
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "add_argument"
-        ):
-            continue
-        options = [
-            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
-        ]
-        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    for options, keywords in argument_calls(script):
         action = keywords.get("action")
         if not (isinstance(action, ast.Constant) and action.value == "store_true"):
             continue

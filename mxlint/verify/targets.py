@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mxlint.argparse_options import argument_calls, default_dest
+
 CTX = re.compile(r"^(ctx|context|device|dev|gpu|cpu)$|_ctx$|^ctx_")
 CTX_LIST = re.compile(r"^(ctx_?list|ctxs|contexts|devices|devs|gpus|ctx_?s)$|_ctxs$|_devices$")
 NET = re.compile(
@@ -367,22 +369,11 @@ def _self_aliases(cls: ast.ClassDef, params: list[str]) -> dict[str, str]:
 def parser_defaults(tree: ast.Module) -> dict[str, Any]:
     """`add_argument("--epochs", type=int, default=3)` in the module: {"epochs": 3}."""
     out: dict[str, Any] = {}
-    for node in ast.walk(tree):
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "add_argument"
-        ):
-            continue
-        options = [
-            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
-        ]
-        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    for options, keywords in argument_calls(tree):
         dest = keywords.get("dest")
         name = str(dest.value) if isinstance(dest, ast.Constant) else None
         if name is None:
-            long = next((o for o in options if o.startswith("--")), options[0] if options else "")
-            name = long.lstrip("-").replace("-", "_")
+            name = default_dest(options)
         action = keywords.get("action")
         if isinstance(action, ast.Constant) and action.value in ("store_true", "store_false"):
             out[name] = action.value == "store_false"
