@@ -6,11 +6,6 @@ parse runs on a thread with a large stack (address space, touched only as deep a
 and CPython's own parser, which fails cleanly on such input, reads the text first. CPython's
 error is also the better report when libcst fails too: its message and 1-based position are
 exact (`Missing parentheses in call to 'print'` at the `print`).
-
-CPython's check compiles to bytecode first: that builds no Python objects for the syntax tree
-(which a tree of `ast` nodes does, a million of them on a large repository, each one tracked by
-the cyclic collector), and costs a fraction of libcst's parse. Only a file it rejects is read
-again as an `ast` tree, whose verdict (some errors only the compiler raises) decides.
 """
 
 from __future__ import annotations
@@ -223,18 +218,15 @@ def cpython_error(source: str) -> tuple[ParseFailure | None, bool]:
     (`match` under Python 3.9). Python 2 and input nested too deeply are final.
     """
     global _last_tree
-    _last_tree = None  # the previous file's tree goes before this one is parsed
+    _last_tree = None  # the previous file's tree goes before this one is built
     # CPython places some errors differently in CRLF text; rows and columns do not change.
     text = source.replace("\r\n", "\n").replace("\r", "\n") if "\r" in source else source
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            try:
-                compile(text, "<mxlint>", "exec", dont_inherit=True)
-                return None, False
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                pass  # the verdict is the syntax tree's, below
-            compile(text, "<mxlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(text, "<mxlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        if isinstance(tree, ast.Module):
+            _last_tree = (source, tree)
     except SyntaxError as exc:
         if exc.lineno is None and "\0" in source:  # null bytes, reported with no position
             return _at(source, source.find("\0"), "source code cannot contain null bytes"), True
@@ -263,27 +255,16 @@ def _at(source: str, index: int, message: str) -> ParseFailure:
     return ParseFailure(len(head), len(head[-1]) + 1, message)
 
 
-#: The last source whose `ast` tree was asked for, and the tree (or why there is none): every
-#: placement in a file (each checker places its own nodes) reads one.
-_last_tree: tuple[str, ast.Module | Exception] | None = None
+#: The last source CPython parsed, and its tree: positions reuse it instead of parsing again.
+_last_tree: tuple[str, ast.Module] | None = None
 
 
 def cpython_tree(source: str) -> ast.Module:
-    """`ast.parse(source)`, parsed once for the file being checked; raises as it does."""
-    global _last_tree
+    """`ast.parse(source)`, from the check `parse_module` just made when it was this source."""
     last = _last_tree
-    if last is None or last[0] is not source:
-        _last_tree = None  # the previous file's tree goes before this one is built
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree: ast.Module | Exception = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            tree = exc.with_traceback(None)
-        last = _last_tree = (source, tree)
-    if isinstance(last[1], Exception):
-        raise last[1]
-    return last[1]
+    if last is not None and last[0] is source:
+        return last[1]
+    return ast.parse(source)
 
 
 def looks_like_python2(source: str, line: int, message: str) -> bool:
