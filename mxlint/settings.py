@@ -172,11 +172,12 @@ def _realpath(path: str) -> str:
     loop (`resolve` raises there)."""
     try:
         resolved = os.path.realpath(path)
-        os.stat(resolved)
-    except FileNotFoundError:
-        pass  # `resolve` of a path that does not exist is its real path all the same
-    except (RuntimeError, OSError) as exc:
-        if isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP:
+    except (RuntimeError, OSError):
+        return os.path.abspath(path)
+    try:
+        os.stat(resolved)  # `resolve` raises where links loop; a missing file is no matter
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
             return os.path.abspath(path)
     return resolved
 

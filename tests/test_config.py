@@ -286,3 +286,37 @@ def test_paths_with_nothing_mxlint_reads_are_said_so(tmp_path: Path, capsys) -> 
     (tmp_path / "empty" / "train.py").write_text("import mxnet as mx\n")
     assert main(["check", "--isolated", str(tmp_path / "empty")]) == 0
     assert "no files to check" not in capsys.readouterr().err
+
+
+def test_relative_paths_read_as_pathlib_resolves_them(tmp_path, monkeypatch) -> None:
+    """`Settings.relative` works on text; it must say what `Path.resolve().relative_to()`
+    says, through symlinks in and out of the root, a symlink loop and missing files."""
+    import os
+
+    from mxlint import settings as settings_module
+
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.py").write_text("x = 1\n")
+    (root / "link").symlink_to(root / "sub")
+    (root / "out").symlink_to(tmp_path)
+    (root / "loop1").symlink_to(root / "loop2")
+    (root / "loop2").symlink_to(root / "loop1")
+    monkeypatch.chdir(root)
+
+    def by_pathlib(path: str, base: Path) -> str:
+        try:
+            resolved = Path(path).resolve()
+        except (RuntimeError, OSError):
+            resolved = Path(os.path.abspath(path))
+        try:
+            return resolved.relative_to(base.resolve()).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+    paths = ["sub/a.py", "./sub//a.py", "link/a.py", "out", "loop1/x.py", "missing/x.py", "."]
+    paths += [str(root / "sub" / "a.py"), "../proj/sub/a.py", str(tmp_path)]
+    for base in (Path("."), root, Path("sub")):
+        for path in paths:
+            settings_module._relative.cache_clear()
+            assert settings_module._relative(path, base, os.getcwd()) == by_pathlib(path, base)
