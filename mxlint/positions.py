@@ -128,16 +128,15 @@ def _ranges(module: cst.Module, targets: set[cst.CSTNode]) -> dict[cst.CSTNode, 
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-#: The last source split into lines, and its lines: a file's checkers each place their nodes.
-_last_lines: tuple[str, list[str]] | None = None
 
 
-def _lines(source: str) -> list[str]:
-    global _last_lines
-    last = _last_lines
-    if last is None or last[0] is not source:
-        last = _last_lines = (source, _LINE_BREAK.split(source))
-    return last[1]
+def _lines(source: str, index: walker.TreeIndex) -> list[str]:
+    """The lines of `source`, split once per file: kept with the file's index, whose
+    checkers each place their own nodes."""
+    found = index.memo.get(("lines", 0))
+    if found is None or found[0] is not source:  # type: ignore[index]
+        found = index.memo[("lines", 0)] = (source, _LINE_BREAK.split(source))
+    return found[1]  # type: ignore[index,no-any-return]
 
 
 Block = tuple[Sequence[cst.BaseStatement], list[ast.stmt]]
@@ -162,7 +161,7 @@ def _innermost(
             return None
         pending.append((i, node))
     pending.sort(key=lambda item: item[0])
-    placer = _Placer(module, index, _lines(source))
+    placer = _Placer(module, index, _lines(source, index))
     if not placer.block(module.body, tree.body, pending) or len(placer.found) != len(targets):
         return None  # e.g. a comment in the module's header, outside every statement
     return placer.found

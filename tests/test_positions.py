@@ -115,25 +115,13 @@ def test_indexed_files_place_nodes_by_their_innermost_statement(source):
     use_index(index)
     try:
         assert positions._innermost(module, set(nodes), source, index) == whole
-    finally:
-        use_index(None)
-
-
-@pytest.mark.parametrize("source", _sources_with_fixtures())
-def test_header_nodes_asked_alone_equal_the_whole_module_pass(source):
-    """Nodes of a compound statement's header are placed from the header alone (its blocks
-    left out of what is generated) at the rows and columns the whole module gives them."""
-    module = cst.parse_module(source)
-    nodes = [n for n in iter_nodes(module) if n is not module]
-    whole = node_ranges(module, nodes)
-    index = TreeIndex(module)
-    use_index(index)
-    try:
-        compound = [n for n in nodes if isinstance(getattr(n, "body", None), cst.IndentedBlock)]
-        for stmt in compound:
-            first, body = index.index_of(stmt), index.index_of(stmt.body)
-            header = [n for n in nodes if first < index.index_of(n) < body]
-            if header:
-                assert node_ranges(module, header, source) == {n: whole[n] for n in header}
+        # A compound statement's header nodes, asked alone, are placed from the header
+        # without its blocks, at the rows and columns the whole module gives them.
+        for stmt in nodes:
+            if isinstance(getattr(stmt, "body", None), cst.IndentedBlock):
+                first, body = index.index_of(stmt), index.index_of(stmt.body)
+                header = [n for n in nodes if first < index.index_of(n) < body]
+                if header:
+                    assert node_ranges(module, header, source) == {n: whole[n] for n in header}
     finally:
         use_index(None)
