@@ -148,6 +148,15 @@ def lint_source(
         imports = imports_in_text(source, module_name, is_package)
         facts = FileFacts(module_name, path, is_package, imports=imports, skimmed=True)
         return FileResult(path, facts=facts)
+    # Parsed and checked on one thread, the parser's (see `mxlint.parsing`).
+    return on_large_stack(
+        functools.partial(_parse_and_check, path, source, settings, module_name, is_package)
+    )
+
+
+def _parse_and_check(
+    path: str, source: str, settings: Settings, module_name: str | None, is_package: bool
+) -> FileResult:
     module = parse_module(source)
     if isinstance(module, ParseFailure):
         rule = registry.all_rules()["MXL001"]
