@@ -3,13 +3,14 @@
 libcst's native parser recurses on the machine stack, and input nested deeply enough (a few
 thousand brackets, a long `and` chain) crashes the whole process instead of raising. So every
 parse runs on a thread with a large stack (address space, touched only as deep as the input goes),
-and CPython's own parser, which fails cleanly on such input, reads the text first. The engine
-checks the whole file on that thread (`engine.lint_source`), not only its parse: checking the
-tree on the thread that built it measured 5-15 % less CPU time on a single-process run of
-gluon-cv (why is not settled: the process moved between cores about ten times either way, and
-one malloc arena instead of one per thread did not close the gap). CPython's
+and CPython's own parser, which fails cleanly on such input, reads the text first. CPython's
 error is also the better report when libcst fails too: its message and 1-based position are
 exact (`Missing parentheses in call to 'print'` at the `print`).
+
+The engine checks the whole file on that thread (`engine.lint_source`), not only its parse:
+checking the tree on the thread that built it measured 5-15 % less CPU time on a single-process
+run of gluon-cv (why is not settled: the process moved between cores about ten times either
+way, and one malloc arena instead of one per thread did not close the gap).
 """
 
 from __future__ import annotations
