@@ -31,6 +31,8 @@ from typing import TypeVar
 
 import libcst as cst
 
+from mxlint import node_init
+
 T = TypeVar("T")
 
 #: Stack of the thread that parses (and re-checks a deeply nested file).
@@ -212,17 +214,11 @@ def _unvalidated() -> Iterator[None]:
     meanwhile (`on_large_stack` holds its lock); other threads that build nodes in that time
     go unvalidated too, which only matters to code that builds invalid ones.
     """
-    node = cst.CSTNode
-    validate = vars(node)["__post_init__"]
-    node.__post_init__ = _no_validation  # type: ignore[method-assign]
+    node_init.validation(False)
     try:
         yield
     finally:
-        node.__post_init__ = validate  # type: ignore[method-assign]
-
-
-def _no_validation(self: cst.CSTNode) -> None:
-    pass
+        node_init.validation(True)
 
 
 def cpython_error(source: str) -> tuple[ParseFailure | None, bool]:

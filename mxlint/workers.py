@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mxlint import node_init
 from mxlint.engine import FileResult, lint_file
 from mxlint.sources import display, module_name_for, read_regular
 
@@ -45,6 +46,7 @@ def worker_count(jobs: int, files: int) -> int:
 def _init(settings: Settings) -> None:
     global _settings
     _settings = settings
+    node_init.install()  # a worker parses many files (inherited where forked after it ran)
     # What the worker starts with (mxlint, libcst, the rules) lives as long as it does: frozen,
     # the collections that linting triggers do not walk it again and again (a forked worker
     # inherits its parent's freeze; one from the fork server or spawned does not).
@@ -228,6 +230,8 @@ def lint_many(
     `pool`: workers started earlier (`fork_pool`, with the same settings) to use instead of
     starting new ones; the caller shuts it down. `on_start` is called once the work is handed
     out (to the workers, or about to start in this process), from this thread."""
+    if len(paths) >= MIN_FILES_PER_WORKER:
+        node_init.install()  # before workers fork: they have it too
     jobs = worker_count(jobs, len(paths))
     if jobs == 1:
         on_start()

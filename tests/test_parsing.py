@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 
 import libcst as cst
 import pytest
 
+from mxlint import node_init
 from mxlint.parsing import ParseFailure, cpython_tree, parse_module
 
 VALID = """\
@@ -21,6 +23,16 @@ class Net(mx.gluon.HybridBlock):
 
 #: CPython rejects it (an `except` that lists two types needs brackets); libcst reads it.
 LENIENT = "try:\n    pass\nexcept A, b.c:\n    pass\n"
+
+
+@pytest.fixture(autouse=True, params=["libcst's constructors", "mxlint's constructors"])
+def constructors(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test here holds with libcst's node constructors and with those of
+    `mxlint.node_init` (a run that parses many files installs them)."""
+    was = bool(node_init._originals)
+    (node_init.install if "mxlint" in request.param else node_init.uninstall)()
+    yield
+    (node_init.install if was else node_init.uninstall)()
 
 
 def _validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
