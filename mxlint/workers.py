@@ -54,7 +54,10 @@ def _init(settings: Settings) -> None:
 
 
 #: Files at least this large leave the native parser's scratch memory behind (see `_trim`).
-TRIM_AFTER_BYTES = 16 * 1024
+#: After a smaller one, what glibc keeps is what the next file's parse takes again: trimming
+#: then only makes that parse fault its pages back in (at 16 KB, a two-worker run of gluon-cv
+#: took 240k page faults instead of 46k and 7 % more time, for no lower peak memory).
+TRIM_AFTER_BYTES = 64 * 1024
 _malloc_trim: Callable[[int], int] | None | bool = None
 
 
