@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,12 @@ def test_worker_processes_report_exactly_what_one_process_reports(
     monkeypatch.setattr(workers, "TRIM_AFTER_BYTES", 0)
     trimmed = run([Path("fixtures")], settings, jobs=2)
     assert trimmed.findings == serial.findings
+    # ... and that do so because they have grown, not because the file was large.
+    monkeypatch.setattr(workers, "TRIM_AFTER_BYTES", 1 << 40)
+    monkeypatch.setattr(workers, "CHECK_GROWTH_BYTES", 0)
+    monkeypatch.setattr(workers, "TRIM_GROWTH_BYTES", -1)
+    grown = run([Path("fixtures")], settings, jobs=2)
+    assert grown.findings == serial.findings
     # Every fixture counts as large: the largest go to one lane, results still in input order.
     monkeypatch.setattr(workers, "LARGE_FILE_BYTES", 1)
     laned = run([Path("fixtures")], settings, jobs=2)
@@ -242,6 +249,18 @@ def test_work_is_handed_out_before_files_without_a_cache_entry_are_hashed(
         again = lint_all(paths, settings, jobs=jobs, cache=cache)
         assert [r.findings for r in again] == [r.findings for r in results]
         assert cache.hits == len(paths)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/statm")
+def test_a_worker_knows_its_resident_size():
+    """What the growth bound between trims reads: this process's resident bytes, which grow
+    by what it touches."""
+    from mxlint.workers import _resident
+
+    before = _resident()
+    held = b"\x01" * (32 * 1024 * 1024)  # written, so resident
+    assert _resident() - before >= 30 * 1024 * 1024
+    del held
 
 
 def test_large_files_share_one_lane_within_half_a_workers_share():
