@@ -910,14 +910,25 @@ class Scope(Dataflow[Val]):
             return self._local_call(f"{self.self_class}.{method}", node, arg_vals, bound=True)
         if name is not None and not isinstance(receiver, (Tensor, Net, Params)):
             return self._qualified(node, name, arg_vals)
-        if method in knowledge.CTX_MOVING_METHODS and not isinstance(receiver, (Net, Params)):
+        # `.to(ctx)`: MXNet's arrays have no `.to`; a DGL graph's (or another library's
+        # object's) `.to(device)` moves it there. Given a context value, or a name for one.
+        moves = method in knowledge.CTX_MOVING_METHODS or (
+            method == "to"
+            and len(arg_vals) == 1
+            and node.args[0].keyword is None
+            and (
+                isinstance(arg_vals[0][1], Ctx) or type(arg_vals[0][0]) in (cst.Name, cst.Attribute)
+            )
+        )
+        if moves and not isinstance(receiver, (Net, Params)):
             receiver = Tensor("placed", None)  # whatever it was, it is where it was sent now
         if isinstance(receiver, Tensor):
-            if method in knowledge.CTX_MOVING_METHODS:
+            if moves:
                 target = arg_vals[0][1] if arg_vals else None
                 if isinstance(target, Tensor):
                     return Tensor("placed", None) if target.where == "placed" else target
-                ctx = self.ctx_value(ctx_argument(node, method))
+                where = node.args[0].value if method == "to" else ctx_argument(node, method)
+                ctx = self.ctx_value(where)
                 if ctx is None or ctx.gpu is not False:
                     return Tensor("placed", ctx)
                 return Tensor("host", ctx, f"`.{method}({ctx.src})`")
