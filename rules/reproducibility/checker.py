@@ -60,6 +60,18 @@ from mxlint.walker import iter_nodes, typed_nodes
 
 #: What `_worth_tracing` reads of a function's body.
 _NAMES_AND_CALLS = frozenset({cst.Name, cst.Call})
+#: Deep learning frameworks other than MXNet. A file that imports one and nothing of MXNet is
+#: that framework's program (a PyTorch example beside the MXNet ones of a multi-backend
+#: project): its seeds and draws are not an MXNet program's. Keras is not among them: Keras
+#: ran on MXNet too (keras-mxnet).
+OTHER_FRAMEWORKS = ("torch", "tensorflow", "jax", "paddle", "oneflow", "mindspore")
+
+
+def other_framework_program(imports: ImportMap) -> bool:
+    """The file imports another deep learning framework and nothing of MXNet."""
+    if imports.mentions_mxnet():
+        return False
+    return any(name.split(".", 1)[0] in OTHER_FRAMEWORKS for name in imports.imported())
 
 
 class ReproducibilityChecker(Checker):
@@ -112,6 +124,8 @@ class ReproducibilityChecker(Checker):
 
     def end(self) -> None:
         ctx = self.ctx
+        if other_framework_program(ctx.imports):
+            return
         module = ctx.module
         declared = ctx.is_entry or module_level_training_loop(module, ctx.code, ctx.source)
         # A test module's `__main__` block runs its tests: not a program whose results a seed

@@ -32,6 +32,8 @@ class SeedAfterRandomness(Rule):
         when it was added to a `Sequential`/`HybridSequential` that is initialised; a builder
         of another file that does this is named in the message (`in build_mlp(), called on
         line 12`).
+        A file that imports another deep learning framework (PyTorch, TensorFlow, JAX,
+        Paddle) and nothing of MXNet is that framework's program and is not checked.
     """
     why = """
         The draws made before the seed (synthetic data, a random split, a permutation) come

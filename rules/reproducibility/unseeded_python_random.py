@@ -40,6 +40,8 @@ class UnseededPythonRandom(Rule):
         shows, with its label), reaches no result and is not reported; nor is an augmenter
         whose output, converted by array functions, only figures show (with its shape
         printed).
+        A file that imports another deep learning framework (PyTorch, TensorFlow, JAX,
+        Paddle) and nothing of MXNet is that framework's program and is not checked.
     """
     why = """
         In MXNet 1.9.1, `gluon.data.vision.transforms.RandomResizedCrop` crops through

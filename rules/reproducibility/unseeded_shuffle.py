@@ -55,6 +55,8 @@ class UnseededShuffle(Rule):
         when nothing in it trains. A loader a function or the `__main__` block builds, or
         obtains from a helper of the file that returns it (`loader = get_dataloader(...)`), and
         never iterates (nothing but `len()` reads it) shuffles nothing and is not reported.
+        A file that imports another deep learning framework (PyTorch, TensorFlow, JAX,
+        Paddle) and nothing of MXNet is that framework's program and is not checked.
     """
     why = """
         MXNet seeds its own generator with a fixed default, but gluon's `RandomSampler` (what
