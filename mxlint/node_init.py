@@ -20,19 +20,22 @@ import dataclasses
 import keyword
 import sys
 import threading
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import libcst as cst
 
-#: Globals of the generated constructors: the switch, and each class's slot setters,
-#: defaults and default factories under names prefixed by the class's number.
 #: Marks a parameter left to its default factory (the generated constructors use their own).
 _FACTORY = object()
+#: Globals of the generated constructors: the switch, the marker, and each class's slot
+#: setters, defaults and default factories under names prefixed by the class's number.
 _namespace: dict[str, Any] = {"VALIDATE": True, "_FACTORY": _FACTORY}
 #: The classes given a constructor here, with the one each had.
 _originals: dict[type, Callable[..., None]] = {}
 _lock = threading.Lock()
+#: Names a generated constructor reads besides its parameters' own.
+_RESERVED = frozenset({"self", "VALIDATE", "_FACTORY"})
 _VALIDATE = vars(cst.CSTNode).get("__post_init__")
 
 
@@ -76,7 +79,8 @@ def _node_classes() -> Iterator[type]:
     seen: set[type] = set()
     todo: list[type] = [cst.CSTNode]
     while todo:
-        for sub in todo.pop().__subclasses__():
+        subclasses: list[type] = todo.pop().__subclasses__()
+        for sub in subclasses:
             if sub in seen:
                 continue
             seen.add(sub)
@@ -99,6 +103,7 @@ def _constructor(cls: type, number: int) -> Callable[..., None] | None:
         or tuple(f.name for f in params) != names  # InitVars
         or code.co_kwonlyargcount
         or not all(f.name.isidentifier() and not keyword.iskeyword(f.name) for f in params)
+        or any(f.name in _RESERVED for f in params)  # a parameter would hide a global
     ):
         return None
     prefix = f"_{number}_"
@@ -143,6 +148,6 @@ def _slot_setter(cls: type, name: str) -> Callable[[object, object], None] | Non
     for klass in cls.__mro__:
         descriptor = vars(klass).get(name)
         if descriptor is not None:
-            kind = type(descriptor).__name__
-            return descriptor.__set__ if kind == "member_descriptor" else None  # type: ignore[no-any-return]
+            is_slot = isinstance(descriptor, types.MemberDescriptorType)
+            return descriptor.__set__ if is_slot else None  # type: ignore[no-any-return]
     return None
