@@ -65,6 +65,12 @@ def install() -> int:
         return len(_originals)
 
 
+def installed() -> tuple[type, ...]:
+    """The classes that have a constructor of this module now."""
+    with _lock:
+        return tuple(_originals)
+
+
 def uninstall() -> None:
     """libcst's own constructors back."""
     with _lock:

@@ -29,7 +29,7 @@ SOURCES = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "fixtures").rgl
 @pytest.fixture
 def restore() -> Iterator[None]:
     """Each test chooses the constructors; afterwards they are as the test found them."""
-    was = bool(node_init._originals)
+    was = bool(node_init.installed())
     yield
     if was:
         node_init.install()
@@ -50,8 +50,8 @@ def _trees(validated: bool) -> list[cst.Module]:
 def test_most_node_classes_get_one_and_keep_their_signature(restore):
     node_init.uninstall()
     before = {cls: inspect.signature(cls.__init__) for cls in node_init._node_classes()}
-    assert node_init.install() == len(node_init._originals) >= 0.8 * len(before)
-    for cls in node_init._originals:
+    assert node_init.install() == len(node_init.installed()) >= 0.8 * len(before)
+    for cls in node_init.installed():
         old, new = before[cls].parameters, inspect.signature(cls.__init__).parameters
         assert list(old) == list(new), cls
         fields = dataclasses.fields(cls)

@@ -29,7 +29,7 @@ LENIENT = "try:\n    pass\nexcept A, b.c:\n    pass\n"
 def constructors(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every test here holds with libcst's node constructors and with those of
     `mxlint.node_init` (a run that parses many files installs them)."""
-    was = bool(node_init._originals)
+    was = bool(node_init.installed())
     (node_init.install if "mxlint" in request.param else node_init.uninstall)()
     yield
     (node_init.install if was else node_init.uninstall)()

@@ -1117,6 +1117,10 @@ LIBRARY_ROOTS = (
 #: Top-level packages of other autograd libraries, whose tensors have their own `backward()`
 #: and record without `mx.autograd.record()` (a script comparing PyTorch with MXNet).
 OTHER_AUTOGRAD_ROOTS = frozenset({"chainer", "paddle", "torch"})
+#: Top-level packages of deep learning frameworks other than MXNet: a file that imports one
+#: and nothing of MXNet is that framework's program (a PyTorch example beside the MXNet ones of
+#: a multi-backend project). Keras is not among them: Keras ran on MXNet too (keras-mxnet).
+OTHER_FRAMEWORK_ROOTS = frozenset({"jax", "mindspore", "oneflow", "paddle", "tensorflow", "torch"})
 
 
 def is_library(name: str) -> bool:

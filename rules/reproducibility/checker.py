@@ -60,18 +60,15 @@ from mxlint.walker import iter_nodes, typed_nodes
 
 #: What `_worth_tracing` reads of a function's body.
 _NAMES_AND_CALLS = frozenset({cst.Name, cst.Call})
-#: Deep learning frameworks other than MXNet. A file that imports one and nothing of MXNet is
-#: that framework's program (a PyTorch example beside the MXNet ones of a multi-backend
-#: project): its seeds and draws are not an MXNet program's. Keras is not among them: Keras
-#: ran on MXNet too (keras-mxnet).
-OTHER_FRAMEWORKS = ("torch", "tensorflow", "jax", "paddle", "oneflow", "mindspore")
 
 
 def other_framework_program(imports: ImportMap) -> bool:
-    """The file imports another deep learning framework and nothing of MXNet."""
+    """The file imports another deep learning framework (`knowledge.OTHER_FRAMEWORK_ROOTS`) and
+    nothing of MXNet: its seeds and draws are not an MXNet program's."""
     if imports.mentions_mxnet():
         return False
-    return any(name.split(".", 1)[0] in OTHER_FRAMEWORKS for name in imports.imported())
+    roots = knowledge.OTHER_FRAMEWORK_ROOTS
+    return any(name.split(".", 1)[0] in roots for name in imports.imported())
 
 
 class ReproducibilityChecker(Checker):
