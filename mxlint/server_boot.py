@@ -12,8 +12,8 @@ import threading
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, BinaryIO
-from urllib.parse import unquote, urlparse
-from urllib.request import url2pathname
+
+from pygls.uris import to_fs_path
 
 from mxlint.workers import default_jobs, fork_pool
 from mxlint.workspace import Workspace
@@ -87,10 +87,12 @@ def initialize_root(message: dict[str, Any] | None) -> Path | None:
     uri = folders[0].get("uri") if folders and isinstance(folders[0], dict) else None
     uri = uri or params.get("rootUri")
     if isinstance(uri, str):
-        parsed = urlparse(uri)
-        if parsed.scheme != "file":
+        # pygls' own conversion, as `server._root` takes it (urllib.request's would load http,
+        # email and ssl: a third of the boot, before the workers start).
+        fs_path = to_fs_path(uri)
+        if fs_path is None:  # not a file URI
             return None
-        path = Path(url2pathname(unquote(parsed.path)))
+        path = Path(fs_path)
     elif isinstance(params.get("rootPath"), str):
         path = Path(params["rootPath"])
     else:

@@ -19,7 +19,6 @@ from pathlib import Path
 from mxlint import registry, sources
 from mxlint.config import ConfigError, find_config, load_settings
 from mxlint.engine import FileResult, lint_file, lint_notebook, lint_source
-from mxlint.fixes import fix_text
 from mxlint.funnel import admit
 from mxlint.notebooks import NotebookError
 from mxlint.project import ProjectIndex
@@ -330,6 +329,8 @@ class Workspace:
         text = self.overlays.get(name)
         if text is None or not name.endswith((".py", ".pyi")):
             return None
+        from mxlint.fixes import fix_text  # the editor's quick fix: not needed to index
+
         found = self.findings().get(name, [])
         return fix_text(name, text, found, self.settings, unsafe, python=True)
 

@@ -56,6 +56,13 @@ def test_the_folder_is_the_one_the_server_takes(tmp_path: Path) -> None:
     assert initialize_root({"method": "initialize", "params": {"rootPath": str(tmp_path)}}) == (
         tmp_path.resolve()
     )
+    # A name with a percent sign: decoded once, as the server decodes it.
+    odd = tmp_path / "a%41 b"
+    odd.mkdir()
+    assert odd.as_uri().endswith("/a%2541%20b")
+    assert initialize_root({"method": "initialize", "params": {"rootUri": odd.as_uri()}}) == (
+        odd.resolve()
+    )
     # Not a folder on this machine, not initialize, nothing readable: no early index.
     gone = {"rootUri": (tmp_path / "missing").as_uri()}
     assert initialize_root({"method": "initialize", "params": gone}) is None
