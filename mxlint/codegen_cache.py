@@ -123,6 +123,10 @@ def dataclass_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeTyp
         yield fresh
 
 
+#: What attrs writes for a hashable class (see `attrs_code_cache`).
+_HASH_METHOD = "def __hash__(self"
+
+
 @contextmanager
 def attrs_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeType]]:
     """The same for classes `attrs` builds meanwhile (the language server's protocol library,
@@ -146,6 +150,11 @@ def attrs_code_cache(path: Path | None = None) -> Iterator[dict[str, CodeType]]:
         def cached_compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
             if type(source) is not str or type(filename) is not str or args or kwargs:
                 return compile(source, filename, mode, *args, **kwargs)
+            if _HASH_METHOD in source:
+                # attrs salts a class's `__hash__` with the hash of a string, which differs
+                # from process to process: kept, it would never be found again, and would
+                # have the whole file written again on every start.
+                return compile(source, filename, mode, flags, dont_inherit=True)
             key = f"{filename}\0{source}"
             code = known.get(key) or fresh.get(key)
             if code is None:

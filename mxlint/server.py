@@ -25,7 +25,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from mxlint import __version__, registry
-from mxlint.add_noqa import add_to_python, plan_text, write_plan
 from mxlint.notebooks import Notebook
 from mxlint.rule import Edit, Finding, Location
 from mxlint.server_boot import EarlyIndex, boot
@@ -438,6 +437,10 @@ class MxlintServer(LanguageServer):
         self, uri: str, finding: Finding, diagnostic: lsp.Diagnostic
     ) -> lsp.CodeAction | None:
         """`# noqa: CODE` where `--add-noqa` would put it for this kind of file."""
+        # Loaded when first asked for: with the fixes it imports, a tenth of the protocol
+        # library's import, which competes with the first index for the CPU.
+        from mxlint.add_noqa import add_to_python, plan_text, write_plan
+
         doc = self.workspace.text_documents.get(uri)
         if doc is None:
             return None

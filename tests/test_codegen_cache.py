@@ -170,25 +170,57 @@ def _attrs_point_class() -> type:
     return AttrsPoint
 
 
+def _attrs_record_class() -> type:
+    import attr
+
+    @attr.s(slots=True, auto_attribs=True)
+    class AttrsRecord:
+        x: int
+        y: int = 0
+
+    return AttrsRecord
+
+
 def test_attrs_classes_take_their_methods_from_the_file_the_second_time(tmp_path: Path, writable):
     """What the language server's protocol classes (`lsprotocol`, built with attrs) need: the
     methods attrs compiles come from the cache, keyed by attrs' own file name of each method,
     and the classes behave as attrs builds them."""
-    import attr
-
     path = tmp_path / "attrs.marshal"
     with codegen_cache.attrs_code_cache(path) as fresh:
-        first = _attrs_point_class()
-    assert fresh and all("AttrsPoint" in key.split("\0")[0] for key in fresh)
+        first = _attrs_record_class()
+    assert fresh and all("AttrsRecord" in key.split("\0")[0] for key in fresh)
     with codegen_cache.attrs_code_cache(path) as again:
-        second = _attrs_point_class()
+        second = _attrs_record_class()
     assert again == {}
     for cls in (first, second):
         p = cls(1)
         assert (p.x, p.y) == (1, 0) and p == cls(1, 0) and p != cls(2)
-        assert repr(p).endswith("AttrsPoint(x=1, y=0)")
-        with pytest.raises(attr.exceptions.FrozenInstanceError):
-            p.x = 3
+        assert repr(p).endswith("AttrsRecord(x=1, y=0)")
+        p.x = 3
+        assert p.x == 3
     from attr import _make
 
     assert "compile" not in vars(_make)
+
+
+def test_attrs_hash_methods_are_not_kept(tmp_path: Path, writable):
+    """A hashable attrs class's methods hold a salt that differs from process to process
+    (the hash of a string): never found again, they are compiled as attrs compiles them and
+    not kept, so that a start that found everything else does not write the file again."""
+    import attr
+
+    path = tmp_path / "attrs.marshal"
+    with codegen_cache.attrs_code_cache(path) as fresh:
+        _attrs_record_class()
+        frozen = _attrs_point_class()
+    assert fresh and not any("def __hash__" in key for key in fresh)
+    written = path.stat().st_mtime_ns
+    with codegen_cache.attrs_code_cache(path) as again:
+        _attrs_record_class()
+        frozen = _attrs_point_class()
+    assert again == {}
+    assert path.stat().st_mtime_ns == written
+    p = frozen(1)
+    assert hash(p) == hash(frozen(1, 0)) and p == frozen(1) and repr(p).endswith("(x=1, y=0)")
+    with pytest.raises(attr.exceptions.FrozenInstanceError):
+        p.x = 3
