@@ -64,6 +64,9 @@ class FileResult:
     parsed: bool = False
     #: Checkers that failed on this file (MXL002): MXL004 does not judge their codes.
     failed: tuple[str, ...] = ()
+    #: The results cache's key of the bytes that were linted, where a worker computed it
+    #: (`workers.lint_many(keyed=True)`); the cache takes it and keeps the result without it.
+    key: str | None = None
 
 
 def lint_file(path: Path, settings: Settings, data: bytes | None = None) -> FileResult:

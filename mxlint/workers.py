@@ -7,6 +7,7 @@ cost a process start each, so a run with few files to lint stays in this process
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
@@ -67,7 +68,13 @@ _malloc_trim: Callable[[int], int] | None | bool = None
 _trimmed_at = 0
 
 
-def _lint(path: Path) -> FileResult:
+#: Module names of the folders a worker has seen (`module_name_for`'s memo, for cache keys).
+_packages: dict[Path, list[str]] = {}
+
+
+def _lint(path: Path, keyed: bool = False) -> FileResult:
+    """`keyed`: with the results cache's key of the bytes linted (`FileResult.key`), hashed
+    here beside the other workers instead of read and hashed again by the parent after them."""
     global _trimmed_at
     assert _settings is not None
     try:
@@ -75,6 +82,8 @@ def _lint(path: Path) -> FileResult:
     except OSError:
         data = None  # lint_file reports why it cannot be read
     result = lint_file(path, _settings, data)
+    if keyed and data is not None:
+        result.key = _cache_key(path, data, _packages)
     size = 0 if data is None else len(data)
     if size >= TRIM_AFTER_BYTES or (
         size >= CHECK_GROWTH_BYTES and _resident() - _trimmed_at > TRIM_GROWTH_BYTES
@@ -210,8 +219,8 @@ def plan_lanes(sizes: Sequence[int], jobs: int) -> tuple[list[int], list[int]]:
     return lane, [i for i in range(len(sizes)) if i not in taken]
 
 
-def _lint_lane(paths: Sequence[Path]) -> list[FileResult]:
-    return [_lint(p) for p in paths]
+def _lint_lane(paths: Sequence[Path], keyed: bool = False) -> list[FileResult]:
+    return [_lint(p, keyed) for p in paths]
 
 
 def _sizes(paths: Sequence[Path]) -> list[int]:
@@ -247,13 +256,15 @@ def lint_many(
     on_done: OnDone = _ignore,
     pool: Executor | None = None,
     on_start: Callable[[], None] = _nothing,
+    keyed: bool = False,
 ) -> list[FileResult]:
     """`contents`: the files' bytes where already read; used in this process (workers read
     their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
     sizes where known, to plan the workers' lanes. `on_done` is told of each file done.
     `pool`: workers started earlier (`fork_pool`, with the same settings) to use instead of
     starting new ones; the caller shuts it down. `on_start` is called once the work is handed
-    out (to the workers, or about to start in this process), from this thread."""
+    out (to the workers, or about to start in this process), from this thread. `keyed`:
+    workers set `FileResult.key` (files linted in this process are left to the caller)."""
     if len(paths) >= MIN_FILES_PER_WORKER:
         node_init.install()  # before workers fork: they have it too
     jobs = worker_count(jobs, len(paths))
@@ -273,8 +284,9 @@ def lint_many(
 
     def spread(workers: Executor) -> list[FileResult]:
         # Submitted first, so one worker starts on it while the others take the rest.
-        large = workers.submit(_lint_lane, [paths[i] for i in lane])
-        others = workers.map(_lint, [paths[i] for i in rest], chunksize=chunksize)
+        large = workers.submit(_lint_lane, [paths[i] for i in lane], keyed)
+        lint = functools.partial(_lint, keyed=True) if keyed else _lint
+        others = workers.map(lint, [paths[i] for i in rest], chunksize=chunksize)
         started.append(True)
         on_start()
         for index, result in zip(rest, others):
@@ -345,8 +357,9 @@ def lint_all(
     for index, path in enumerate(paths):
         shown = display(path)
         if shown not in cache.entries:
-            # Nothing kept for it: linted whatever it holds, and hashed afterwards, so that
-            # on an empty cache the workers start at once instead of after every file is read.
+            # Nothing kept for it: linted whatever it holds and hashed as it is linted (by
+            # the worker, of the bytes it read), so that on an empty cache the workers start
+            # at once instead of after every file is read here.
             cache.misses += 1
             todo.append((index, shown, None, None))
             continue
@@ -382,10 +395,14 @@ def lint_all(
         on_done=on_done,
         pool=pool,
         on_start=on_start,
+        keyed=True,
     )
     for (index, shown, known, _), result in zip(todo, fresh):
         results[index] = result
+        linted_key, result.key = result.key, None
         if known is None:
+            known = linted_key
+        if known is None:  # linted in this process: read again
             try:
                 data = read_regular(paths[index])
             except OSError:

@@ -214,7 +214,9 @@ def test_work_is_handed_out_before_files_without_a_cache_entry_are_hashed(
     fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`on_start` is told once, when the workers have their files and before any result; a file
-    the cache holds nothing for is hashed after its lint, and is a hit next time."""
+    the cache holds nothing for is hashed after its lint (by the worker that linted it, of the
+    bytes it read, where there are workers: this process then hashes nothing), and is a hit
+    next time."""
     from mxlint import cache as cache_module
     from mxlint.workers import lint_all
 
@@ -244,11 +246,48 @@ def test_work_is_handed_out_before_files_without_a_cache_entry_are_hashed(
         )
         assert len(results) == len(paths)
         assert events.count("start") == 1
-        assert events.index("start") < events.index("done") < events.index("hash")
+        if jobs == 1:
+            assert events.index("start") < events.index("done") < events.index("hash")
+        else:
+            assert events.index("start") < events.index("done") and "hash" not in events
         assert len(cache.entries) == len(paths)
+        assert all(result.key is None for _, result in cache.entries.values())
         again = lint_all(paths, settings, jobs=jobs, cache=cache)
         assert [r.findings for r in again] == [r.findings for r in results]
         assert cache.hits == len(paths)
+
+
+def test_a_worker_keys_the_bytes_it_linted(
+    fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key a worker sends is the hash of the bytes its lint read: a file that changes
+    after it was linted is not kept under its new bytes with the old findings."""
+    from mxlint import workers
+
+    path = tmp_path / "pkg" / "train.py"
+    path.parent.mkdir()
+    (path.parent / "__init__.py").write_text("")
+    path.write_bytes((fixtures_dir / "hybridization" / "bad" / "branch_sum.py").read_bytes())
+    linted = path.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(workers, "_settings", Settings(select=("ALL",), root=tmp_path))
+    monkeypatch.setattr(workers, "_packages", {})
+    read = workers.read_regular
+
+    def read_then_edit(p: Path) -> bytes:
+        data = read(p)
+        p.write_bytes(data + b"\nx = 1\n")  # edited while it is linted
+        return data
+
+    monkeypatch.setattr(workers, "read_regular", read_then_edit)
+    result = workers._lint(path, keyed=True)
+    assert [f.code for f, _ in result.conditional] == ["MXL107"]
+    assert (
+        result.key
+        == workers._cache_key(path, linted, {})
+        != workers._cache_key(path, path.read_bytes(), {})
+    )
+    assert workers._lint(path).key is None
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/statm")
