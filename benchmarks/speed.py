@@ -18,7 +18,8 @@ project tracks:
 - cold `mxlint check -j1` / a bare single-process `libcst.parse_module` loop (engine overhead)
 - warm `mxlint check` (nothing changed) / cold `mxlint check`
 - `mxlint check FILE` / `flake8 FILE` on one file, whole processes (the largest and a
-  median-size file among those with a sign of MXNet: mxlint does not parse the others), and
+  median-size file among those mxlint parses: with a sign of MXNet, not another framework's
+  program), and
   what starting alone takes: `import libcst`, and `mxlint --version`, which loads libcst and the
   rules the way every run does (with generated dataclass code cached, see
   `mxlint/codegen_cache.py`: the untimed warm-up fills that cache as it fills bytecode caches)
@@ -42,7 +43,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mxlint.engine import MXNET_HINT
+from mxlint.engine import needs_parse
+from mxlint.sources import decode_source
 
 PARSE_LOOP = r"""
 import io, sys, tokenize
@@ -69,6 +71,13 @@ sys.exit(main())
 
 #: The children's environment (see the module docstring); the scratch directory is set in main.
 CHILD_ENV: dict[str, str] = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def parsed_by_mxlint(content: bytes) -> bool:
+    try:
+        return needs_parse(decode_source(content))
+    except (UnicodeDecodeError, SyntaxError, LookupError):
+        return False
 
 
 @dataclass
@@ -286,14 +295,15 @@ def main() -> int:
             parser.error("no .py files in the corpus")
         listing = work / "files.txt"
         listing.write_text("".join(f"{p}\n" for p in files), encoding="utf-8")
-        # The one-file runs take MXNet files: mxlint does not parse a file with no sign of MXNet
-        # (a generated protocol buffer module is often a repository's largest file).
+        # The one-file runs take files mxlint parses: not one with no sign of MXNet (a
+        # generated protocol buffer module is often a repository's largest file), nor another
+        # framework's program (`engine.needs_parse`).
         lines, sizes, mxnet_sizes = 0, {}, {}
         for p in files:
             content = p.read_bytes()
             lines += content.count(b"\n")
             sizes[p] = len(content)
-            if MXNET_HINT.search(content):
+            if parsed_by_mxlint(content):
                 mxnet_sizes[p] = len(content)
         chosen = mxnet_sizes or sizes
         by_size = sorted(chosen, key=chosen.__getitem__)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from mxlint import context, registry, sources, suppressions
+from mxlint import context, knowledge, registry, sources, suppressions
 from mxlint.checker import Checker, FileContext, FileFacts, FixSpec
 from mxlint.funnel import admit
-from mxlint.names import imports_in_text
+from mxlint.names import import_map_in_text, imports_in_text
 from mxlint.parsing import (
     DEEP_RECURSION_LIMIT,
     ParseFailure,
@@ -44,6 +44,28 @@ MXNET_HINT = re.compile(
     rb"\b(?:mxnet|gluon|mx|mxn|hybrid_forward|HybridBlock|asnumpy|asscalar|autograd|nd|npx"
     rb"|numpy|np|random)\b|\bF[ \t]*[.,)]"
 )
+#: An import statement of another deep learning framework: the cheap test before the file's
+#: imports are read (see `needs_parse`).
+_OTHER_FRAMEWORK_IMPORT = re.compile(
+    rb"^[ \t]*(?:import|from)[ \t]+(?:"
+    + b"|".join(re.escape(r.encode()) for r in sorted(knowledge.OTHER_FRAMEWORK_ROOTS))
+    + rb")\b",
+    re.M,
+)
+
+
+def needs_parse(source: str) -> bool:
+    """Whether a run parses and checks `source` (else it only reads its imports): it mentions
+    MXNet (`MXNET_HINT`), and is not another framework's program (a file that imports PyTorch,
+    TensorFlow, JAX... and nothing of MXNet: a multi-backend project's other examples and tests;
+    the rules are MXNet's, and what they would say of that code is false). A helper such a file
+    defines is still read when an MXNet file of the run calls it (`ProjectIndex.skimmed_file`)."""
+    data = source.encode("utf-8", "surrogatepass")
+    if not MXNET_HINT.search(data):
+        return False
+    if not _OTHER_FRAMEWORK_IMPORT.search(data):
+        return True
+    return not import_map_in_text(source, "", False).other_framework()
 
 
 @dataclass
@@ -145,7 +167,7 @@ def lint_source(
     force: bool = False,
 ) -> FileResult:
     """Lint Python `source` as file `path`. Never raises for bad input or a failing rule."""
-    if not force and not MXNET_HINT.search(source.encode("utf-8", "surrogatepass")):
+    if not force and not needs_parse(source):
         if module_name is None:
             module_name, is_package = sources.module_name_for(Path(path))
         imports = imports_in_text(source, module_name, is_package)

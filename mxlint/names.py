@@ -212,6 +212,14 @@ class ImportMap:
     def mentions_mxnet(self) -> bool:
         return any(knowledge.is_mxnet(full) for full in self.aliases.values())
 
+    def other_framework(self) -> bool:
+        """The file imports another deep learning framework (`knowledge.OTHER_FRAMEWORK_ROOTS`)
+        and nothing of MXNet: that framework's program, not an MXNet one."""
+        if self.mentions_mxnet():
+            return False
+        roots = knowledge.OTHER_FRAMEWORK_ROOTS
+        return any(name.split(".", 1)[0] in roots for name in self.imported())
+
 
 _TOKEN_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
@@ -242,6 +250,11 @@ def imports_in_text(source: str, module: str, is_package: bool) -> tuple[str, ..
     `import *` included), read from its import statements alone: for a file that is not
     parsed (it names nothing of MXNet) but whose imports still tell which modules the project
     uses (a package `__init__` that re-exports a loader module)."""
+    return import_map_in_text(source, module, is_package).imported()
+
+
+def import_map_in_text(source: str, module: str, is_package: bool) -> ImportMap:
+    """The `ImportMap` of a file's import statements, read without parsing the file."""
     imports = ImportMap(module, is_package)
     for match in _IMPORT_LINE.finditer(source):
         start = match.start()
@@ -269,4 +282,4 @@ def imports_in_text(source: str, module: str, is_package: bool) -> tuple[str, ..
             elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     imports.bind_from(node.level, node.module or "", alias.name, alias.asname)
-    return imports.imported()
+    return imports

@@ -261,3 +261,42 @@ def test_files_with_no_sign_of_mxnet_are_not_parsed(source, parsed):
 
     result = lint_source("helpers.py", source, Settings())
     assert [f.code for f in result.findings] == (["MXL001"] if parsed else [])
+
+
+@pytest.mark.parametrize(
+    ("source", "parsed"),
+    [
+        # Another framework's program: numpy and random in a PyTorch or TensorFlow file.
+        ("import numpy as np\nimport torch\nx = (\n", False),
+        ("import random\nfrom torch import nn\nx = (\n", False),
+        ("import numpy as np\nimport tensorflow as tf\nx = (\n", False),
+        ("import numpy as np\ndef main():\n    import jax.numpy as jnp\nx = (\n", False),
+        # ... unless it imports MXNet too (a conversion script, a comparison).
+        ("import torch\nimport mxnet as mx\nx = (\n", True),
+        ("import torch\nfrom mxnet import nd\nx = (\n", True),
+        (
+            "import torch\ntry:\n    from mxnet.gluon import nn\nexcept ImportError:\n    nn = None\nx = (\n",
+            True,
+        ),
+        # gluon-cv's PyTorch half.
+        ("import torch\nfrom gluoncv.torch.model_zoo import get_model\nx = (\n", False),
+        # A package named like a framework's prefix is not that framework.
+        ("import numpy as np\nimport torchvision\nx = (\n", True),
+        # A framework named in prose only.
+        ('"""Ported from torch."""\nimport numpy as np\nx = (\n', True),
+    ],
+)
+def test_other_frameworks_programs_are_not_parsed(source, parsed):
+    """A file that imports PyTorch, TensorFlow or JAX and nothing of MXNet is read for its
+    imports only, as a file with no sign of MXNet is (`engine.needs_parse`)."""
+    from mxlint.config import Settings
+    from mxlint.engine import lint_source, needs_parse
+
+    assert needs_parse(source) is parsed
+    result = lint_source("helpers.py", source, Settings())
+    assert [f.code for f in result.findings] == (["MXL001"] if parsed else [])
+    if not parsed:
+        assert result.facts is not None and result.facts.skimmed
+        assert any(
+            name.split(".")[0] in ("torch", "tensorflow", "jax") for name in result.facts.imports
+        )

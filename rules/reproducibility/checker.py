@@ -62,15 +62,6 @@ from mxlint.walker import iter_nodes, typed_nodes
 _NAMES_AND_CALLS = frozenset({cst.Name, cst.Call})
 
 
-def other_framework_program(imports: ImportMap) -> bool:
-    """The file imports another deep learning framework (`knowledge.OTHER_FRAMEWORK_ROOTS`) and
-    nothing of MXNet: its seeds and draws are not an MXNet program's."""
-    if imports.mentions_mxnet():
-        return False
-    roots = knowledge.OTHER_FRAMEWORK_ROOTS
-    return any(name.split(".", 1)[0] in roots for name in imports.imported())
-
-
 class ReproducibilityChecker(Checker):
     """Collects seeds and draws per file; decides per entry script in `finalize`."""
 
@@ -121,7 +112,7 @@ class ReproducibilityChecker(Checker):
 
     def end(self) -> None:
         ctx = self.ctx
-        if other_framework_program(ctx.imports):
+        if ctx.imports.other_framework():  # also where the engine is made to parse (`force`)
             return
         module = ctx.module
         declared = ctx.is_entry or module_level_training_loop(module, ctx.code, ctx.source)
