@@ -4,9 +4,10 @@
     python benchmarks/speed.py --generate 400        # a synthetic MXNet-style corpus
 
 Every tool runs as a whole process (start-up and imports included, as users run them), on the
-same list of `.py` files, in `--repeat` rounds that each run every command once; the best wall
-time of each is shown, and each time ratio is the median over rounds of the ratio within a
-round. Every tool runs from compiled bytecode, as it does once installed (pip compiles it; the
+same list of `.py` files, in `--repeat` rounds that each run every command once (a short one,
+on one file or starting alone, `--short-repeat` times side by side with the command it is
+compared to, the round taking the median of its runs); the best wall time of each is shown, and
+each time ratio is the median over rounds of the ratio within a round. Every tool runs from compiled bytecode, as it does once installed (pip compiles it; the
 children run with `PYTHONPYCACHEPREFIX` in a scratch directory, even where the environment sets
 `PYTHONDONTWRITEBYTECODE`), after one untimed warm-up run. Peak memory is sampled from /proc
 over a process and its workers: the sum of resident memory (RSS, which counts pages forked
@@ -68,6 +69,9 @@ from flake8.main.cli import main
 sys.exit(main())
 """
 
+
+#: Short commands, each run side by side with the one it is compared to (see `--short-repeat`).
+SHORT_PAIRS = (("one", "flake8one"), ("typical", "flake8typical"), ("import", "startup"))
 
 #: The children's environment (see the module docstring); the scratch directory is set in main.
 CHILD_ENV: dict[str, str] = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -279,6 +283,12 @@ def main() -> int:
         else (os.cpu_count() or 1),
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--short-repeat",
+        type=int,
+        default=9,
+        help="runs of each short command (one file, start-up) per round, side by side",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
@@ -415,19 +425,36 @@ def main() -> int:
         m: dict[str, Measure] = {}
         #: Wall times per round, for ratios of runs made side by side.
         rounds: dict[str, list[float]] = {key: [] for key, _, _, _ in plan}
+        # A short command (a tenth of a second) varies by a tenth from run to run: within a
+        # round it runs --short-repeat times, alternating with the command it is compared to,
+        # and the round keeps the median of its runs.
+        short = {key for pair in SHORT_PAIRS for key in pair}
+        steps: list[list[str]] = []
+        for key, _, _, _ in plan:
+            if key not in short:
+                steps.append([key])
+            elif not any(key in step for step in steps):
+                steps.append(next(list(pair) for pair in SHORT_PAIRS if key in pair))
+        commands = {key: (label, cmd, before) for key, label, cmd, before in plan}
         for _ in range(args.repeat):
-            for key, label, cmd, before in plan:
-                if before is not None:
-                    before()
-                got = run(label, cmd, work)
-                rounds[key].append(got.seconds)
-                kept = m.get(key)
-                if kept is not None:  # the fastest run, with the largest peaks of any
-                    got.peak_mb = max(got.peak_mb, kept.peak_mb)
-                    got.peak_pss_mb = max(got.peak_pss_mb, kept.peak_pss_mb)
-                    if kept.seconds <= got.seconds:
-                        got.name, got.seconds, got.rc = kept.name, kept.seconds, kept.rc
-                m[key] = got
+            for step in steps:
+                times: dict[str, list[float]] = {key: [] for key in step}
+                for _ in range(max(1, args.short_repeat) if len(step) > 1 else 1):
+                    for key in step:
+                        label, cmd, before = commands[key]
+                        if before is not None:
+                            before()
+                        got = run(label, cmd, work)
+                        times[key].append(got.seconds)
+                        kept = m.get(key)
+                        if kept is not None:  # the fastest run, with the largest peaks of any
+                            got.peak_mb = max(got.peak_mb, kept.peak_mb)
+                            got.peak_pss_mb = max(got.peak_pss_mb, kept.peak_pss_mb)
+                            if kept.seconds <= got.seconds:
+                                got.name, got.seconds, got.rc = kept.name, kept.seconds, kept.rc
+                        m[key] = got
+                for key, seconds in times.items():
+                    rounds[key].append(statistics.median(seconds))
 
         shown = ["parse", "flake8", "cold", "cold1"]  # the table's order, not the run's
         m = {k: m[k] for k in [*shown, *(k for k in m if k not in shown)]}

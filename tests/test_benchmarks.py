@@ -23,6 +23,8 @@ def test_speed_benchmark_runs_every_tool_and_prints_the_ratios(tmp_path: Path):
             "12",
             "--repeat",
             "1",
+            "--short-repeat",
+            "2",
             "--json",
             str(out),
         ],
@@ -53,3 +55,5 @@ def test_speed_benchmark_runs_every_tool_and_prints_the_ratios(tmp_path: Path):
     # Every tool ran to completion (the linters run with --exit-zero).
     assert all(run["rc"] == 0 for run in runs.values()), runs
     assert all(run["seconds"] > 0 for run in runs.values())
+    # One time per round for every command, the short ones' the median of their runs.
+    assert {key: len(times) for key, times in figures["rounds"].items()} == dict.fromkeys(runs, 1)
