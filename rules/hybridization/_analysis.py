@@ -10,6 +10,7 @@ judged with the taint of their arguments, in this file or, through `finalize`, a
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -790,7 +791,10 @@ class HybridHooks(Hooks):
             )
 
     def guard(self, test: cst.BaseExpression) -> str | None:
-        return imperative_guard(test, self.f_name, self.ctx)
+        verdict = imperative_guard(test, self.f_name, self.ctx)
+        if verdict is None and self.cls is not None:
+            verdict = flag_guard(test, self.analysis.imperative_flags(self.cls))
+        return verdict
 
     # -- block state and outputs (MXL113, MXL114) ------------------------------------------------
 
@@ -944,6 +948,24 @@ def imperative_guard(test: cst.BaseExpression, f_name: str | None, ctx: FileCont
     return verdict
 
 
+#: A block attribute that says whether the block can be hybridized (imgclsmob's
+#: `hybridizable=True` selects between a graph path and an imperative-only one).
+HYBRIDIZABLE_FLAG = re.compile(r"(?:is_)?hybridi[sz]able")
+
+
+def flag_guard(test: cst.BaseExpression, flags: frozenset[str]) -> str | None:
+    """ "orelse" for `if self.hybridizable:` (and an attribute the constructor asserts the
+    block needs to be hybridizable, `flags`), "body" for `if not self.hybridizable:`: the
+    branch the flag being off selects runs only in a block built not to be hybridized."""
+    negate = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
+    if negate:
+        test = test.expression  # type: ignore[attr-defined]
+    attr = block_attribute(test, direct=True)
+    if attr is None or attr not in flags:
+        return None
+    return "body" if negate else "orelse"
+
+
 def _tensor_keys(args: list[tuple[cst.Arg, Kind]]) -> tuple[str, ...]:
     keys: list[str] = []
     position = 0
@@ -984,6 +1006,7 @@ class FileAnalysis:
         self.methods: dict[str, dict[str, cst.FunctionDef]] = {}
         self.bases: dict[str, list[str]] = {}
         self._step_state: dict[str, frozenset[str]] = {}
+        self._flags: dict[str, frozenset[str]] = {}
         for stmt in ctx.module.body:
             if type(stmt) is cst.FunctionDef:
                 self.functions[stmt.name.value] = stmt
@@ -1028,6 +1051,67 @@ class FileAnalysis:
                     if attr is not None:
                         attrs.add(attr)
         return frozenset(attrs)
+
+    def imperative_flags(self, cls: str) -> frozenset[str]:
+        """The block's attributes that must be true for it to be hybridizable: one named so
+        (`HYBRIDIZABLE_FLAG`), and one its constructor asserts is set whenever that flag is
+        (`assert use_batch_box_nms or not hybridizable`). A branch where one is false is the
+        imperative path of a block built not to be hybridized, like `if F is nd:`."""
+        found = self._flags.get(cls)
+        if found is None:
+            found = self._flags[cls] = self._read_flags(cls)
+        return found
+
+    def _read_flags(self, cls: str) -> frozenset[str]:
+        init = next(
+            (
+                self.methods[c]["__init__"]
+                for c in self._class_chain(cls)
+                if "__init__" in self.methods[c]
+            ),
+            None,
+        )
+        if init is None:
+            return frozenset()
+        # Attributes set from the constructor's parameters, and the flag's own names.
+        stored: dict[str, set[str]] = {}
+        flags: set[str] = set()
+        for node in iter_nodes(init.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) is cst.Assign and type(node.value) is cst.Name:
+                for target in node.targets:
+                    attr = block_attribute(target.target, direct=True)
+                    if attr is not None:
+                        stored.setdefault(node.value.value, set()).add(attr)
+        for attrs in stored.values():
+            flags.update(a for a in attrs if HYBRIDIZABLE_FLAG.fullmatch(a))
+        if not flags:
+            return frozenset()
+        switches = {p for p, attrs in stored.items() if attrs & flags} | flags
+
+        def flag_off(node: cst.BaseExpression) -> bool:
+            if type(node) is not cst.UnaryOperation or type(node.operator) is not cst.Not:
+                return False
+            inner = node.expression
+            name = inner.value if type(inner) is cst.Name else block_attribute(inner, direct=True)
+            return name in switches
+
+        for node in iter_nodes(init.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) is not cst.Assert:
+                continue
+            test = node.test
+            while type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
+                sides = (test.left, test.right)
+                needed = next((a for a, b in (sides, sides[::-1]) if flag_off(b)), None)
+                if needed is None:
+                    break
+                if type(needed) is cst.Name:
+                    flags.update(stored.get(needed.value, ()))
+                else:
+                    attr = block_attribute(needed, direct=True)
+                    if attr is not None:
+                        flags.add(attr)
+                break
+        return frozenset(flags)
 
     def _class_chain(self, cls: str) -> list[str]:
         """`cls` and its same-file base classes, nearest first."""
