@@ -781,6 +781,10 @@ class Scope(Dataflow[Val]):
         if name in knowledge.SPLIT_DATA:
             return Each(Tensor("host", None, "`split_data(...)` (which does not move data)"))
         if _data_source(name):
+            if self._collates_onto_device(node):
+                # Batches of unknown placement (not None: a loop over an unknown value named
+                # like a loader takes it for one).
+                return Each(None)
             return Loader()
         if name.startswith(knowledge.LOSS_NAMESPACE):
             return Loss()
@@ -997,6 +1001,23 @@ class Scope(Dataflow[Val]):
         # Each call builds its own networks.
         return copy.deepcopy(value) if isinstance(value, (Net, Seq)) else value
 
+    def _collates_onto_device(self, node: cst.Call) -> bool:
+        """A loader whose `batchify_fn` is given a context (`batchify_fn=batcher(ctx)`, as
+        DGL's examples build theirs) or is a function of this module that moves arrays
+        (`as_in_context`, `copyto`, `split_and_load`): its batches are not host batches."""
+        for arg in node.args:
+            if arg.keyword is None or arg.keyword.value not in _COLLATE_KEYWORDS:
+                continue
+            fn = arg.value
+            if type(fn) is cst.Call:
+                if any(isinstance(self.ev(a.value), Ctx) for a in fn.args):
+                    return True
+                fn = fn.func
+            local = self.local_functions.get(dotted_name(fn) or "")
+            if local is not None and _MOVES_ARRAYS.search(self.code(local)):
+                return True
+        return False
+
     def _returned_for(
         self,
         name: str,
@@ -1104,6 +1125,9 @@ class Scope(Dataflow[Val]):
 
 #: Functions that change the process's default context (MXNet's test utilities).
 _SETS_DEFAULT_CONTEXT = frozenset({"mxnet.test_utils.set_default_context"})
+#: A data loader's collate function (gluon's `batchify_fn`; `collate_fn` in ports of PyTorch's).
+_COLLATE_KEYWORDS = frozenset({"batchify_fn", "collate_fn"})
+_MOVES_ARRAYS = re.compile(r"\.(?:as_in_context|copyto|to)\(|\bsplit_and_load\(")
 
 
 def _network_name(func: cst.BaseExpression) -> bool:
