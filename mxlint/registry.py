@@ -4,7 +4,7 @@ family, one file per rule), loaded once."""
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 from functools import lru_cache
 
 from mxlint.checker import Checker, TextChecker
@@ -54,16 +54,39 @@ def _rule_modules(path: list[str], prefix: str) -> list[str]:
     in name order. Names starting with `_` hold a family's shared analysis: rule modules import
     what they use of it, and the registry does not (some of it loads only when needed)."""
     names: list[str] = []
-    for info in sorted(pkgutil.iter_modules(path), key=lambda i: i.name):
-        if info.name.startswith("_"):
+    for module, is_package in _listing(path):
+        if module.startswith("_"):
             continue
-        name = f"{prefix}.{info.name}"
-        if info.ispkg:
+        name = f"{prefix}.{module}"
+        if is_package:
             package = importlib.import_module(name)
             names.extend(_rule_modules(list(package.__path__), name))
         else:
             names.append(name)
     return names
+
+
+def _listing(path: list[str]) -> list[tuple[str, bool]]:
+    """The modules (`x.py`) and packages (`x/__init__.py`) in the folders `path`, by name: what
+    `pkgutil.iter_modules` lists of source folders, in a tenth of its time (every run lists
+    the rules)."""
+    found: dict[str, bool] = {}
+    for folder in path:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".py") and name != "__init__.py" and entry.is_file():
+                found.setdefault(name[:-3], False)
+            elif (
+                "." not in name
+                and entry.is_dir()
+                and os.path.isfile(os.path.join(entry.path, "__init__.py"))
+            ):
+                found.setdefault(name, True)
+    return sorted((n, p) for n, p in found.items() if n.isidentifier())
 
 
 def rule_module_names() -> list[str]:

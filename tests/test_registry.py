@@ -78,3 +78,33 @@ def test_rule_examples_are_written_inside_the_class():
             if isinstance(t, ast.Name)
         }
         assert {"code", "message", "what", "why"} <= assigned, (code, sorted(assigned))
+
+
+def test_the_rules_are_listed_as_pkgutil_lists_them(tmp_path):
+    """`registry._listing` reads the folders itself (a tenth of `pkgutil.iter_modules`' time):
+    the same modules and packages, in name order, for every folder of the rules."""
+    import importlib
+    import pkgutil
+
+    import mxlint.rules as rules_package
+    from mxlint import registry
+
+    def listed(path: list[str]) -> list[tuple[str, bool]]:
+        return sorted((i.name, i.ispkg) for i in pkgutil.iter_modules(path))
+
+    folders = [list(rules_package.__path__)]
+    for name, is_package in registry._listing(folders[0]):
+        if is_package:
+            folders.append(list(importlib.import_module(f"mxlint.rules.{name}").__path__))
+    assert len(folders) > 5
+    for path in folders:
+        assert registry._listing(path) == listed(path)
+    # Not modules: data files, a folder with no __init__.py, caches, names Python cannot import.
+    (tmp_path / "rule_a.py").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    (tmp_path / "fam").mkdir()
+    (tmp_path / "fam" / "__init__.py").write_text("")
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "bad-name.py").write_text("")
+    assert registry._listing([str(tmp_path)]) == [("fam", True), ("rule_a", False)]
