@@ -1073,17 +1073,20 @@ class FileAnalysis:
         )
         if init is None:
             return frozenset()
-        # Attributes set from the constructor's parameters, and the flag's own names.
+        # The switch's own attributes, and the attributes set from the constructor's names.
         stored: dict[str, set[str]] = {}
         flags: set[str] = set()
         for node in iter_nodes(init.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            if type(node) is cst.Assign and type(node.value) is cst.Name:
-                for target in node.targets:
-                    attr = block_attribute(target.target, direct=True)
-                    if attr is not None:
-                        stored.setdefault(node.value.value, set()).add(attr)
-        for attrs in stored.values():
-            flags.update(a for a in attrs if HYBRIDIZABLE_FLAG.fullmatch(a))
+            if type(node) is not cst.Assign:
+                continue
+            for target in node.targets:
+                attr = block_attribute(target.target, direct=True)
+                if attr is None:
+                    continue
+                if HYBRIDIZABLE_FLAG.fullmatch(attr):
+                    flags.add(attr)
+                if type(node.value) is cst.Name:
+                    stored.setdefault(node.value.value, set()).add(attr)
         if not flags:
             return frozenset()
         switches = {p for p, attrs in stored.items() if attrs & flags} | flags
@@ -1095,22 +1098,17 @@ class FileAnalysis:
             name = inner.value if type(inner) is cst.Name else block_attribute(inner, direct=True)
             return name in switches
 
+        # `assert needed or not hybridizable`: `needed` is on whenever the switch is.
         for node in iter_nodes(init.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            if type(node) is not cst.Assert:
+            test = node.test if type(node) is cst.Assert else None
+            if type(test) is not cst.BooleanOperation or type(test.operator) is not cst.Or:
                 continue
-            test = node.test
-            while type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
-                sides = (test.left, test.right)
-                needed = next((a for a, b in (sides, sides[::-1]) if flag_off(b)), None)
-                if needed is None:
-                    break
-                if type(needed) is cst.Name:
-                    flags.update(stored.get(needed.value, ()))
-                else:
-                    attr = block_attribute(needed, direct=True)
-                    if attr is not None:
-                        flags.add(attr)
-                break
+            sides = (test.left, test.right)
+            needed = next((a for a, b in (sides, sides[::-1]) if flag_off(b)), None)
+            if type(needed) is cst.Name:
+                flags.update(stored.get(needed.value, ()))
+            elif needed is not None and (attr := block_attribute(needed, direct=True)):
+                flags.add(attr)
         return frozenset(flags)
 
     def _class_chain(self, cls: str) -> list[str]:
