@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+import pytest
 from expectations import actual, expected
 
 from mxlint.api import check_source
@@ -395,3 +397,24 @@ def test_a_draw_under_a_kept_constructor_parameter_the_script_leaves_unset():
     )
     findings = check_source(entry, "train.py", SETTINGS, [("crops", CROPPING)])
     assert [(f.code, f.location.row) for f in findings] == [("MXL302", 8)]
+
+
+@pytest.mark.parametrize(
+    ("source", "trains"),
+    [
+        ("for x, y in data:\n    with autograd.record():\n        loss = net(x)\n", True),
+        ("with mx.autograd.record():\n    loss = net(x)\n", True),
+        ("for x in data:\n    loss(x).backward()\n", True),
+        ("while True:\n    mod.fit(train_iter, num_epoch=1)\n", True),
+        # The words alone, in a comment or a string, or a call of the loop's own name.
+        ("for x in data:\n    print(x)  # then loss.backward()\n", False),
+        ("for x in data:\n    print('autograd.record() next')\n", False),
+        ("for x in data:\n    backward(x)\n", False),
+        # Not at module level: a function's loop is judged where the function runs.
+        ("def train():\n    for x in data:\n        loss(x).backward()\n", False),
+    ],
+)
+def test_a_module_level_training_loop_is_read_from_its_calls(source, trains):
+    from mxlint.rules.reproducibility._analysis import module_level_training_loop
+
+    assert module_level_training_loop(cst.parse_module(source), source) is trains

@@ -198,8 +198,13 @@ def check_evaluation(
     checker: RecordChecker, rec: _Record, call: cst.Call, stmt: cst.CSTNode
 ) -> None:
     func = call.func
-    code = rec.ctx.code(call).strip()
-    short = code if len(code) <= 60 else code[:57] + "..."
+
+    def quoted() -> str:
+        """The call as the message quotes it: generated only for a finding (a recording block
+        holds tens of calls that are not one)."""
+        code = rec.ctx.code(call).strip()
+        return code if len(code) <= 60 else code[:57] + "..."
+
     if (
         type(func) is cst.Attribute
         and func.attr.value == "update"
@@ -212,7 +217,7 @@ def check_evaluation(
         checker._report(
             call,
             EvaluationInRecord,
-            what=f"`{short}` updates an evaluation metric",
+            what=f"`{quoted()}` updates an evaluation metric",
             why="it reads the outputs back (a sync) and any operator it runs is "
             "recorded into a graph that is never backpropagated",
             advice="move it after the `with` block, next to `trainer.step()`",
@@ -224,7 +229,7 @@ def check_evaluation(
             checker._report(
                 call,
                 EvaluationInRecord,
-                what=f"`{short}` updates the evaluation metric `{updated}` (the helper calls "
+                what=f"`{quoted()}` updates the evaluation metric `{updated}` (the helper calls "
                 f"`{updated}.update(...)`)",
                 why="it reads the outputs back (a sync) and any operator it runs is "
                 "recorded into a graph that is never backpropagated",
@@ -236,7 +241,7 @@ def check_evaluation(
             checker._report(
                 call,
                 EvaluationInRecord,
-                what=f"`{short}` reads a recorded value back for logging",
+                what=f"`{quoted()}` reads a recorded value back for logging",
                 why="it blocks until the forward pass has run, before "
                 "`backward()` is even queued, and records the reductions "
                 "it logs",
@@ -260,9 +265,9 @@ def check_evaluation(
         return  # the helper pauses recording around its forward passes
     checker._evaluated.add(stmt)
     what = (
-        f"`{short}` runs the network on validation data"
+        f"`{quoted()}` runs the network on validation data"
         if validation
-        else f"`{short}` runs the network in an evaluation function"
+        else f"`{quoted()}` runs the network in an evaluation function"
     )
     checker._report(
         call,

@@ -1020,17 +1020,34 @@ def trains_in_code(module: cst.Module, relative_path: str) -> bool:
 _LOOP_TRAINS = (".backward(", "autograd.record", ".fit(")
 
 
-def module_level_training_loop(module: cst.Module, code: Any, source: str) -> bool:
-    """A script whose training loop runs at module level (no `__main__` guard). A statement's
-    code is a part of `source`: a file that mentions none of the signs has no such loop."""
+def module_level_training_loop(module: cst.Module, source: str) -> bool:
+    """A script whose training loop runs at module level (no `__main__` guard): a loop or
+    `with` block at the top that calls `.backward()`, `.fit()` or `autograd.record()`. A file
+    whose text shows none of them has no such loop."""
     if not any(sign in source for sign in _LOOP_TRAINS):
         return False
-    for stmt in module.body:
-        if type(stmt) in (cst.For, cst.While, cst.With):
-            text = code(stmt)
-            if any(sign in text for sign in _LOOP_TRAINS):
-                return True
+    return any(
+        type(stmt) in (cst.For, cst.While, cst.With) and _calls_training(stmt)
+        for stmt in module.body
+    )
+
+
+def _calls_training(stmt: cst.CSTNode) -> bool:
+    """Read from the statement's calls, not from its generated code (a training loop's code
+    is most of a script)."""
+    for call in typed_nodes(stmt, _CALL):
+        func = call.func  # type: ignore[attr-defined]
+        if type(func) is not cst.Attribute:
+            continue
+        attr = func.attr.value
+        if attr in ("backward", "fit"):
+            return True
+        if attr == "record" and (dotted_name(func.value) or "").rsplit(".", 1)[-1] == "autograd":
+            return True
     return False
+
+
+_CALL = frozenset({cst.Call})
 
 
 def _evolve(item: Item, **changes: Any) -> Item:

@@ -115,7 +115,7 @@ class ReproducibilityChecker(Checker):
         if ctx.imports.other_framework():  # also where the engine is made to parse (`force`)
             return
         module = ctx.module
-        declared = ctx.is_entry or module_level_training_loop(module, ctx.code, ctx.source)
+        declared = ctx.is_entry or module_level_training_loop(module, ctx.source)
         # A test module's `__main__` block runs its tests: not a program whose results a seed
         # would make repeatable; nor is one that calls its own test functions when nothing in
         # it trains (a loader's smoke test printing batch shapes).
