@@ -350,17 +350,23 @@ class TreeIndex:
         last = end[i]
         if not stop:
             return order[i:last]
-        stops = _stop_table(stop)
-        out = [order[i]]
-        j = i + 1
-        while j < last:
-            node = order[j]
-            out.append(node)
-            typ = type(node)
-            halt = stops.get(typ)
-            if halt is None:
-                halt = _halts(stops, typ, stop)
-            j = end[j] if halt else j + 1
+        # The nodes of `stop` types below `order[i]` are kept and their subtrees left out: the
+        # rest is runs of `order` between them, copied as slices (rules walk every statement of
+        # a body this way; a node-by-node loop was a tenth of a training script's checks).
+        halting = self._halting(stop)
+        k = bisect_left(halting, i + 1)
+        if k == len(halting) or halting[k] >= last:
+            return order[i:last]
+        out: list[cst.CSTNode] = []
+        j = i
+        while k < len(halting):
+            h = halting[k]
+            if h >= last:
+                break
+            out.extend(order[j : h + 1])
+            j = end[h]
+            k = bisect_left(halting, j, k + 1)  # past the stop nodes nested in the one left out
+        out.extend(order[j:last])
         return out
 
 

@@ -232,3 +232,33 @@ def test_a_fresh_tracer_shares_the_files_trace_and_takes_over_its_state() -> Non
     calls = [module.code_for_node(s.call.func) for s in fresh]
     assert calls == ["main", "np.random.rand", "int", "print", "Trainer", "nd.cpu", "t.step"]
     assert sorted(f.name.value for f in second.reached) == ["__init__", "main"]
+
+
+def test_subtrees_read_from_the_index_equal_the_walk_for_every_node(fixtures_dir) -> None:
+    """`TreeIndex.subtree` copies the runs between the nodes it does not enter: for every node
+    of syntax-heavy fixtures and every kind of stop (none, nested scopes, a base class, types
+    that nest in each other), the same nodes as walking the tree."""
+    from mxlint.walker import _descend
+
+    stops = [
+        (),
+        NESTED_SCOPES,
+        (cst.BaseCompoundStatement,),
+        (cst.Call, cst.Attribute),
+        (cst.IndentedBlock, cst.Lambda),
+    ]
+    sources = [_NESTED_CODE]
+    sources += [
+        p.read_text(encoding="utf-8")
+        for p in sorted(fixtures_dir.rglob("*.py"))
+        if p.stat().st_size > 3000
+    ][:12]
+    checked = 0
+    for source in sources:
+        index = TreeIndex(cst.parse_module(source))
+        for i, node in enumerate(index.order):
+            for stop in stops:
+                expected = list(_descend(node, stop))
+                assert [id(n) for n in index.subtree(i, stop)] == [id(n) for n in expected]
+                checked += 1
+    assert checked > 10_000
