@@ -25,7 +25,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.names import ImportMap, dotted_name, names_a_network
 from mxlint.semantic.dataflow import Dataflow
-from mxlint.walker import NESTED_SCOPES, children, typed_nodes
+from mxlint.walker import CALLS, NESTED_SCOPES, children, typed_nodes
 
 # --- abstract values ----------------------------------------------------------------------
 
@@ -1004,7 +1004,8 @@ class Scope(Dataflow[Val]):
     def _collates_onto_device(self, node: cst.Call) -> bool:
         """A loader whose `batchify_fn` is given a context (`batchify_fn=batcher(ctx)`, as
         DGL's examples build theirs) or is a function of this module that moves arrays
-        (`as_in_context`, `copyto`, `split_and_load`): its batches are not host batches."""
+        (`knowledge.CTX_MOVING_METHODS`, a graph's `.to(...)`, `split_and_load`): its batches
+        are not host batches."""
         for arg in node.args:
             if arg.keyword is None or arg.keyword.value not in _COLLATE_KEYWORDS:
                 continue
@@ -1014,9 +1015,17 @@ class Scope(Dataflow[Val]):
                     return True
                 fn = fn.func
             local = self.local_functions.get(dotted_name(fn) or "")
-            if local is not None and _MOVES_ARRAYS.search(self.code(local)):
+            if local is not None and any(self._moves(call) for call in typed_nodes(local, CALLS)):
                 return True
         return False
+
+    def _moves(self, call: cst.CSTNode) -> bool:
+        func = call.func  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and (
+            func.attr.value in knowledge.CTX_MOVING_METHODS or func.attr.value == "to"
+        ):
+            return True
+        return self.imports.resolve(func) in knowledge.SPLIT_AND_LOAD
 
     def _returned_for(
         self,
@@ -1127,7 +1136,6 @@ class Scope(Dataflow[Val]):
 _SETS_DEFAULT_CONTEXT = frozenset({"mxnet.test_utils.set_default_context"})
 #: A data loader's collate function (gluon's `batchify_fn`; `collate_fn` in ports of PyTorch's).
 _COLLATE_KEYWORDS = frozenset({"batchify_fn", "collate_fn"})
-_MOVES_ARRAYS = re.compile(r"\.(?:as_in_context|copyto|to)\(|\bsplit_and_load\(")
 
 
 def _network_name(func: cst.BaseExpression) -> bool:

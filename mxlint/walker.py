@@ -27,6 +27,8 @@ N = TypeVar("N", bound=cst.CSTNode)
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 #: Loop statements.
 LOOPS = (cst.For, cst.While)
+#: The type set of `typed_nodes(node, CALLS)`: the calls of a subtree.
+CALLS = frozenset({cst.Call})
 
 _SKIP_FIELDS = frozenset(
     {

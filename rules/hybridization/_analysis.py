@@ -52,7 +52,7 @@ from mxlint.rules.hybridization.tensor_as_sequence import (
 from mxlint.rules.hybridization.tensor_attribute import member_advice
 from mxlint.rules.hybridization.tensor_control_flow import CONTROL_ADVICE
 from mxlint.rules.hybridization.tensor_to_python import TO_PYTHON_ADVICE
-from mxlint.walker import iter_nodes
+from mxlint.walker import NESTED_SCOPES, iter_nodes, typed_nodes
 
 #: Parameter names that usually carry a list of tensors (recurrent states, extra inputs).
 _LISTY = ("state", "hidden", "args", "list", "mem", "cache", "past")
@@ -948,6 +948,8 @@ def imperative_guard(test: cst.BaseExpression, f_name: str | None, ctx: FileCont
     return verdict
 
 
+#: What `FileAnalysis._read_flags` reads of a constructor.
+_ASSIGN_OR_ASSERT = frozenset({cst.Assign, cst.Assert})
 #: A block attribute that says whether the block can be hybridized (imgclsmob's
 #: `hybridizable=True` selects between a graph path and an imperative-only one).
 HYBRIDIZABLE_FLAG = re.compile(r"(?:is_)?hybridi[sz]able")
@@ -1076,17 +1078,19 @@ class FileAnalysis:
         # The switch's own attributes, and the attributes set from the constructor's names.
         stored: dict[str, set[str]] = {}
         flags: set[str] = set()
-        for node in iter_nodes(init.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            if type(node) is not cst.Assign:
+        asserts: list[cst.Assert] = []
+        for node in typed_nodes(init.body, _ASSIGN_OR_ASSERT, NESTED_SCOPES):
+            if type(node) is cst.Assert:
+                asserts.append(node)
                 continue
-            for target in node.targets:
+            for target in node.targets:  # type: ignore[attr-defined]
                 attr = block_attribute(target.target, direct=True)
                 if attr is None:
                     continue
                 if HYBRIDIZABLE_FLAG.fullmatch(attr):
                     flags.add(attr)
-                if type(node.value) is cst.Name:
-                    stored.setdefault(node.value.value, set()).add(attr)
+                if type(node.value) is cst.Name:  # type: ignore[attr-defined]
+                    stored.setdefault(node.value.value, set()).add(attr)  # type: ignore[attr-defined]
         if not flags:
             return frozenset()
         switches = {p for p, attrs in stored.items() if attrs & flags} | flags
@@ -1099,8 +1103,8 @@ class FileAnalysis:
             return name in switches
 
         # `assert needed or not hybridizable`: `needed` is on whenever the switch is.
-        for node in iter_nodes(init.body, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            test = node.test if type(node) is cst.Assert else None
+        for node in asserts:
+            test = node.test
             if type(test) is not cst.BooleanOperation or type(test.operator) is not cst.Or:
                 continue
             sides = (test.left, test.right)

@@ -13,7 +13,7 @@ import libcst as cst
 from mxlint import knowledge
 from mxlint.names import assignment_targets, name_tokens, target_names
 from mxlint.semantic.dataflow import Dataflow
-from mxlint.walker import LOOPS, NESTED_SCOPES, iter_nodes, typed_nodes
+from mxlint.walker import CALLS, LOOPS, NESTED_SCOPES, iter_nodes, typed_nodes
 
 if TYPE_CHECKING:
     from mxlint.rules.memory.checker import RecordChecker
@@ -32,8 +32,7 @@ _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 #: What the per-scope passes (tensor names, loops, MXL403, timing) look at.
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _SCOPE_KINDS = frozenset({cst.Assign, cst.Call, cst.IndentedBlock, *_LOOPS, *_COMPREHENSIONS})
-#: The node types `_Scope`'s passes read.
-_CALL_TYPES = frozenset({cst.Call})
+#: The node types `_Scope`'s passes read (and `walker.CALLS`).
 _NAME_TYPES = frozenset({cst.Name})
 _ASSIGN_TYPES = frozenset({cst.Assign})
 _SOURCE_TYPES = frozenset(
@@ -241,7 +240,7 @@ class _Scope:
         self.globals: set[str] = set(bound.globals)
         #: Names `x.attach_grad()` is called on: variables of the graph.
         self.grad_names: set[str] = set()
-        for n in self.of(_CALL_TYPES):
+        for n in self.of(CALLS):
             if (
                 type(n) is cst.Call
                 and type(n.func) is cst.Attribute
@@ -445,7 +444,7 @@ class _Scope:
                 break
         return any(
             self._backward_in(n, names)
-            for n in self.of(_CALL_TYPES)
+            for n in self.of(CALLS)
             if type(n) is cst.Call and (ignore is None or n not in ignore)
         )
 
@@ -573,7 +572,7 @@ class _Record(Dataflow[Facts]):
             if values and all(v is not None and self.checker.creates_array(v) for v in values):
                 out.add(name)
         params = self.scope.params - set(self.scope.assigns)
-        for n in self.scope.of(_CALL_TYPES):
+        for n in self.scope.of(CALLS):
             if type(n) is not cst.Call:
                 continue
             func = n.func

@@ -26,7 +26,7 @@ from mxlint.flow import (
 from mxlint.names import ProjectNames, assignment_targets, dotted_name, last_name, name_tokens
 from mxlint.rule import Finding, Fix, Location, Rule
 from mxlint.text_search import search_at_word_start
-from mxlint.walker import NESTED_SCOPES, children, encloses, iter_nodes, locate, typed_nodes
+from mxlint.walker import CALLS, NESTED_SCOPES, children, encloses, iter_nodes, locate, typed_nodes
 
 if TYPE_CHECKING:
     from mxlint.checker import FileContext
@@ -1035,7 +1035,7 @@ def module_level_training_loop(module: cst.Module, source: str) -> bool:
 def _calls_training(stmt: cst.CSTNode) -> bool:
     """Read from the statement's calls, not from its generated code (a training loop's code
     is most of a script)."""
-    for call in typed_nodes(stmt, _CALL):
+    for call in typed_nodes(stmt, CALLS):
         func = call.func  # type: ignore[attr-defined]
         if type(func) is not cst.Attribute:
             continue
@@ -1045,9 +1045,6 @@ def _calls_training(stmt: cst.CSTNode) -> bool:
         if attr == "record" and (dotted_name(func.value) or "").rsplit(".", 1)[-1] == "autograd":
             return True
     return False
-
-
-_CALL = frozenset({cst.Call})
 
 
 def _evolve(item: Item, **changes: Any) -> Item:
