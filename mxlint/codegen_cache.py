@@ -1,5 +1,5 @@
-"""Start-up: keep the code that `dataclasses` (and `attrs`) generate, the way Python keeps
-module bytecode.
+"""Start-up: keep the code that `dataclasses` (and `attrs`) generate, and the regular
+expressions modules compile as they load, the way Python keeps module bytecode.
 
 libcst defines some 250 node classes as frozen dataclasses. For each class, `dataclasses`
 writes the source of `__init__`, `__eq__`, `__repr__`, `__hash__`, `__setattr__` and
@@ -11,6 +11,10 @@ keyed by the exact source text, so the classes it builds are the ones it would b
 The cache lives beside mxlint's own bytecode (`__pycache__`, or under `PYTHONPYCACHEPREFIX`),
 is written only where Python would write bytecode (not under `PYTHONDONTWRITEBYTECODE`), and a
 missing, unreadable or foreign file only means compiling as usual.
+
+Regular expressions are the same story at a smaller scale: the modules a run loads compile some
+eighty patterns (mxlint's, libcst's, the standard library's), each parsed and translated to
+`re`'s internal code by Python code, a few milliseconds of every start (`regex_code_cache`).
 """
 
 from __future__ import annotations
@@ -190,3 +194,103 @@ def _hooked(
         if vars(module).get(name) is replacement:
             delattr(module, name)
         keep(path, known, fresh)
+
+
+#: Flags under which a pattern's compiled form is not kept: DEBUG prints as it compiles.
+_REGEX_UNCACHED = 128  # re.DEBUG
+
+
+@contextmanager
+def regex_code_cache(path: Path | None = None) -> Iterator[dict[Any, Any]]:
+    """Patterns `re` compiles meanwhile take their compiled form from `path` (default:
+    `default_path("regex")`), and what had to be compiled is added to the file on the way out.
+
+    `re` turns a pattern into a program for its matching engine in Python (`re._compiler`) and
+    hands it to `_sre.compile`, which checks it and builds the pattern object. The arguments of
+    that call depend only on the pattern, its flags and the interpreter: they are what is kept,
+    and a pattern built from them is the one `re` builds. The file is for one interpreter
+    version; a program the engine rejects is compiled as usual. Yields what was compiled during
+    the block (by pattern and flags), for those who want to know."""
+    import re
+    import threading
+
+    compiler = getattr(re, "_compiler", None) or getattr(re, "sre_compile", None)
+    where = path or default_path("regex")
+    original = getattr(compiler, "compile", None)
+    sre = getattr(compiler, "_sre", None)
+    if where is None or original is None or sre is None or getattr(original, "_mxlint", False):
+        yield {}
+        return
+    header = (MAGIC_NUMBER, sys.version, getattr(sre, "MAGIC", None))
+    known = _load_regexes(where, header)
+    fresh: dict[Any, Any] = {}
+    lock = threading.Lock()
+
+    def cached_compile(p: Any, flags: Any = 0) -> Any:
+        if (type(p) is not str and type(p) is not bytes) or type(flags) is not int:
+            return original(p, flags)
+        if flags & _REGEX_UNCACHED:
+            return original(p, flags)
+        key = (p, flags)
+        args = known.get(key) or fresh.get(key)
+        if args is not None:
+            try:
+                return sre.compile(p, *args)
+            except Exception:  # a program this engine does not accept: compile it afresh
+                known.pop(key, None)
+        with lock:  # the recorder stands in for `_sre` in `re`'s compiler meanwhile
+            recorder = _SreCall(sre)
+            compiler._sre = recorder
+            try:
+                compiled = original(p, flags)
+            finally:
+                compiler._sre = sre
+        if recorder.args is not None and recorder.args[0] is p:
+            final_flags, code, groups, groupindex, indexgroup = recorder.args[1:]
+            # The program's opcodes are named int constants: kept as the ints they are.
+            fresh[key] = (int(final_flags), [int(op) for op in code], groups, groupindex, indexgroup)
+        return compiled
+
+    cached_compile._mxlint = True  # type: ignore[attr-defined]
+    compiler.compile = cached_compile
+    try:
+        yield fresh
+    finally:
+        if compiler.compile is cached_compile:
+            compiler.compile = original
+        if fresh and not sys.dont_write_bytecode:
+            merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
+            write_marshal(where, (header, merged))
+
+
+class _SreCall:
+    """`_sre` as `re`'s compiler sees it while one pattern compiles: the arguments of its
+    `compile` call are kept."""
+
+    def __init__(self, sre: Any) -> None:
+        self._sre = sre
+        self.args: tuple[Any, ...] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sre, name)
+
+    def compile(self, *args: Any) -> Any:
+        self.args = args
+        return self._sre.compile(*args)
+
+
+def _load_regexes(path: Path, header: tuple[Any, ...]) -> dict[Any, Any]:
+    """The kept arguments by (pattern, flags); empty when the file is missing, damaged or was
+    written by another interpreter."""
+    try:
+        with open(path, "rb") as fh:
+            data = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if type(data) is not tuple or len(data) != 2 or data[0] != header or type(data[1]) is not dict:
+        return {}
+    return {
+        key: args
+        for key, args in data[1].items()
+        if type(key) is tuple and len(key) == 2 and type(args) is tuple and len(args) == 5
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -132,9 +133,14 @@ def test_the_command_caches_libcsts_classes_and_reports_the_same(
     codes = codegen_cache.load(cached[0])
     assert len(codes) > 500  # libcst's node classes, and mxlint's own
     assert any("whitespace_after_" in source for source in codes)
+    regexes = list((tmp_path / "pycache").rglob("regex-code.*.marshal"))
+    assert len(regexes) == 1
+    written = regexes[0].stat().st_mtime_ns
     second = subprocess.run(command, capture_output=True, text=True, env=env)
     assert first.returncode == second.returncode == 1
     assert first.stdout and second.stdout == first.stdout
+    # Every pattern the second start compiled was kept by the first: the file stays as it is.
+    assert regexes[0].stat().st_mtime_ns == written
 
 
 def test_the_flake8_plugin_loads_with_the_cache_and_leaves_dataclasses_alone(
@@ -224,3 +230,111 @@ def test_attrs_hash_methods_are_not_kept(tmp_path: Path, writable):
     assert hash(p) == hash(frozen(1, 0)) and p == frozen(1) and repr(p).endswith("(x=1, y=0)")
     with pytest.raises(attr.exceptions.FrozenInstanceError):
         p.x = 3
+
+
+#: `re`'s compiler module (`re._compiler` from Python 3.11, `sre_compile` before).
+_RE_COMPILER = getattr(re, "_compiler", None) or re.sre_compile
+
+#: Patterns with groups, names, flags, classes, lookarounds and bytes: what `re` has to get right.
+_PATTERNS: tuple[tuple[object, int], ...] = (
+    (r"^(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<value>.+?)\s*$", 0),
+    (r"colou?r|cmap|palette", re.IGNORECASE),
+    (r"^[ \t]*(?:from|import)[ \t]", re.MULTILINE),
+    (r"(?<!\.)\bnd\.(?=\w)", 0),
+    (r"(a)(b)?(?:c|d){2,5}", re.DOTALL | re.VERBOSE),
+    (rb"\x00(?P<tag>[\x01-\x7f]+)", 0),
+)
+
+
+def _compiled_now(path: Path) -> tuple[list[re.Pattern], dict]:
+    re.purge()  # `re` keeps its own cache of the patterns it compiled in this process
+    with codegen_cache.regex_code_cache(path) as fresh:
+        patterns = [re.compile(p, f) for p, f in _PATTERNS]
+    re.purge()
+    return patterns, fresh
+
+
+def _same_pattern(ours: re.Pattern, theirs: re.Pattern) -> None:
+    assert (ours.pattern, ours.flags, ours.groups, ours.groupindex) == (
+        theirs.pattern,
+        theirs.flags,
+        theirs.groups,
+        theirs.groupindex,
+    )
+    assert ours == theirs  # equal patterns compare their compiled programs too
+
+
+def test_regexes_compiled_once_are_built_from_the_file_next_time(tmp_path: Path, writable):
+    path = tmp_path / "regex.marshal"
+    first, fresh = _compiled_now(path)
+    assert len(fresh) == len(_PATTERNS)
+    second, again = _compiled_now(path)
+    assert again == {}  # every pattern was built from what the file keeps
+    for (pattern, flags), a, b in zip(_PATTERNS, first, second):
+        theirs = re.compile(pattern, flags)
+        _same_pattern(a, theirs)
+        _same_pattern(b, theirs)
+    m = second[0].match("  lr = 0.1 ")
+    assert m is None
+    m = second[0].match("lr = 0.1 ")
+    assert m and m.group("name", "value") == ("lr", "0.1")
+    assert second[1].search("a Colour map") and not second[1].search("greyscale")
+    assert second[3].search("x = nd.ones(3)") and not second[3].search("mx.nd.ones(3)")
+    assert second[4].match("abcdcd") and second[4].match("acc").groups() == ("a", None)
+    assert second[5].search(b"..\x00ab").group("tag") == b"ab"
+    assert _RE_COMPILER.compile.__module__ == _RE_COMPILER.__name__  # the hook is gone
+
+
+def test_a_program_the_engine_rejects_is_compiled_again(tmp_path: Path, writable):
+    path = tmp_path / "regex.marshal"
+    _compiled_now(path)
+    header, kept = marshal.loads(path.read_bytes())
+    key = (_PATTERNS[0][0], _PATTERNS[0][1])
+    flags, code, groups, groupindex, indexgroup = kept[key]
+    kept[key] = (flags, [999999, *code], groups, groupindex, indexgroup)
+    path.write_bytes(marshal.dumps((header, kept)))
+    patterns, fresh = _compiled_now(path)
+    assert list(fresh) == [key]
+    _same_pattern(patterns[0], re.compile(*_PATTERNS[0]))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"not marshal data",
+        marshal.dumps(((b"\x00\x00\r\n", "2.7.18", 1), {})),  # another interpreter's
+        marshal.dumps([1, 2, 3]),
+    ],
+)
+def test_a_damaged_or_foreign_regex_file_means_compiling_as_usual(
+    tmp_path: Path, writable, content: bytes
+):
+    path = tmp_path / "regex.marshal"
+    path.write_bytes(content)
+    patterns, fresh = _compiled_now(path)
+    assert len(fresh) == len(_PATTERNS)
+    for (pattern, flags), ours in zip(_PATTERNS, patterns):
+        _same_pattern(ours, re.compile(pattern, flags))
+    assert _compiled_now(path)[1] == {}  # replaced by a good file
+
+
+def test_debug_patterns_are_compiled_as_usual_and_not_kept(
+    tmp_path: Path, writable, capsys: pytest.CaptureFixture[str]
+):
+    path = tmp_path / "regex.marshal"
+    re.purge()
+    with codegen_cache.regex_code_cache(path) as fresh:
+        re.compile("ab*", re.DEBUG)
+    re.purge()
+    assert fresh == {} and not path.exists()
+    assert "LITERAL 97" in capsys.readouterr().out  # DEBUG printed the program
+
+
+def test_the_regex_hook_is_removed_when_the_block_raises(tmp_path: Path, writable):
+    original = _RE_COMPILER.compile
+    with pytest.raises(ZeroDivisionError), codegen_cache.regex_code_cache(tmp_path / "r.marshal"):
+        re.purge()
+        re.compile("x+y")
+        raise ZeroDivisionError
+    assert _RE_COMPILER.compile is original and _RE_COMPILER._sre.__name__ == "_sre"
