@@ -1,7 +1,8 @@
 """The `mxlint` command and `python -m mxlint`: load what a run needs, then run it.
 
-Loading is done with `dataclass_code_cache()` and `regex_code_cache()` active: libcst and the
-rules are most of a one-file run's start-up (see `mxlint.codegen_cache`). `mxlint.cli.main` does not touch
+Loading is done with `module_bundle()`, `dataclass_code_cache()` and `regex_code_cache()`
+active: libcst and the rules are most of a one-file run's start-up (see `mxlint.module_bundle`
+and `mxlint.codegen_cache`). `mxlint.cli.main` does not touch
 `dataclasses`: programs that call it in their own process (tests, tools) keep theirs as it is.
 libcst's metadata providers, which a check does not use, load when first asked for (see
 `mxlint.deferred_init`).
@@ -29,8 +30,9 @@ def load() -> dict[str, type[Rule]]:
     (the hook on `dataclasses` lasts only while they load). The rules by code."""
     from mxlint.codegen_cache import dataclass_code_cache, regex_code_cache
     from mxlint.deferred_init import defer_init
+    from mxlint.module_bundle import module_bundle
 
-    with dataclass_code_cache(), regex_code_cache():
+    with module_bundle(), dataclass_code_cache(), regex_code_cache():
         metadata = defer_init("libcst.metadata")  # None once libcst is imported
         import libcst
 
