@@ -25,9 +25,10 @@ if TYPE_CHECKING:
     from mxlint.rule import Rule
 
 
-def load() -> dict[str, type[Rule]]:
-    """libcst, the rules and the engine that runs them, with generated dataclass code cached
-    (the hook on `dataclasses` lasts only while they load). The rules by code."""
+def load(command: bool = False) -> dict[str, type[Rule]]:
+    """libcst, the rules and the engine that runs them (and with `command`, the command line's
+    module), with their bytecode, generated dataclass code and regular expressions cached (the
+    hooks last only while they load). The rules by code."""
     from mxlint.codegen_cache import dataclass_code_cache, regex_code_cache
     from mxlint.deferred_init import defer_init
     from mxlint.module_bundle import module_bundle
@@ -40,6 +41,8 @@ def load() -> dict[str, type[Rule]]:
             libcst.metadata = metadata  # type: ignore[attr-defined]
         from mxlint import engine, registry, runner  # noqa: F401  (what a run calls)
 
+        if command:
+            from mxlint import cli  # noqa: F401
         return registry.all_rules()
 
 
@@ -47,7 +50,7 @@ def entry() -> int:
     import gc
 
     gc.disable()  # turned back on by cli.entry, with what is loaded frozen
-    load()
+    load(command=True)
     from mxlint import cli
 
     code = cli.entry()
