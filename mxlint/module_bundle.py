@@ -150,6 +150,8 @@ def _keep(path: Path, finder: _BundleFinder) -> None:
     missing = [name for name in loaded if name not in finder.served]
     if not missing and not finder.stale:
         return
+    if not _writable(path):
+        return  # an installation this user cannot write to: gathering the code would be lost
     entries: dict[str, Entry] = {}
     for name in loaded:
         entry = finder.entries.get(name) if name in finder.served else None
@@ -160,6 +162,17 @@ def _keep(path: Path, finder: _BundleFinder) -> None:
     if not finder.stale and entries.keys() == finder.entries.keys():
         return  # what is missing has no bytecode to keep: writing would change nothing
     write_marshal(path, (_header(finder.roots), entries))
+
+
+def _writable(path: Path) -> bool:
+    """Whether the file could be written: its folder, or the nearest one that exists (where
+    the folder would be made), is writable."""
+    folder = path.parent
+    while not folder.exists():
+        if folder.parent == folder:
+            return False
+        folder = folder.parent
+    return os.access(folder, os.W_OK)
 
 
 def _source_module(name: str) -> ModuleType | None:

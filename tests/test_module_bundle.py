@@ -129,6 +129,34 @@ def test_nothing_is_written_where_python_writes_no_bytecode(
     assert not path.exists()
 
 
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes to read-only folders"
+)
+def test_a_folder_that_cannot_be_written_is_no_error(toy: Path, tmp_path: Path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert _import_all(locked / "sub" / "bundle.marshal").served == set()
+        assert not (locked / "sub").exists()
+    finally:
+        locked.chmod(0o700)
+
+
+def test_nothing_is_gathered_where_the_file_cannot_be_written(
+    toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Gathering two hundred modules' code for a file that cannot be written would cost every
+    start of a read-only installation."""
+    gathered: list[str] = []
+    monkeypatch.setattr(
+        module_bundle, "_entry_from_bytecode", lambda name: gathered.append(name)
+    )
+    monkeypatch.setattr(module_bundle, "_writable", lambda path: False)
+    _import_all(tmp_path / "bundle.marshal")
+    assert gathered == [] and not (tmp_path / "bundle.marshal").exists()
+
+
 def test_the_finder_is_removed_when_the_block_raises(toy: Path, tmp_path: Path):
     with pytest.raises(ZeroDivisionError), bundle(tmp_path / "b.marshal", roots=(ROOT,)) as finder:
         raise ZeroDivisionError
