@@ -124,9 +124,11 @@ class Cache:
             cache.entries = {}  # a missing, foreign or damaged cache is an empty one
         return cache
 
-    def get(self, path: str, key: str) -> FileResult | None:
+    def get(self, path: str, key: str, *, facts_only: bool = False) -> FileResult | None:
+        """The kept result of `path` if it was linted with this `key`; one read for its facts
+        only (the language server's index) serves only a caller that asks for no more."""
         found = self.entries.get(path)
-        if found is not None and found[0] == key:
+        if found is not None and found[0] == key and (facts_only or not found[1].facts_only):
             self.hits += 1
             return found[1]
         self.misses += 1

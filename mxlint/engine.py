@@ -89,26 +89,35 @@ class FileResult:
     #: The results cache's key of the bytes that were linted, where a worker computed it
     #: (`workers.lint_many(keyed=True)`); the cache takes it and keeps the result without it.
     key: str | None = None
+    #: Read for its facts only (`lint_source(facts_only=True)`): no findings, conditional
+    #: findings or directives of its own. What `mxlint check` reports of the file needs a full
+    #: read; the facts are those a full read gathers.
+    facts_only: bool = False
 
 
-def lint_file(path: Path, settings: Settings, data: bytes | None = None) -> FileResult:
-    """Lint one file; `data`, when given, is its content already read (e.g. to hash it)."""
+def lint_file(
+    path: Path, settings: Settings, data: bytes | None = None, *, facts_only: bool = False
+) -> FileResult:
+    """Lint one file; `data`, when given, is its content already read (e.g. to hash it).
+    `facts_only`: see `lint_source`."""
     shown = sources.display(path)
     content = b"" if data is None else data
     try:
         if data is None:
             content = sources.read_regular(path)
         if path.suffix == sources.NOTEBOOK_SUFFIX:
-            return lint_notebook(shown, content, settings)
+            return lint_notebook(shown, content, settings, facts_only=facts_only)
         source = sources.decode_source(content)
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError) as exc:
         location, detail = sources.why_unreadable(exc, content)
         finding = sources.unreadable_finding(shown, location, detail)
         return FileResult(shown, admit([finding], settings))
-    return lint_source(shown, source, settings)
+    return lint_source(shown, source, settings, facts_only=facts_only)
 
 
-def lint_notebook(path: str, data: bytes, settings: Settings) -> FileResult:
+def lint_notebook(
+    path: str, data: bytes, settings: Settings, *, facts_only: bool = False
+) -> FileResult:
     """Lint a notebook's code cells as one program; findings carry their cell.
 
     Raises NotebookError for a file that is not a notebook (the caller reports MXL003).
@@ -121,7 +130,7 @@ def lint_notebook(path: str, data: bytes, settings: Settings) -> FileResult:
     notebook = Notebook.parse(data)
     if not notebook.python or not notebook.source:
         return FileResult(path)
-    result = lint_source(path, notebook.source, settings)
+    result = lint_source(path, notebook.source, settings, facts_only=facts_only)
     cells = notebook.cell_map
     result.findings = [cells.localize(f) for f in result.findings]
     if result.facts is not None:
@@ -165,8 +174,14 @@ def lint_source(
     module_name: str | None = None,
     is_package: bool = False,
     force: bool = False,
+    facts_only: bool = False,
 ) -> FileResult:
-    """Lint Python `source` as file `path`. Never raises for bad input or a failing rule."""
+    """Lint Python `source` as file `path`. Never raises for bad input or a failing rule.
+
+    `facts_only`: read the file for what other files' findings need of it, not for its own
+    findings (the language server's index of the files that are not open): only the checkers
+    that gather cross-file facts run, and nothing is positioned or reported. A file that does
+    not parse, or is not parsed at all, has its whole result either way."""
     if not force and not needs_parse(source):
         if module_name is None:
             module_name, is_package = sources.module_name_for(Path(path))
@@ -175,12 +190,19 @@ def lint_source(
         return FileResult(path, facts=facts)
     # Parsed and checked on one thread, the parser's (see `mxlint.parsing`).
     return on_large_stack(
-        functools.partial(_parse_and_check, path, source, settings, module_name, is_package)
+        functools.partial(
+            _parse_and_check, path, source, settings, module_name, is_package, facts_only
+        )
     )
 
 
 def _parse_and_check(
-    path: str, source: str, settings: Settings, module_name: str | None, is_package: bool
+    path: str,
+    source: str,
+    settings: Settings,
+    module_name: str | None,
+    is_package: bool,
+    facts_only: bool = False,
 ) -> FileResult:
     module = parse_module(source)
     if isinstance(module, ParseFailure):
@@ -189,7 +211,9 @@ def _parse_and_check(
         return FileResult(path, admit([failure], settings))
     if module_name is None:
         module_name, is_package = sources.module_name_for(Path(path))
-    check = functools.partial(_check, path, source, settings, module, module_name, is_package)
+    check = functools.partial(
+        _check, path, source, settings, module, module_name, is_package, facts_only=facts_only
+    )
     try:
         try:
             return check(retry=True)
@@ -210,16 +234,21 @@ def _check(
     module_name: str,
     is_package: bool,
     retry: bool,
+    facts_only: bool = False,
 ) -> FileResult:
-    """Every checker over a parsed file. With `retry`, a RecursionError anywhere is raised so
-    that the caller can check the file again with more stack."""
+    """Every checker over a parsed file (with `facts_only`, those that gather cross-file
+    facts). With `retry`, a RecursionError anywhere is raised so that the caller can check the
+    file again with more stack."""
     result = FileResult(path)
     result.parsed = True
     ctx = context.build(path, source, module, module_name, is_package, settings)
     objs: list[object] = [context.ContextFacts(ctx)]
     errors: list[tuple[str, BaseException]] = []
     live: list[Checker] = []
-    for checker_type in enabled_checkers(settings):
+    checkers = enabled_checkers(settings)
+    if facts_only:
+        checkers = [c for c in checkers if c.cross_file]
+    for checker_type in checkers:
         try:
             checker = checker_type(ctx)
             checker.begin()
@@ -255,6 +284,11 @@ def _check(
         ctx.facts.declines_hybridize = context.declines_hybridize(source, module)
         ctx.facts.builds = context.class_builds(ctx)
         result.facts = ctx.facts
+        if facts_only:
+            result.findings = []
+            result.facts_only = True
+            result.failed = tuple(sorted({name for name, _ in errors}))
+            return result
         _position_reports(ctx, result)
     finally:
         use_index(None)

@@ -72,16 +72,17 @@ _trimmed_at = 0
 _packages: dict[Path, list[str]] = {}
 
 
-def _lint(path: Path, keyed: bool = False) -> FileResult:
+def _lint(path: Path, keyed: bool = False, facts_only: bool = False) -> FileResult:
     """`keyed`: with the results cache's key of the bytes linted (`FileResult.key`), hashed
-    here beside the other workers instead of read and hashed again by the parent after them."""
+    here beside the other workers instead of read and hashed again by the parent after them.
+    `facts_only`: see `engine.lint_source`."""
     global _trimmed_at
     assert _settings is not None
     try:
         data: bytes | None = read_regular(path)
     except OSError:
         data = None  # lint_file reports why it cannot be read
-    result = lint_file(path, _settings, data)
+    result = lint_file(path, _settings, data, facts_only=facts_only)
     if keyed and data is not None:
         result.key = _cache_key(path, data, _packages)
     size = 0 if data is None else len(data)
@@ -219,8 +220,10 @@ def plan_lanes(sizes: Sequence[int], jobs: int) -> tuple[list[int], list[int]]:
     return lane, [i for i in range(len(sizes)) if i not in taken]
 
 
-def _lint_lane(paths: Sequence[Path], keyed: bool = False) -> list[FileResult]:
-    return [_lint(p, keyed) for p in paths]
+def _lint_lane(
+    paths: Sequence[Path], keyed: bool = False, facts_only: bool = False
+) -> list[FileResult]:
+    return [_lint(p, keyed, facts_only) for p in paths]
 
 
 def _sizes(paths: Sequence[Path]) -> list[int]:
@@ -257,6 +260,7 @@ def lint_many(
     pool: Executor | None = None,
     on_start: Callable[[], None] = _nothing,
     keyed: bool = False,
+    facts_only: bool = False,
 ) -> list[FileResult]:
     """`contents`: the files' bytes where already read; used in this process (workers read
     their files themselves: cheaper than sending the bytes over a pipe). `sizes`: the files'
@@ -264,7 +268,8 @@ def lint_many(
     `pool`: workers started earlier (`fork_pool`, with the same settings) to use instead of
     starting new ones; the caller shuts it down. `on_start` is called once the work is handed
     out (to the workers, or about to start in this process), from this thread. `keyed`:
-    workers set `FileResult.key` (files linted in this process are left to the caller)."""
+    workers set `FileResult.key` (files linted in this process are left to the caller).
+    `facts_only`: files are read for their cross-file facts only (`engine.lint_source`)."""
     if len(paths) >= MIN_FILES_PER_WORKER:
         node_init.install()  # before workers fork: they have it too
     jobs = worker_count(jobs, len(paths))
@@ -273,7 +278,7 @@ def lint_many(
         data_of = contents if contents is not None else [None] * len(paths)
         out = []
         for p, data in zip(paths, data_of):
-            out.append(lint_file(p, settings, data))
+            out.append(lint_file(p, settings, data, facts_only=facts_only))
             on_done(1)
         return out
     lane, rest = plan_lanes(_sizes(paths) if sizes is None else sizes, jobs)
@@ -284,8 +289,8 @@ def lint_many(
 
     def spread(workers: Executor) -> list[FileResult]:
         # Submitted first, so one worker starts on it while the others take the rest.
-        large = workers.submit(_lint_lane, [paths[i] for i in lane], keyed)
-        lint = functools.partial(_lint, keyed=True) if keyed else _lint
+        large = workers.submit(_lint_lane, [paths[i] for i in lane], keyed, facts_only)
+        lint = functools.partial(_lint, keyed=keyed, facts_only=facts_only)
         others = workers.map(lint, [paths[i] for i in rest], chunksize=chunksize)
         started.append(True)
         on_start()
@@ -319,7 +324,7 @@ def lint_many(
         told = len(results)
         out = []
         for p in paths:
-            out.append(lint_file(p, settings))
+            out.append(lint_file(p, settings, facts_only=facts_only))
             if told:
                 told -= 1
             else:
@@ -340,15 +345,23 @@ def lint_all(
     on_done: OnDone = _ignore,
     pool: Executor | None = None,
     on_start: Callable[[], None] = _nothing,
+    facts_only: bool = False,
 ) -> list[FileResult]:
     """One result per path, in order; cached results for unchanged files. `threaded`: the
     calling process runs other threads (workers are then spawned, never forked). `on_done` is
-    told of the files done, cached or linted, as they are. `pool`, `on_start`: see
-    `lint_many`."""
+    told of the files done, cached or linted, as they are. `pool`, `on_start`, `facts_only`:
+    see `lint_many` (with `facts_only`, a whole result the cache holds serves as well)."""
     jobs = default_jobs() if jobs is None or jobs < 1 else jobs
     if cache is None:
         return lint_many(
-            paths, settings, jobs, threaded=threaded, on_done=on_done, pool=pool, on_start=on_start
+            paths,
+            settings,
+            jobs,
+            threaded=threaded,
+            on_done=on_done,
+            pool=pool,
+            on_start=on_start,
+            facts_only=facts_only,
         )
     results: list[FileResult | None] = [None] * len(paths)
     # (index, shown, key, bytes): a key of None is computed after the lint (see below).
@@ -369,7 +382,7 @@ def lint_all(
             todo.append((index, shown, "", None))  # lint_file reports why it cannot be read
             continue
         key = _cache_key(path, data, packages)
-        found = cache.get(shown, key)
+        found = cache.get(shown, key, facts_only=facts_only)
         if found is not None:
             results[index] = found
         else:
@@ -396,6 +409,7 @@ def lint_all(
         pool=pool,
         on_start=on_start,
         keyed=True,
+        facts_only=facts_only,
     )
     for (index, shown, known, _), result in zip(todo, fresh):
         results[index] = result

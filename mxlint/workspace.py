@@ -46,10 +46,18 @@ MTIME_SLACK_NS = 2_000_000_000
 
 @dataclass
 class Workspace:
-    """The files of one project and their results; `findings()` is what `mxlint check .` says."""
+    """The files of one project and their results; `findings()` is what `mxlint check .` says
+    of the files read in full.
+
+    The index reads the files that are not open for their cross-file facts only (what the
+    findings of the open documents need of them: `engine.lint_source(facts_only=True)`), a
+    sixth less work than a full read; a document is read in full when it is opened. With
+    `whole_index`, the index reads every file in full (`findings()` is then what `mxlint check
+    .` says of every file)."""
 
     root: Path
     settings: Settings = field(default_factory=Settings)
+    whole_index: bool = False
     #: Why the configuration could not be read (the defaults are used meanwhile).
     config_error: str | None = None
     #: Lint results of Python files and notebooks, by displayed path.
@@ -99,8 +107,9 @@ class Workspace:
         files: tuple[list[Path], list[Path]] | None = None,
         on_start: Callable[[], None] | None = None,
     ) -> None:
-        """Lint every file of the project once; unchanged files come from the results cache,
-        which is saved for the next `mxlint check` or server start. `pool`: workers forked
+        """Lint every file of the project once (for its facts, unless `whole_index`; the open
+        documents in full); unchanged files come from the results cache, which is saved for
+        the next `mxlint check` or server start. `pool`: workers forked
         earlier with this workspace's settings (`workers.fork_pool`); `files`: what
         `discover()` has just returned, when the caller has called it; `on_start`: called
         when the files are handed to the workers."""
@@ -134,6 +143,7 @@ class Workspace:
                 threaded=True,
                 pool=pool,
                 on_start=start,
+                facts_only=not self.whole_index,
             )
             self.set_text_findings(text_pass[0].result())  # lint_all always calls `start`
         if cache is not None:
@@ -166,6 +176,8 @@ class Workspace:
         modified since the index started, and it holds exactly that text)."""
         if name not in self.results and name not in self.text_files:
             return False
+        if name in self.results and self.results[name].facts_only:
+            return False  # read for its facts only: a document is read in full
         if name.endswith(sources.NOTEBOOK_SUFFIX):
             return False
         path = Path(name)
@@ -248,8 +260,8 @@ class Workspace:
             result = lint_source(
                 name, self.overlays[name], self.settings, module_name=module, is_package=is_package
             )
-        elif path.is_file():
-            result = lint_file(path, self.settings)
+        elif path.is_file():  # not open (closed, or changed on disk): as the index reads it
+            result = lint_file(path, self.settings, facts_only=not self.whole_index)
         else:  # deleted
             self.results.pop(name, None)
             self._changed()
@@ -279,10 +291,11 @@ class Workspace:
     # -- findings ----------------------------------------------------------------------------
 
     def findings(self, *, text: bool = True) -> dict[str, list[Finding]]:
-        """Every file's findings, sorted as `mxlint check` prints them. With `text=False` the
-        dependency files' findings are the last ones computed even if out of date: they read
-        every launch script and Python file of the project, too slow for each keystroke (the
-        server computes them in a thread, see `text_inputs`, and publishes again)."""
+        """The findings of every file read in full (not those read for their facts only: see
+        the class), sorted as `mxlint check` prints them. With `text=False` the dependency
+        files' findings are the last ones computed even if out of date: they read every launch
+        script and Python file of the project, too slow for each keystroke (the server computes
+        them in a thread, see `text_inputs`, and publishes again)."""
         if self._project is None:
             overrides = {name: text for name, text in self.overlays.items() if name in self.results}
             index = ProjectIndex(
@@ -295,13 +308,15 @@ class Workspace:
             self._project = resolve_project(self.results.values(), self.settings, index=index)
         if self._text_findings is None or (text and self._text_stale):
             self.set_text_findings(self.check_text(*self.text_inputs()))
+        partial = {name for name, r in self.results.items() if r.facts_only}
         by_file: dict[str, list[Finding]] = {}
         for finding in _chain(
             (f for r in self.results.values() for f in r.findings),
             self._project,
             self._text_findings or (),
         ):
-            by_file.setdefault(finding.filename, []).append(finding)
+            if finding.filename not in partial:
+                by_file.setdefault(finding.filename, []).append(finding)
         for group in by_file.values():
             group.sort(key=Finding.sort_key)
         return by_file

@@ -83,8 +83,14 @@ early = EarlyIndex(root)
 forked = [p for p in multiprocessing.active_children() if p.pid != os.getpid()]
 jobs = default_jobs()
 workspace = early.take(root)
+unopened = workspace.findings()
+partial = sorted(name for name, r in workspace.results.items() if r.facts_only)
+for name in sorted(workspace.results):  # every document opened as it is on disk
+    workspace.open(name, Path(name).read_text(encoding="utf-8"))
 found = workspace.findings()
 print(json.dumps({
+    "unopened": sum(len(group) for group in unopened.values()),
+    "partial": partial,
     "forked": len(forked),
     "expected": jobs if jobs > 1 else 0,
     "findings": sorted(
@@ -98,7 +104,8 @@ print(json.dumps({
 
 def test_the_early_index_forks_its_workers_and_finds_what_check_finds(tmp_path: Path) -> None:
     """The workers of the early index are forked before its thread starts (no fork server to
-    wait for), and the findings are those of `mxlint check` on the same folder."""
+    wait for); it reads the files for their facts only, and the findings of the documents
+    opened then are those of `mxlint check` on the same folder, cross-file ones included."""
     root = tmp_path / "project"
     shutil.copytree(FIXTURES / "hybridization", root / "hybridization")
     shutil.copytree(FIXTURES / "contexts", root / "contexts")
@@ -113,6 +120,7 @@ def test_the_early_index_forks_its_workers_and_finds_what_check_finds(tmp_path: 
     )
     early = json.loads(proc.stdout)
     assert early["forked"] == early["expected"]
+    assert early["unopened"] == 0 and len(early["partial"]) > 20
     check = subprocess.run(
         [sys.executable, "-m", "mxlint", "check", "--no-cache", "--output-format", "json", "."],
         cwd=root,
@@ -133,16 +141,16 @@ def test_the_early_index_forks_its_workers_and_finds_what_check_finds(tmp_path: 
 def test_a_document_opened_as_the_index_read_it_is_not_linted_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Opening a file the index has just linted, with the text it has on disk, keeps the
-    index's result (the first diagnostics need no second lint); other text, or a file modified
-    since the index started, is linted again."""
+    """With a whole index, opening a file the index has just linted, with the text it has on
+    disk, keeps the index's result (the first diagnostics need no second lint); other text, or
+    a file modified since the index started, is linted again."""
     root = tmp_path / "project"
     shutil.copytree(FIXTURES / "hybridization" / "bad", root)
     past = time.time() - 60
     for path in root.rglob("*"):
         os.utime(path, (past, past))
     monkeypatch.chdir(root)
-    workspace = Workspace(root.resolve())
+    workspace = Workspace(root.resolve(), whole_index=True)
     workspace.index(jobs=1, use_cache=False)
     same, edited, touched = "api_mismatch.py", "block_state.py", "outputs.py"
     kept = {name: workspace.results[name] for name in (same, edited, touched)}
@@ -185,8 +193,51 @@ def test_a_helper_in_a_file_that_names_nothing_of_mxnet_is_followed_as_it_is_edi
     monkeypatch.chdir(root)
     workspace = Workspace(root.resolve())
     workspace.index(jobs=1, use_cache=False)
+    assert workspace.findings() == {}  # nothing open: every file read for its facts only
+    workspace.open("model.py", model)
     assert [(f.code, f.location.row) for f in workspace.findings()["model.py"]] == [("MXL101", 8)]
     workspace.open("model.py", "\n" + model)
     assert [(f.code, f.location.row) for f in workspace.findings()["model.py"]] == [("MXL101", 9)]
     workspace.open("helpers.py", "def centre(t):\n    return t - t.mean()\n")
     assert workspace.findings().get("model.py", []) == []
+
+
+def test_an_index_reads_unopened_files_for_their_facts_and_an_opened_one_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's index: the files are read for their cross-file facts (no findings of their
+    own, a result the cache keeps apart from `mxlint check`'s); a document opened is read in
+    full and gets what a whole index says of it; closed, it is read for its facts again."""
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "hybridization" / "bad", root)
+    monkeypatch.chdir(root)
+    whole = Workspace(root.resolve(), whole_index=True)
+    whole.index(jobs=1, use_cache=False)
+    expected = whole.findings()
+    name = "outputs.py"
+    assert expected[name]
+
+    cache_dir = tmp_path / "cache"
+    workspace = Workspace(root.resolve())
+    workspace.index(jobs=1, cache_dir=cache_dir)
+    assert all(r.facts_only for r in workspace.results.values() if r.parsed or r.facts_only)
+    assert workspace.results[name].facts_only and workspace.findings() == {}
+    assert {n: r.facts for n, r in workspace.results.items()} == {
+        n: r.facts for n, r in whole.results.items()
+    }
+    workspace.open(name, Path(name).read_text(encoding="utf-8"))
+    assert not workspace.results[name].facts_only
+    assert workspace.findings() == {name: expected[name]}
+    workspace.close(name)
+    assert workspace.results[name].facts_only and workspace.findings() == {}
+
+    # The cache the server left serves another server start, and not `mxlint check`.
+    again = Workspace(root.resolve())
+    again.index(jobs=1, cache_dir=cache_dir)
+    assert again.results[name].facts_only
+    from mxlint.cache import Cache
+
+    cache = Cache.load(cache_dir, workspace.settings)
+    key, kept = cache.entries[name]
+    assert kept.facts_only
+    assert cache.get(name, key) is None and cache.get(name, key, facts_only=True) is kept
