@@ -214,7 +214,7 @@ def regex_code_cache(path: Path | None = None) -> Iterator[dict[Any, Any]]:
     import re
     import threading
 
-    compiler = getattr(re, "_compiler", None) or getattr(re, "sre_compile", None)
+    compiler: Any = getattr(re, "_compiler", None) or getattr(re, "sre_compile", None)
     where = path or default_path("regex")
     original = getattr(compiler, "compile", None)
     sre = getattr(compiler, "_sre", None)
@@ -248,7 +248,13 @@ def regex_code_cache(path: Path | None = None) -> Iterator[dict[Any, Any]]:
         if recorder.args is not None and recorder.args[0] is p:
             final_flags, code, groups, groupindex, indexgroup = recorder.args[1:]
             # The program's opcodes are named int constants: kept as the ints they are.
-            fresh[key] = (int(final_flags), [int(op) for op in code], groups, groupindex, indexgroup)
+            fresh[key] = (
+                int(final_flags),
+                [int(op) for op in code],
+                groups,
+                groupindex,
+                indexgroup,
+            )
         return compiled
 
     cached_compile._mxlint = True  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ import marshal
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib.machinery import SourceFileLoader
 from importlib.util import MAGIC_NUMBER, spec_from_file_location
 from pathlib import Path
@@ -38,6 +38,11 @@ ROOTS = ("mxlint", "libcst")
 Entry = tuple[str, int, int, "list[str] | None", CodeType]
 
 
+#: What Python's own loader calls on the code it reads from a bytecode file (the file names in
+#: the code are made the source's, should the files have moved since it was compiled).
+_fix_co_filename: Any = getattr(_imp, "_fix_co_filename", lambda code, path: None)
+
+
 def default_path() -> Path | None:
     return beside_bytecode(__file__, "module-code")
 
@@ -49,10 +54,10 @@ class _BundledLoader(SourceFileLoader):
         super().__init__(fullname, path)
         self._code: CodeType | None = code
 
-    def get_code(self, fullname: str) -> CodeType:  # type: ignore[override]
+    def get_code(self, fullname: str) -> CodeType | None:
         code, self._code = self._code, None
         if code is not None and fullname == self.name:
-            _imp._fix_co_filename(code, self.path)  # as Python does for bytecode it reads
+            _fix_co_filename(code, self.path)  # as Python does for the bytecode it reads
             return code
         return super().get_code(fullname)
 
@@ -110,10 +115,8 @@ def module_bundle(
     try:
         yield finder
     finally:
-        try:
+        with suppress(ValueError):
             sys.meta_path.remove(finder)
-        except ValueError:
-            pass
         if not sys.dont_write_bytecode:
             _keep(where, finder)
 
@@ -138,7 +141,9 @@ def load(path: Path, roots: tuple[str, ...] = ROOTS) -> dict[str, Entry]:
     return {
         name: entry
         for name, entry in entries.items()
-        if type(name) is str and type(entry) is tuple and len(entry) == 5
+        if type(name) is str
+        and type(entry) is tuple
+        and len(entry) == 5
         and type(entry[4]) is CodeType
     }
 

@@ -29,7 +29,9 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("NAME = 'toy'\n")
     (pkg / "values.py").write_text("def answer():\n    return 42\n")
-    (pkg / "sub" / "__init__.py").write_text("from mxb_toy.values import answer\nDOUBLE = 2 * answer()\n")
+    (pkg / "sub" / "__init__.py").write_text(
+        "from mxb_toy.values import answer\nDOUBLE = 2 * answer()\n"
+    )
     monkeypatch.syspath_prepend(str(src))
     yield pkg
     _forget()
@@ -46,7 +48,7 @@ def _import_all(path: Path) -> module_bundle._BundleFinder:
     with bundle(path, roots=(ROOT,)) as finder:
         sub = importlib.import_module(f"{ROOT}.sub")
     assert finder is not None and finder not in sys.meta_path
-    assert sub.DOUBLE == 2 * sys.modules[f"{ROOT}.values"].answer()
+    assert sys.modules[f"{ROOT}.values"].answer() * 2 == sub.DOUBLE
     return finder
 
 
@@ -56,7 +58,9 @@ def test_modules_imported_once_are_served_from_the_file_next_time(toy: Path, tmp
     assert first.served == set()
     assert set(module_bundle.load(path, (ROOT,))) == {ROOT, f"{ROOT}.sub", f"{ROOT}.values"}
     written = path.stat().st_mtime_ns
-    usual = {name: _attributes(sys.modules[name]) for name in (ROOT, f"{ROOT}.sub", f"{ROOT}.values")}
+    usual = {
+        name: _attributes(sys.modules[name]) for name in (ROOT, f"{ROOT}.sub", f"{ROOT}.values")
+    }
 
     second = _import_all(path)
     assert second.served == {ROOT, f"{ROOT}.sub", f"{ROOT}.values"}
@@ -149,9 +153,7 @@ def test_nothing_is_gathered_where_the_file_cannot_be_written(
     """Gathering two hundred modules' code for a file that cannot be written would cost every
     start of a read-only installation."""
     gathered: list[str] = []
-    monkeypatch.setattr(
-        module_bundle, "_entry_from_bytecode", lambda name: gathered.append(name)
-    )
+    monkeypatch.setattr(module_bundle, "_entry_from_bytecode", lambda name: gathered.append(name))
     monkeypatch.setattr(module_bundle, "_writable", lambda path: False)
     _import_all(tmp_path / "bundle.marshal")
     assert gathered == [] and not (tmp_path / "bundle.marshal").exists()
