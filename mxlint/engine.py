@@ -68,6 +68,14 @@ def needs_parse(source: str) -> bool:
     return not import_map_in_text(source, "", False).other_framework()
 
 
+def is_mxnet_itself(module_name: str) -> bool:
+    """Whether the module is part of the `mxnet` package: MXNet's own source tree, of whatever
+    version (its master branch is MXNet 2), read for its imports only as another framework's
+    program is. The rules say how a program uses a release of MXNet; of the implementation of
+    that API, what they would say is false (`F.npx.cond` is the tree's own operator)."""
+    return module_name == "mxnet" or module_name.startswith("mxnet.")
+
+
 @dataclass
 class FileResult:
     """One file's own result: what a worker sends back and the cache keeps."""
@@ -182,9 +190,9 @@ def lint_source(
     findings (the language server's index of the files that are not open): only the checkers
     that gather cross-file facts run, and nothing is positioned or reported. A file that does
     not parse, or is not parsed at all, has its whole result either way."""
-    if not force and not needs_parse(source):
-        if module_name is None:
-            module_name, is_package = sources.module_name_for(Path(path))
+    if module_name is None:
+        module_name, is_package = sources.module_name_for(Path(path))
+    if not force and (not needs_parse(source) or is_mxnet_itself(module_name)):
         imports = imports_in_text(source, module_name, is_package)
         facts = FileFacts(module_name, path, is_package, imports=imports, skimmed=True)
         return FileResult(path, facts=facts)

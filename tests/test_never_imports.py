@@ -300,3 +300,33 @@ def test_other_frameworks_programs_are_not_parsed(source, parsed):
         assert any(
             name.split(".")[0] in ("torch", "tensorflow", "jax") for name in result.facts.imports
         )
+
+
+@pytest.mark.parametrize(
+    ("module", "parsed"),
+    [
+        ("mxnet", False),
+        ("mxnet.gluon.nn.conv_layers", False),
+        ("mxnet_utils", True),  # a module of the project named like MXNet is the project's
+        ("mymodels.mxnet", True),
+        ("train", True),
+    ],
+)
+def test_mxnets_own_source_is_read_for_its_imports_only(module: str, parsed: bool):
+    """A module of the `mxnet` package itself (MXNet's source tree, its master branch being
+    MXNet 2) is not a program that uses a release of MXNet: its `F.npx.cond` is its own
+    operator, its `x.shape` in a deferred-compute `forward` is fine. It is read as another
+    framework's program is (`engine.is_mxnet_itself`)."""
+    from mxlint.config import Settings
+    from mxlint.engine import lint_source
+
+    source = (
+        "from mxnet.gluon import HybridBlock\n\n\nclass Op(HybridBlock):\n"
+        "    def hybrid_forward(self, F, x):\n        return F.npx.cond(x.shape[0], x, x)\n\n\n"
+        "net = Op()\nnet.hybridize()\n"
+    )
+    result = lint_source("op.py", source, Settings(), module_name=module)
+    codes = sorted(f.code for f in [*result.findings, *(f for f, _ in result.conditional)])
+    assert codes == (["MXL103", "MXL110"] if parsed else [])
+    assert result.parsed is parsed
+    assert result.facts is not None and result.facts.skimmed is not parsed
