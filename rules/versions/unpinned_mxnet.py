@@ -21,6 +21,7 @@ from mxlint.rules.versions._docs import _NOT_FLAKE8
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
     from mxlint.requirements_parsing import Requirement
     from mxlint.rules.versions._releases import Hit
@@ -42,11 +43,14 @@ class UnpinnedMxnet(Rule):
     )
     why = """
         MXNet's releases changed behaviour between minor versions (operators, defaults,
-        the numpy front end), and an open range lets a rebuild pick up another release — or,
-        with `--pre`, the 2.0 betas, which replace `hybrid_forward` with `forward`. A model that
-        trained yesterday then fails to rebuild or to load. An upper bound (`<1.10`, `~=1.9.0`)
-        or an exact pin keeps the environment reproducible. A constraint in a `-c` file that
-        pins the version counts.
+        the numpy front end), and an open range lets a rebuild pick up another release: with
+        `--pre` (or a tool that allows pre-releases), the 2.0 betas of `mxnet` and of the CUDA
+        10.1–11.2 builds, which replace `hybrid_forward` with `forward`. A model that trained
+        yesterday then fails to rebuild or to load. An upper bound (`<1.10`, `~=1.9.0`) or an
+        exact pin keeps the environment reproducible. A constraint in a `-c` file that pins the
+        version counts. MXNet is retired and its release tables are final: a distribution with
+        no release past its last one (`mxnet-mkl`, whose last is 1.6.0; the CUDA 9 builds)
+        resolves to that release on every rebuild, and is not reported.
     """
     example = """
         # requirements.txt
@@ -88,6 +92,10 @@ class UnpinnedMxnet(Rule):
     )
     valid = (
         Valid("mxnet==1.9.1\n", filename="requirements.txt"),
+        # The last releases are 1.6.0 and 1.0.0, and nothing was published past them: no
+        # rebuild drifts.
+        Valid("mxnet-mkl\n", filename="requirements.txt"),
+        Valid("mxnet-cu90mkl>=0.12\n", filename="requirements.txt"),
         Valid("mxnet-cu112>=1.8,<1.10\n", filename="requirements.txt"),
         Valid("mxnet~=1.9.0\n", filename="requirements.txt"),
         Valid(
@@ -111,7 +119,7 @@ def check(name: str, records: list[Requirement]) -> list[Hit]:
     if any(r.direct for r in records):
         return []
     spec = spec_of(records)
-    if spec is None or not spec.contains(FUTURE, prereleases=True):
+    if spec is None or not spec.contains(FUTURE, prereleases=True) or _settled(name, spec):
         return []
     return [
         (
@@ -122,6 +130,29 @@ def check(name: str, records: list[Requirement]) -> list[Hit]:
         for r in records
         if not r.constraint
     ]
+
+
+def _settled(name: str, spec: SpecifierSet) -> bool:
+    """The spec admits the distribution's last release and nothing was published past it
+    (MXNet's release tables are final): every rebuild resolves to that one release."""
+    from mxlint.rules.versions._releases import final_releases, releases
+
+    known = releases().variants.get(name)
+    finals = final_releases(known) if known else []
+    if not finals:
+        return False
+    last = finals[0]
+    later = [v for v in known or () if _newer(v, last)]
+    return not later and spec.contains(last)
+
+
+def _newer(version: str, than: Version) -> bool:
+    from packaging.version import InvalidVersion, Version  # noqa: F811 (dependency files only)
+
+    try:
+        return Version(version) > than
+    except InvalidVersion:
+        return False
 
 
 def pin_for(name: str, spec: SpecifierSet) -> str:
