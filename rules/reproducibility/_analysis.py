@@ -718,8 +718,17 @@ def _reaches_only_plots(ctx: Any, scope: cst.CSTNode, binding: cst.Assign, name:
                 for n in iter_nodes(t)
             )
             if _mentions(source, holding):
-                if not plain or not _derivation(source, holding, ctx.resolve):
+                buffers = _filled_buffers(targets, holding) if not plain else None
+                if (not plain and buffers is None) or not _derivation(
+                    source, holding, ctx.resolve, lambda call: _block_call(ctx, call)
+                ):
                     return False  # `arr[idx] = ...`, `x = load(idx)`: the draw shapes data
+                if buffers is not None:
+                    # `canvas[r:r + 28, c:c + 28] = img`: the array filled is the draw's now.
+                    live.update(buffers)
+                    accounted.update(id(n) for t in targets for n in iter_nodes(t))
+                    accounted.update(id(n) for n in iter_nodes(source))
+                    continue
                 live.update(n.value for n in names)
                 accounted.update(id(n) for n in iter_nodes(source))
             elif type(node) is cst.For:
@@ -793,14 +802,24 @@ _DERIVING = frozenset({"enumerate", "zip", "range", "len", "int", "float", "list
 
 
 def _derivation(
-    source: cst.CSTNode, live: set[str], resolve: Callable[[cst.BaseExpression], str | None]
+    source: cst.CSTNode,
+    live: set[str],
+    resolve: Callable[[cst.BaseExpression], str | None],
+    forward: Callable[[cst.Call], bool] = lambda call: False,
 ) -> bool:
     """An expression that only rearranges the draw (`idx[0]`, `n * 2`, `enumerate(idx)`),
-    applies it (an augmenter called on an image) or converts an array computed from it
-    (`mx.nd.Cast(out, dtype="uint8")`): no call into code that may do something with it (write
-    it, train on it), no indexing of other data with it."""
+    applies it (an augmenter called on an image, a network's forward pass: `forward` tells
+    which calls are) or converts an array computed from it (`mx.nd.Cast(out, dtype="uint8")`,
+    `out.asnumpy()`): no call into code that may do something with it (write it, train on it),
+    no indexing of other data with it."""
     for n in iter_nodes(source):
-        if type(n) is cst.Call and _mentions(n, live) and not _deriving_call(n, live, resolve):
+        if (
+            type(n) is cst.Call
+            and _mentions(n, live)
+            and not _deriving_call(n, live, resolve)
+            and not _array_method(n, live)
+            and not forward(n)
+        ):
             return False
         if type(n) is cst.Subscript and not _mentions(n.value, live):
             return False
@@ -818,6 +837,99 @@ def _deriving_call(
         return False
     leaf = name.rsplit(".", 1)[-1].lower()
     return not any(word in leaf for word in _STORING)
+
+
+#: Methods of NDArrays and NumPy arrays that compute an array from the array (a copy on
+#: another device, a NumPy copy, a new shape or type): never a write, a gradient or a step.
+_ARRAY_METHODS = frozenset(
+    {
+        "as_in_context",
+        "as_in_ctx",
+        "asnumpy",
+        "astype",
+        "reshape",
+        "transpose",
+        "flatten",
+        "squeeze",
+        "expand_dims",
+        "clip",
+        "copy",
+        "swapaxes",
+    }
+)
+
+
+def _array_method(call: cst.Call, live: set[str]) -> bool:
+    """`draw.asnumpy()`, `out.reshape(28, 28)`: a method of `_ARRAY_METHODS` called on an
+    expression computed from the draw, with arguments that do not mention it."""
+    func = call.func
+    return (
+        type(func) is cst.Attribute
+        and func.attr.value in _ARRAY_METHODS
+        and not any(_mentions(a.value, live) for a in call.args)
+    )
+
+
+def _filled_buffers(targets: list[cst.BaseExpression], live: set[str]) -> set[str] | None:
+    """The arrays that an assignment to slices of them fills (`canvas[a:b, c:d] = ...`), when
+    every target is such a slice of a plain name and the slices do not depend on the draw;
+    None otherwise."""
+    out: set[str] = set()
+    for target in targets:
+        if type(target) is not cst.Subscript or type(target.value) is not cst.Name:
+            return None
+        if any(_mentions(e, live) for e in target.slice):
+            return None
+        out.add(target.value.value)
+    return out or None
+
+
+def _block_call(ctx: Any, call: cst.Call) -> bool:
+    """A Gluon block called on its input (a forward pass), as far as the file shows: the
+    callee is a name bound, everywhere in its scope, to a block built by a Gluon constructor or
+    by a class of this file that derives from one, or an attribute of such a name (a child
+    block, `net.decoder`)."""
+    func = call.func
+    while type(func) is cst.Attribute:
+        func = func.value
+    if type(func) is not cst.Name:
+        return False
+    scope = ctx.bindings.scope_at(call).lookup(func.value)
+    bindings = scope.bindings(func.value) if scope is not None else []
+    if not bindings:
+        return False
+    for binding in bindings:
+        value = binding.value
+        if binding.kind != "assignment" or type(value) is not cst.Call:
+            return False
+        if not _builds_block(ctx, value.func):
+            return False
+    return True
+
+
+_BLOCK_CLASSES = knowledge.HYBRID_BLOCK_CLASSES | knowledge.PLAIN_BLOCK_CLASSES
+
+
+def _builds_block(ctx: Any, func: cst.BaseExpression) -> bool:
+    """`func(...)` builds a block: a Gluon block class, or a class of this file that derives
+    from one (through other classes of the file)."""
+    resolved = ctx.resolve(func)
+    if resolved is None and type(func) is cst.Name:
+        resolved = ctx.qualname(func.value)
+    return resolved is not None and _block_class(ctx, resolved, set())
+
+
+def _block_class(ctx: Any, name: str, seen: set[str]) -> bool:
+    if name in _BLOCK_CLASSES or name.startswith(_GLUON_LAYERS):
+        return True
+    if name in seen:
+        return False
+    seen.add(name)
+    return any(_block_class(ctx, base, seen) for base in ctx.facts.classes.get(name, ()))
+
+
+#: Modules whose classes are all blocks (layers, cells, the model zoo's networks).
+_GLUON_LAYERS = ("mxnet.gluon.nn.", "mxnet.gluon.rnn.", "mxnet.gluon.model_zoo.")
 
 
 #: Library modules whose functions compute arrays from arrays (kept apart: saving, loading).

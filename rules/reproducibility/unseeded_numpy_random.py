@@ -38,7 +38,9 @@ class UnseededNumpyRandom(Rule):
         plots, or only picks which element a `print` shows beside them (which sample a figure
         shows, with its label), reaches no result and is not reported; nor is an augmenter
         whose output, converted by array functions, only figures show (with its shape
-        printed).
+        printed), nor random codes that a network of the file decodes into a grid that a
+        figure shows (a generative model's samples: `net.decoder(z).asnumpy()` copied into
+        slices of a canvas).
         A file that imports another deep learning framework (PyTorch, TensorFlow, JAX,
         Paddle) and nothing of MXNet is that framework's program and is not checked.
     """
