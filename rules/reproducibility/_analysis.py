@@ -888,8 +888,12 @@ def _block_call(ctx: Any, call: cst.Call) -> bool:
     """A Gluon block called on its input (a forward pass), as far as the file shows: the
     callee is a name bound, everywhere in its scope, to a block built by a Gluon constructor or
     by a class of this file that derives from one, or an attribute of such a name (a child
-    block, `net.decoder`)."""
+    block, `net.decoder`), not a method that writes or loads (`net.save_parameters`)."""
     func = call.func
+    if type(func) is cst.Attribute and any(
+        word in func.attr.value.lower() for word in (*_STORING, "export")
+    ):
+        return False
     while type(func) is cst.Attribute:
         func = func.value
     if type(func) is not cst.Name:
