@@ -113,8 +113,10 @@ class MxlintServer(LanguageServer):
         for uri in list(self.workspace.text_documents):
             if self.workspace.get_notebook_document(cell_uri=uri) is None:
                 self._sync_text(uri)
+                self.dirty.discard(uri)  # read now: published below
         for uri in list(self.workspace.notebook_documents):
             self._sync_notebook(uri)
+            self.dirty.discard(uri)
         self.ready.set()
         project.findings()  # the dependency files' findings too, before the first publish
         self.publish()
@@ -182,6 +184,10 @@ class MxlintServer(LanguageServer):
     async def _flush(self) -> None:
         await self.ready.wait()
         await asyncio.sleep(0)  # let queued edits arrive first
+        # A reload may have begun meanwhile: its index thread rewrites the workspace's results
+        # (files not open read for their facts, then the open ones in full), not to be read
+        # before it is done.
+        await self.ready.wait()
         dirty, self.dirty = self.dirty, set()
         for uri in dirty:
             if uri in self.workspace.notebook_documents:
@@ -273,8 +279,13 @@ class MxlintServer(LanguageServer):
             self._text_task = asyncio.ensure_future(self._refresh_text())
         seen: set[str] = set()
         for uri, name in self.open_targets().items():
-            found = self.findings_for(uri, name, by_file)
             notebook = self.workspace.notebook_documents.get(uri)
+            if uri in self.dirty:
+                # Opened or edited, not read yet (the index may hold the file read for its
+                # facts only): the flush that reads it publishes it.
+                seen.update(self._code_cell_uris(notebook) if notebook is not None else (uri,))
+                continue
+            found = self.findings_for(uri, name, by_file)
             if notebook is not None:
                 per_cell = self._by_cell(notebook, found)
                 for cell_uri, cell_found in per_cell.items():

@@ -57,7 +57,7 @@ CHANGED = {
         "    --hash=sha256:0123456789abcdef0123456789abcdef  # noqa: MXL501, MXL502, MXL503\n"
         "numpy>=1.20  # noqa: MXL506\n",
     ),
-    "setup.cfg": ("    mxnet-mkl\n", "    mxnet-mkl  # noqa: MXL501\n"),
+    "setup.cfg": ("    mxnet-cu112\n", "    mxnet-cu112  # noqa: MXL501\n"),
 }
 
 
