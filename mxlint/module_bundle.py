@@ -9,21 +9,23 @@ bytecode (here: modification time to the nanosecond, and size). A module that ch
 the file does not hold, is imported as usual, and the file is then written again with what
 this start loaded, from the bytecode Python wrote for it.
 
-The file lives beside mxlint's own bytecode (see `mxlint.codegen_cache`), is written only where
-Python would write bytecode, and a missing, unreadable or foreign file only means importing as
-usual. The modules are loaded by `SourceFileLoader`, so that they are what they would be
+The file lives beside mxlint's own bytecode (see `mxlint.codegen_cache`), one per set of places
+the root packages are imported from (an editable install shared by two environments keeps one
+for each), is written only where Python would write bytecode, and a missing, unreadable or
+foreign file only means importing as usual. The modules are loaded by `SourceFileLoader`, so that they are what they would be
 otherwise: the same `__file__`, `__cached__`, `__spec__`, source for tracebacks.
 """
 
 from __future__ import annotations
 
 import _imp
+import hashlib
 import marshal
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from importlib.machinery import SourceFileLoader
+from importlib.machinery import PathFinder, SourceFileLoader
 from importlib.util import MAGIC_NUMBER, spec_from_file_location
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -43,8 +45,10 @@ Entry = tuple[str, int, int, "list[str] | None", CodeType]
 _fix_co_filename: Any = getattr(_imp, "_fix_co_filename", lambda code, path: None)
 
 
-def default_path() -> Path | None:
-    return beside_bytecode(__file__, "module-code")
+def default_path(roots: tuple[str, ...] = ROOTS) -> Path | None:
+    """Beside mxlint's bytecode, one file per set of root packages' origins (`_origins`)."""
+    digest = hashlib.blake2b(repr(_origins(roots)).encode(), digest_size=4).hexdigest()
+    return beside_bytecode(__file__, f"module-code-{digest}")
 
 
 class _BundledLoader(SourceFileLoader):
@@ -106,7 +110,7 @@ def module_bundle(
     """Modules of the packages `roots` imported meanwhile come from the file at `path`
     (default: `default_path()`) where it holds them unchanged; the file is written again on the
     way out when this start imported some that it did not hold."""
-    where = path or default_path()
+    where = path or default_path(roots)
     if where is None:
         yield None
         return
@@ -121,8 +125,27 @@ def module_bundle(
             _keep(where, finder)
 
 
+def _origins(roots: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    """Where each root package is imported from by this interpreter now (its `__init__.py`).
+    One source tree can serve several environments (an editable install in two virtual
+    environments, each with its own libcst): what one of them kept is not the other's, so the
+    origins name the file and are checked when it is read."""
+    out = []
+    for root in roots:
+        module = sys.modules.get(root)
+        file = getattr(module, "__file__", None)
+        if module is None:
+            try:
+                spec = PathFinder.find_spec(root)
+            except (ImportError, ValueError):
+                spec = None
+            file = spec.origin if spec is not None else None
+        out.append((root, file if isinstance(file, str) else None))
+    return tuple(out)
+
+
 def _header(roots: tuple[str, ...]) -> tuple[Any, ...]:
-    return (MAGIC_NUMBER, roots)
+    return (MAGIC_NUMBER, _origins(roots))
 
 
 def load(path: Path, roots: tuple[str, ...] = ROOTS) -> dict[str, Entry]:

@@ -7,6 +7,7 @@ import importlib
 import inspect
 import marshal
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -102,6 +103,23 @@ def test_a_changed_source_is_imported_as_usual_and_the_file_written_again(
     assert sys.modules[f"{ROOT}.sub"].DOUBLE == 8400
 
 
+def test_what_another_environment_kept_is_not_served(
+    toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """One source tree, two environments: the package found first on this interpreter's path
+    is another copy (another virtual environment's), so the kept modules are not its."""
+    path = tmp_path / "bundle.marshal"
+    _import_all(path)
+    other = tmp_path / "other"
+    shutil.copytree(toy, other / ROOT)
+    (other / ROOT / "values.py").write_text("def answer():\n    return 7\n")
+    monkeypatch.syspath_prepend(str(other))
+    finder = _import_all(path)
+    assert finder.served == set()
+    assert sys.modules[f"{ROOT}.sub"].DOUBLE == 14
+    assert sys.modules[ROOT].__file__ == str(other / ROOT / "__init__.py")
+
+
 def test_a_deleted_source_is_not_served(toy: Path, tmp_path: Path):
     path = tmp_path / "bundle.marshal"
     _import_all(path)
@@ -182,7 +200,7 @@ def test_the_command_serves_mxlint_and_libcst_from_the_file_and_reports_the_same
         str(fixtures_dir / "sample_project"),
     ]
     first = subprocess.run(command, capture_output=True, text=True, env=env)
-    kept = list((tmp_path / "pycache").rglob("module-code.*.marshal"))
+    kept = list((tmp_path / "pycache").rglob("module-code-*.marshal"))
     assert len(kept) == 1
     entries = module_bundle.load(kept[0])
     assert "mxlint.engine" in entries and "libcst._nodes.expression" in entries
