@@ -56,23 +56,25 @@ def beside_bytecode(source: str, stem: str) -> Path | None:
 def load(path: Path) -> dict[str, CodeType]:
     """The cached code by source text; empty when the file is missing, damaged or was written
     by another Python (a different bytecode magic number)."""
-    try:
-        with open(path, "rb") as fh:
-            blob = fh.read()
-        data = marshal.loads(blob)  # marshal.load(fh) reads object by object: many times slower
-    except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    if type(data) is not tuple or len(data) != 2 or data[0] != MAGIC_NUMBER:
-        return {}
-    codes = data[1]
+    codes = read_keyed(path, MAGIC_NUMBER)
     if type(codes) is not dict:
         return {}
     return {k: v for k, v in codes.items() if type(k) is str and type(v) is CodeType}
 
 
-def store(path: Path, codes: dict[str, CodeType]) -> None:
-    """Replace the file atomically; a cache that cannot be written is no error."""
-    write_marshal(path, (MAGIC_NUMBER, codes))
+def read_keyed(path: Path, key: Any) -> Any:
+    """The value of a file written as `(key, value)` (see `write_marshal`) under this `key`;
+    None when the file is missing, damaged or was written under another key (another Python,
+    other sources). Every cache kept beside the bytecode is read this way."""
+    try:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+        data = marshal.loads(blob)  # marshal.load(fh) reads object by object: many times slower
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if type(data) is not tuple or len(data) != 2 or data[0] != key:
+        return None
+    return data[1]
 
 
 def write_marshal(path: Path, value: Any) -> None:
@@ -89,12 +91,12 @@ def write_marshal(path: Path, value: Any) -> None:
             tmp.unlink()
 
 
-def keep(path: Path, known: dict[str, CodeType], fresh: dict[str, CodeType]) -> None:
-    """Add the code compiled this time to the file, where Python would write bytecode (a file
-    holding too much is started afresh)."""
+def keep(path: Path, known: dict[Any, Any], fresh: dict[Any, Any], key: Any = MAGIC_NUMBER) -> None:
+    """Add what was compiled this time to the file (written as `(key, entries)`), where Python
+    would write bytecode (a file holding too much is started afresh)."""
     if fresh and not sys.dont_write_bytecode:
         merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
-        store(path, merged)
+        write_marshal(path, (key, merged))
 
 
 @contextmanager
@@ -264,9 +266,7 @@ def regex_code_cache(path: Path | None = None) -> Iterator[dict[Any, Any]]:
     finally:
         if compiler.compile is cached_compile:
             compiler.compile = original
-        if fresh and not sys.dont_write_bytecode:
-            merged = {**known, **fresh} if len(known) + len(fresh) <= MAX_ENTRIES else fresh
-            write_marshal(where, (header, merged))
+        keep(where, known, fresh, header)
 
 
 class _SreCall:
@@ -288,15 +288,11 @@ class _SreCall:
 def _load_regexes(path: Path, header: tuple[Any, ...]) -> dict[Any, Any]:
     """The kept arguments by (pattern, flags); empty when the file is missing, damaged or was
     written by another interpreter."""
-    try:
-        with open(path, "rb") as fh:
-            data = marshal.loads(fh.read())
-    except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    if type(data) is not tuple or len(data) != 2 or data[0] != header or type(data[1]) is not dict:
+    kept = read_keyed(path, header)
+    if type(kept) is not dict:
         return {}
     return {
         key: args
-        for key, args in data[1].items()
+        for key, args in kept.items()
         if type(key) is tuple and len(key) == 2 and type(args) is tuple and len(args) == 5
     }

@@ -288,6 +288,7 @@ def _check(
         for name, error in errors:
             result.findings.append(internal_error(path, name, error))
             result.error = True
+        result.failed = tuple(sorted({name for name, _ in errors}))
         ctx.facts.imports = ctx.imports.imported()
         ctx.facts.declines_hybridize = context.declines_hybridize(source, module)
         ctx.facts.builds = context.class_builds(ctx)
@@ -295,7 +296,6 @@ def _check(
         if facts_only:
             result.findings = []
             result.facts_only = True
-            result.failed = tuple(sorted({name for name, _ in errors}))
             return result
         _position_reports(ctx, result)
     finally:
@@ -309,7 +309,6 @@ def _check(
         result.conditional = [(f, req) for f, req in result.conditional if id(f) in kept]
     if noqa:
         result.suppressions = noqa
-    result.failed = tuple(sorted({name for name, _ in errors}))
     return result
 
 

@@ -30,13 +30,15 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-from mxlint.codegen_cache import beside_bytecode, write_marshal
+from mxlint.codegen_cache import beside_bytecode, read_keyed, write_marshal
 
 #: The top-level packages whose modules are kept.
 ROOTS = ("mxlint", "libcst")
 
 #: name -> (source file, its st_mtime_ns, its size, the package's __path__ or None, code)
 Entry = tuple[str, int, int, "list[str] | None", CodeType]
+#: Each root package and the `__init__.py` this interpreter imports it from (see `_origins`).
+Origins = tuple[tuple[str, "str | None"], ...]
 
 
 #: What Python's own loader calls on the code it reads from a bytecode file (the file names in
@@ -44,9 +46,10 @@ Entry = tuple[str, int, int, "list[str] | None", CodeType]
 _fix_co_filename: Any = getattr(_imp, "_fix_co_filename", lambda code, path: None)
 
 
-def default_path(roots: tuple[str, ...] = ROOTS) -> Path | None:
+def default_path(roots: tuple[str, ...] = ROOTS, origins: Origins | None = None) -> Path | None:
     """Beside mxlint's bytecode, one file per set of root packages' origins (`_origins`)."""
-    return beside_bytecode(__file__, f"module-code-{_fnv1a(repr(_origins(roots)).encode()):08x}")
+    origins = _origins(roots) if origins is None else origins
+    return beside_bytecode(__file__, f"module-code-{_fnv1a(repr(origins).encode()):08x}")
 
 
 def _fnv1a(data: bytes) -> int:
@@ -117,11 +120,12 @@ def module_bundle(
     """Modules of the packages `roots` imported meanwhile come from the file at `path`
     (default: `default_path()`) where it holds them unchanged; the file is written again on the
     way out when this start imported some that it did not hold."""
-    where = path or default_path(roots)
+    origins = _origins(roots)  # before the block imports anything of them
+    where = path or default_path(roots, origins)
     if where is None:
         yield None
         return
-    finder = _BundleFinder(load(where, roots), roots)
+    finder = _BundleFinder(load(where, roots, origins), roots)
     sys.meta_path.insert(0, finder)
     try:
         yield finder
@@ -129,10 +133,10 @@ def module_bundle(
         with suppress(ValueError):
             sys.meta_path.remove(finder)
         if not sys.dont_write_bytecode:
-            _keep(where, finder)
+            _keep(where, finder, origins)
 
 
-def _origins(roots: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+def _origins(roots: tuple[str, ...]) -> Origins:
     """Where each root package is imported from by this interpreter now (its `__init__.py`).
     One source tree can serve several environments (an editable install in two virtual
     environments, each with its own libcst): what one of them kept is not the other's, so the
@@ -151,21 +155,13 @@ def _origins(roots: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
     return tuple(out)
 
 
-def _header(roots: tuple[str, ...]) -> tuple[Any, ...]:
-    return (MAGIC_NUMBER, _origins(roots))
-
-
-def load(path: Path, roots: tuple[str, ...] = ROOTS) -> dict[str, Entry]:
+def load(
+    path: Path, roots: tuple[str, ...] = ROOTS, origins: Origins | None = None
+) -> dict[str, Entry]:
     """The kept modules by name; empty when the file is missing, damaged or was written by
-    another Python."""
-    try:
-        with open(path, "rb") as fh:
-            data = marshal.loads(fh.read())
-    except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    if type(data) is not tuple or len(data) != 2 or data[0] != _header(roots):
-        return {}
-    entries = data[1]
+    another Python or for packages imported from elsewhere (`origins`, default: now)."""
+    origins = _origins(roots) if origins is None else origins
+    entries = read_keyed(path, (MAGIC_NUMBER, origins))
     if type(entries) is not dict:
         return {}
     return {
@@ -178,7 +174,7 @@ def load(path: Path, roots: tuple[str, ...] = ROOTS) -> dict[str, Entry]:
     }
 
 
-def _keep(path: Path, finder: _BundleFinder) -> None:
+def _keep(path: Path, finder: _BundleFinder, origins: Origins) -> None:
     """Write the file again when the block imported modules it did not hold (or held changed):
     every module imported in the block, from what the file held or the bytecode Python wrote."""
     loaded = [name for name in dict.fromkeys(finder.asked) if _source_module(name) is not None]
@@ -196,7 +192,7 @@ def _keep(path: Path, finder: _BundleFinder) -> None:
             entries[name] = entry
     if not finder.stale and entries.keys() == finder.entries.keys():
         return  # what is missing has no bytecode to keep: writing would change nothing
-    write_marshal(path, (_header(finder.roots), entries))
+    write_marshal(path, ((MAGIC_NUMBER, origins), entries))
 
 
 def _writable(path: Path) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mxlint import codegen_cache
+from mxlint import codegen_cache, module_bundle
 from mxlint.codegen_cache import dataclass_code_cache
 
 
@@ -112,9 +112,12 @@ def test_an_unwritable_place_is_no_error(tmp_path: Path, writable):
     assert len(fresh) == 6
 
 
-def test_the_command_caches_libcsts_classes_and_reports_the_same(
+def test_the_command_keeps_its_start_up_beside_its_bytecode_and_reports_the_same(
     tmp_path: Path, fixtures_dir: Path
 ):
+    """libcst's generated dataclass code, the regular expressions and the modules' bytecode
+    (`mxlint.module_bundle`) are kept by the first start; the second takes them and reports
+    the same, and writes none of the files again."""
     env = _writing_bytecode_under(tmp_path / "pycache")
     command = [
         sys.executable,
@@ -135,12 +138,17 @@ def test_the_command_caches_libcsts_classes_and_reports_the_same(
     assert any("whitespace_after_" in source for source in codes)
     regexes = list((tmp_path / "pycache").rglob("regex-code.*.marshal"))
     assert len(regexes) == 1
-    written = regexes[0].stat().st_mtime_ns
+    bundles = list((tmp_path / "pycache").rglob("module-code-*.marshal"))
+    assert len(bundles) == 1
+    entries = module_bundle.load(bundles[0])
+    assert "mxlint.engine" in entries and "libcst._nodes.expression" in entries
+    assert any(name.startswith("mxlint.rules.hybridization.") for name in entries)
+    written = {p: p.stat().st_mtime_ns for p in [*cached, *regexes, *bundles]}
     second = subprocess.run(command, capture_output=True, text=True, env=env)
-    assert first.returncode == second.returncode == 1
+    assert first.returncode == second.returncode == 1, second.stderr
     assert first.stdout and second.stdout == first.stdout
-    # Every pattern the second start compiled was kept by the first: the file stays as it is.
-    assert regexes[0].stat().st_mtime_ns == written
+    # Every pattern and module the second start needed was kept by the first: no file changes.
+    assert {p: p.stat().st_mtime_ns for p in written} == written
 
 
 def test_the_flake8_plugin_loads_with_the_cache_and_leaves_dataclasses_alone(

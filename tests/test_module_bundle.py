@@ -8,7 +8,6 @@ import inspect
 import marshal
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -183,30 +182,5 @@ def test_the_finder_is_removed_when_the_block_raises(toy: Path, tmp_path: Path):
     assert finder not in sys.meta_path
 
 
-def test_the_command_serves_mxlint_and_libcst_from_the_file_and_reports_the_same(
-    tmp_path: Path, fixtures_dir: Path
-):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
-    command = [
-        sys.executable,
-        "-m",
-        "mxlint",
-        "check",
-        "--isolated",
-        "--no-cache",
-        "--output-format",
-        "concise",
-        str(fixtures_dir / "sample_project"),
-    ]
-    first = subprocess.run(command, capture_output=True, text=True, env=env)
-    kept = list((tmp_path / "pycache").rglob("module-code-*.marshal"))
-    assert len(kept) == 1
-    entries = module_bundle.load(kept[0])
-    assert "mxlint.engine" in entries and "libcst._nodes.expression" in entries
-    assert any(name.startswith("mxlint.rules.hybridization.") for name in entries)
-    written = kept[0].stat().st_mtime_ns
-    second = subprocess.run(command, capture_output=True, text=True, env=env)
-    assert first.returncode == second.returncode == 1, second.stderr
-    assert first.stdout and second.stdout == first.stdout
-    assert kept[0].stat().st_mtime_ns == written
+# The command itself (the bundle written by a first start, taken by the second, the same
+# report): `tests/test_codegen_cache.py`, beside the other start-up caches.

@@ -418,3 +418,37 @@ def test_a_module_level_training_loop_is_read_from_its_calls(source, trains):
     from mxlint.rules.reproducibility._analysis import module_level_training_loop
 
     assert module_level_training_loop(cst.parse_module(source), source) is trains
+
+
+def test_random_codes_a_decoder_of_the_file_decodes_for_a_figure_only():
+    """A class of the file deriving from a block (here spelled `mxnet.gluon.block.HybridBlock`,
+    which the import map reads as `mxnet.gluon.HybridBlock`) decodes numpy draws shown with
+    `imshow`: no result depends on them. Saved, they are the run's output: reported."""
+    source = (
+        "import matplotlib.pyplot as plt\n"
+        "import numpy as np\n"
+        "from mxnet import autograd, gluon, nd\n"
+        "from mxnet.gluon.block import HybridBlock\n"
+        "from mxnet.gluon import nn\n\n\n"
+        "class Decoder(HybridBlock):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.out = nn.Dense(784)\n\n"
+        "    def hybrid_forward(self, F, z):\n"
+        "        return self.out(z)\n\n\n"
+        "net = Decoder()\n"
+        "net.initialize()\n"
+        "trainer = gluon.Trainer(net.collect_params(), 'sgd')\n"
+        "with autograd.record():\n"
+        "    loss = net(nd.ones((8, 2))).sum()\n"
+        "loss.backward()\n"
+        "trainer.step(8)\n"
+        "codes = nd.array(np.random.randn(16, 2))\n"
+        "images = net(codes).asnumpy()\n"
+        "plt.imshow(images[0].reshape(28, 28))\n"
+    )
+    assert check_source(source, "show.py", SETTINGS) == []
+    saved = source + "nd.save('codes.nd', codes)\n"
+    assert [(f.code, f.location.row) for f in check_source(saved, "show.py", SETTINGS)] == [
+        ("MXL302", 24)
+    ]

@@ -11,7 +11,6 @@ damaged or foreign file only means reading the JSON as before.
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 from collections.abc import Callable
@@ -76,17 +75,12 @@ def cached(name: str, builder: Callable[[str], T], path: Path | None = None) -> 
     path = path or (cache_path(name, builder) if key is not None else None)
     if key is None or path is None:
         return builder(read_text(name))
-    try:
-        with open(path, "rb") as fh:
-            blob = fh.read()
-        stored = marshal.loads(blob)  # one read, then loads: marshal.load(fh) is slower
-    except (OSError, EOFError, ValueError, TypeError):
-        stored = None
-    if type(stored) is tuple and len(stored) == 2 and stored[0] == key:
-        return stored[1]  # type: ignore[no-any-return]
+    from mxlint.codegen_cache import read_keyed, write_marshal
+
+    stored = read_keyed(path, key)
+    if stored is not None:
+        return stored  # type: ignore[no-any-return]
     value = builder(read_text(name))
     if not sys.dont_write_bytecode:
-        from mxlint.codegen_cache import write_marshal
-
         write_marshal(path, (key, value))
     return value

@@ -32,7 +32,7 @@ _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 #: What the per-scope passes (tensor names, loops, MXL403, timing) look at.
 _COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 _SCOPE_KINDS = frozenset({cst.Assign, cst.Call, cst.IndentedBlock, *_LOOPS, *_COMPREHENSIONS})
-#: The node types `_Scope`'s passes read (and `walker.CALLS`).
+#: The node types `_Scope`'s passes read (with `walker.CALLS`).
 _NAME_TYPES = frozenset({cst.Name})
 _ASSIGN_TYPES = frozenset({cst.Assign})
 _SOURCE_TYPES = frozenset(
