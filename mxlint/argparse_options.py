@@ -224,6 +224,8 @@ _NUMBER_TYPES = frozenset({"int", "float"})
 
 @dataclass
 class NumberOptions:
+    """The numeric command-line options of a file, and the names they are read through."""
+
     #: Names the parsed namespace is bound to (`args`, `opt`).
     namespaces: set[str] = field(default_factory=set)
     #: dest -> the option's type as written (`float`, `int`), or "a number by default".

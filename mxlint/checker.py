@@ -35,6 +35,8 @@ class NodeEdit:
 
 @dataclass(frozen=True)
 class FixSpec:
+    """A fix as a checker states it: edits of nodes, positioned only if reported."""
+
     applicability: Applicability
     message: str
     edits: tuple[NodeEdit, ...]

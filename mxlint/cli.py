@@ -8,10 +8,12 @@ their document on stdout; summaries and warnings go to stderr. A clean run's tex
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -235,6 +237,27 @@ class SubcommandParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    with _translated_once():
+        return _build_parser()
+
+
+@contextmanager
+def _translated_once() -> Iterator[None]:
+    """argparse translates the same three headings for each of the six parsers, and `gettext`
+    looks for message catalogues on disk on every call (a millisecond of every start): within
+    the block each message is translated once, by the function argparse would call."""
+    translate = vars(argparse).get("_")
+    if not callable(translate):
+        yield
+        return
+    argparse._ = functools.cache(translate)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        argparse._ = translate  # type: ignore[attr-defined]
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mxlint", description=__doc__, formatter_class=RawDescriptionHelpFormatter
     )

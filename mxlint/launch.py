@@ -40,9 +40,11 @@ def load(command: bool = False) -> dict[str, type[Rule]]:
         if metadata is not None:
             libcst.metadata = metadata  # type: ignore[attr-defined]
         from mxlint import engine, registry, runner  # noqa: F401  (what a run calls)
+        from mxlint.semantic import constructions  # noqa: F401  (every file's facts: `context`)
 
         if command:
-            from mxlint import cli  # noqa: F401
+            from mxlint import cli, progress  # noqa: F401
+            from mxlint.verify import cli as verify_cli  # noqa: F401  (`usage_error`)
         return registry.all_rules()
 
 

@@ -111,6 +111,8 @@ def _logical_length(lines: list[str], start: int) -> int:
 
 @dataclass
 class _Cell:
+    """A code cell of a notebook, and the text that is linted in its place."""
+
     number: int  # 1-based among code cells
     index: int  # position in the notebook's cell list
     text: str  # the source as written

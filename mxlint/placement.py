@@ -159,6 +159,8 @@ Env = dict[str, Val]
 
 @dataclass
 class NetCall:
+    """A forward pass of a network, with where its tensor arguments are."""
+
     node: cst.Call
     net: Net
     #: (argument expression, its value) for the tensor arguments
@@ -170,12 +172,16 @@ class NetCall:
 
 @dataclass
 class LossCall:
+    """A loss computed on tensors, with where they are."""
+
     node: cst.Call
     args: list[tuple[cst.BaseExpression, Val]]
 
 
 @dataclass
 class InitNoCtx:
+    """A block initialized on the default context after a GPU placement was seen."""
+
     node: cst.Call
     block: Net
     #: The possibly-GPU placement seen earlier in the scope, if any.
@@ -184,6 +190,9 @@ class InitNoCtx:
 
 @dataclass
 class ParamRead:
+    """A read of one copy of a network's parameters (`.data()`, `.grad()`), and the context
+    current there."""
+
     node: cst.Call
     net: Net
     #: The context made current by an enclosing `with ctx:`, if any.

@@ -65,12 +65,16 @@ FAMILY_FOLDERS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Location:
+    """A place in a file, as Ruff's JSON gives it."""
+
     row: int  # 1-based
     column: int  # 1-based, as in Ruff's JSON
 
 
 @dataclass(frozen=True)
 class Edit:
+    """Replace the text between two locations with `content`."""
+
     content: str
     location: Location
     end_location: Location
@@ -80,6 +84,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """The edits that resolve a finding, and whether applying them is safe."""
+
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...]
@@ -206,6 +212,8 @@ class Example:
 
 @dataclass(frozen=True)
 class Valid:
+    """A rule's example that must stay silent (its docs and generated tests use it)."""
+
     code: str
     mxnet: str = "1"
     project: tuple[tuple[str, str], ...] = ()

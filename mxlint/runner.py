@@ -37,6 +37,8 @@ class Progress(Protocol):
 
 @dataclass
 class RunResult:
+    """What a run found, over how many files, and whether something failed."""
+
     findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0
     error: bool = False

@@ -47,6 +47,8 @@ DEFAULT_EXCLUDE = (
 
 @dataclass
 class Settings:
+    """A run's configuration: the configuration file's, then the command line's."""
+
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -236,17 +236,10 @@ def _generated_name(name: str) -> str | None:
     return name[len("mxnet.") :] if name.startswith("mxnet.") else None
 
 
-@functools.cache
 def ndarray_creators() -> frozenset[str]:
     """Imperative functions that take `ctx=` and build an array on it (default: the current
     context, cpu(0)), from MXNet's own signatures; the `*_like` creators inherit instead."""
-    return frozenset(
-        f"mxnet.{name}"
-        for name in api().takes_ctx
-        if name.split(".")[0] in ("nd", "np", "npx")
-        and not name.rsplit(".", 1)[-1].startswith("get_")
-        and f"mxnet.{name}" not in like_creators()
-    )
+    return api().ndarray_creators
 
 
 def ctx_position(name: str) -> int | None:
@@ -261,18 +254,10 @@ def ctx_position(name: str) -> int | None:
     return None
 
 
-@functools.cache
 def like_creators() -> frozenset[str]:
     """`zeros_like`, `ones_like`, `random.uniform_like`... of every tensor namespace, as MXNet
     names them: arrays made on their argument's context, never a context bug."""
-    facts = api()
-    return frozenset(
-        f"mxnet.{key}.{name}"
-        for key in facts.namespaces
-        if key.split(".")[0] in ("nd", "np", "npx", "sym")
-        for name in facts.names(key)
-        if name.endswith("_like")
-    )
+    return api().like_creators
 
 
 #: Loading data from disk lands on cpu unless told otherwise.

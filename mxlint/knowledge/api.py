@@ -9,6 +9,7 @@ from the installed MXNet and fails on any difference.
 from __future__ import annotations
 
 import functools
+import marshal
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ class Members:
 
 @dataclass(frozen=True)
 class Signature:
+    """How one generated function is called, as MXNet's own signature says."""
+
     params: tuple[str, ...]
     varargs: bool  # `*data`: every positional argument is an input array
     required: tuple[str, ...]
@@ -60,6 +63,8 @@ ALWAYS_ACCEPTED = frozenset({"name", "attr", "out", "ctx", "dtype"})
 
 @dataclass(frozen=True)
 class Api:
+    """The facts of one MXNet release, generated from MXNet itself."""
+
     version: str
     namespaces: Mapping[str, frozenset[str]]
     ndarray: Members
@@ -77,6 +82,12 @@ class Api:
     #: Gluon layer -> the size keywords with which its `initialize()` draws the weights at
     #: once (empty: always); other layers draw at their first forward pass, or never.
     init_at_once: Mapping[str, tuple[str, ...]]
+    #: `mxnet.nd.zeros_like`, `mxnet.np.random.uniform_like`...: arrays made on their
+    #: argument's context (see `like_creators`).
+    like_creators: frozenset[str] = frozenset()
+    #: `mxnet.nd.zeros`, `mxnet.np.array`...: arrays made on `ctx=` or the default context
+    #: (see `ndarray_creators`).
+    ndarray_creators: frozenset[str] = frozenset()
 
     def names(self, namespace: str) -> frozenset[str]:
         """Public names of a namespace key (`nd`, `sym.contrib`, `npx`...); empty if unknown."""
@@ -127,18 +138,20 @@ SignatureFields = tuple[
 class _Signatures(Mapping[str, Signature]):
     """The signatures by key, each built from its fields when first asked for: a run asks
     about a few dozen operators of some 1,800, and building them all was a tenth of a one-file
-    run's start-up."""
+    run's start-up. The fields of each are kept marshalled (see `compact`): reading the
+    1,800 tuples of names from the cache file was a millisecond of every run."""
 
-    def __init__(self, fields: dict[str, SignatureFields]) -> None:
-        # Tuples of interned names: the JSON's dicts and lists would cost every process about
-        # a megabyte more for as long as it runs.
+    def __init__(self, fields: dict[str, bytes]) -> None:
+        # Tuples of interned names once read: the JSON's dicts and lists would cost every
+        # process about a megabyte more for as long as it runs.
         self._raw = fields
         self._built: dict[str, Signature] = {}
 
     def __getitem__(self, key: str) -> Signature:
         sig = self._built.get(key)
         if sig is None:
-            sig = self._built[key] = Signature(*self._raw[key])
+            fields: SignatureFields = marshal.loads(self._raw[key])
+            sig = self._built[key] = Signature(*fields)
         return sig
 
     def __iter__(self) -> Iterator[str]:
@@ -157,26 +170,34 @@ def _members(raw: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str], fr
 
 def compact(data: Mapping[str, Any]) -> dict[str, Any]:
     """The facts of the JSON document as plain data that `marshal` can keep (see
-    `mxlint.knowledge.store`): sets as frozensets, each signature as its fields."""
+    `mxlint.knowledge.store`): sets as frozensets, each signature as its fields marshalled,
+    and what rules derive from the facts on every run derived once."""
     members = data["members"]
+    namespaces = {k: frozenset(v) for k, v in data["namespaces"].items()}
+    takes_ctx = frozenset(data["takes_ctx"])
+    likes = like_creators(namespaces)
     return {
         "version": data["mxnet"],
-        "namespaces": {k: frozenset(v) for k, v in data["namespaces"].items()},
+        "namespaces": namespaces,
         "ndarray": _members(members["NDArray"]),
         "symbol": _members(members["Symbol"]),
         "np_ndarray": _members(members["np.ndarray"]),
         "signatures": {
-            k: (
-                _names(v["params"]),
-                v["varargs"],
-                _names(v["required"]),
-                _names(v["tensors"]),
-                _names(v["operator_params"]),
-                v["open"],
+            k: marshal.dumps(
+                (
+                    _names(v["params"]),
+                    v["varargs"],
+                    _names(v["required"]),
+                    _names(v["tensors"]),
+                    _names(v["operator_params"]),
+                    v["open"],
+                )
             )
             for k, v in data["signatures"].items()
         },
-        "takes_ctx": frozenset(data["takes_ctx"]),
+        "takes_ctx": takes_ctx,
+        "like_creators": likes,
+        "ndarray_creators": ndarray_creators(takes_ctx, likes),
         "draws": frozenset(data["draws"]),
         "broadcasts": data["broadcasts"],
         "reshape_forms": data["reshape_forms"],
@@ -199,6 +220,32 @@ def from_compact(facts: Mapping[str, Any]) -> Api:
         reshape_forms=facts["reshape_forms"],
         symbol_nodes=facts["symbol_nodes"],
         init_at_once=facts["init_at_once"],
+        like_creators=facts["like_creators"],
+        ndarray_creators=facts["ndarray_creators"],
+    )
+
+
+def like_creators(namespaces: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """`zeros_like`, `ones_like`, `random.uniform_like`... of every tensor namespace, as MXNet
+    names them: arrays made on their argument's context, never a context bug."""
+    return frozenset(
+        f"mxnet.{key}.{name}"
+        for key, names in namespaces.items()
+        if key.split(".")[0] in ("nd", "np", "npx", "sym")
+        for name in names
+        if name.endswith("_like")
+    )
+
+
+def ndarray_creators(takes_ctx: frozenset[str], likes: frozenset[str]) -> frozenset[str]:
+    """Imperative functions that take `ctx=` and build an array on it (default: the current
+    context, cpu(0)), from MXNet's own signatures; the `*_like` creators inherit instead."""
+    return frozenset(
+        f"mxnet.{name}"
+        for name in takes_ctx
+        if name.split(".")[0] in ("nd", "np", "npx")
+        and not name.rsplit(".", 1)[-1].startswith("get_")
+        and f"mxnet.{name}" not in likes
     )
 
 

@@ -23,6 +23,8 @@ LOWEST_OPSET = 12
 
 @dataclass(frozen=True)
 class OnnxFacts:
+    """What the ONNX exporter of one MXNet release converts, generated from it."""
+
     version: str
     #: opset -> operators with a converter registered at that opset
     converters: Mapping[int, frozenset[str]]

@@ -100,6 +100,8 @@ class Summary:
 
 @dataclass(frozen=True)
 class Event:
+    """A finding of the analysis, before it is reported (with its fix, if any)."""
+
     code: str
     node: cst.CSTNode
     message: str

@@ -88,6 +88,8 @@ class Site:
 
 @dataclass(frozen=True)
 class _Raw:
+    """What a summary saw at a node, before the caller's findings are made of it."""
+
     code: str
     what: str
     node: cst.CSTNode

@@ -17,6 +17,8 @@ _NESTED_TYPES = frozenset(_NESTED)
 
 @dataclass
 class _NetState:
+    """What is known of one network so far: who made it, hybridized, ran, exported it."""
+
     known_block: bool = False
     project_class: str | None = None
     #: A project function in another file that returned the network (it may hybridize it).

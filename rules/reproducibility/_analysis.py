@@ -120,6 +120,8 @@ _ITEM_FIELDS = frozenset(f.name for f in fields(Item))
 
 @dataclass(frozen=True)
 class Summary:
+    """What calling a function draws and seeds, in terms of its parameters."""
+
     params: tuple[tuple[str, bool | None], ...]
     items: tuple[Item, ...]
     #: The file that defines the function (a function that seeds is checked on its own).
@@ -130,6 +132,8 @@ class Summary:
 
 @dataclass(frozen=True)
 class EntryFacts:
+    """An entry point's draws and seeds, kept for the project-wide check."""
+
     path: str
     items: tuple[Item, ...]
     fixes: tuple[tuple[str, Fix | None], ...]
