@@ -9,6 +9,7 @@ the cost.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable, Iterator
 
@@ -225,13 +226,15 @@ _TOKEN_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 
 
-def name_tokens(name: str) -> list[str]:
-    """`X_val` -> ["x", "val"], `valData2` -> ["val", "data"]."""
-    return [
+@functools.lru_cache(maxsize=4096)
+def name_tokens(name: str) -> tuple[str, ...]:
+    """`X_val` -> ("x", "val"), `valData2` -> ("val", "data"). Kept: rules ask about the same
+    few names of a file many times (two regular expressions each time)."""
+    return tuple(
         t.rstrip("0123456789").lower()
         for t in _TOKEN_SPLIT.split(_CAMEL.sub(r"\1_\2", name))
         if t.rstrip("0123456789")
-    ]
+    )
 
 
 def names_a_network(name: str) -> bool:

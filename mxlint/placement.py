@@ -1008,7 +1008,7 @@ class Scope(Dataflow[Val]):
             return None
         value = self._returned_for(name, fn, node, arg_vals, bound)
         # Each call builds its own networks.
-        return copy.deepcopy(value) if isinstance(value, (Net, Seq)) else value
+        return _copied(value, {}) if isinstance(value, (Net, Seq)) else value
 
     def _collates_onto_device(self, node: cst.Call) -> bool:
         """A loader whose `batchify_fn` is given a context (`batchify_fn=batcher(ctx)`, as
@@ -1313,7 +1313,7 @@ def call_site_env(
             value = passed if k == 0 else _same_placement(value, passed)
         if value is not None:
             env[param] = value
-    env = copy.deepcopy(env)
+    env = module_env_copy(env)  # the networks copied; the frozen values shared
     for value in env.values():
         for net in value.items if isinstance(value, Seq) else (value,):
             if isinstance(net, Net) and net.ctx is not None and net.ctx.via is None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from mxlint import knowledge
+from mxlint.flow import post_order_calls
 from mxlint.names import assignment_targets, name_tokens, target_names
 from mxlint.semantic.dataflow import Dataflow
 from mxlint.walker import CALLS, LOOPS, NESTED_SCOPES, iter_nodes, typed_nodes
@@ -829,20 +830,10 @@ class _Record(Dataflow[Facts]):
             self.call(call, stmt)
 
     def _calls_post_order(self, expr: cst.CSTNode) -> list[cst.Call]:
-        out: list[cst.Call] = []
-
-        def visit(node: cst.CSTNode) -> None:
-            if isinstance(node, _NESTED):
-                return
-            from mxlint.walker import children
-
-            for child in children(node):
-                visit(child)
-            if type(node) is cst.Call:
-                out.append(node)
-
-        visit(expr)
-        return out
+        """The calls `expr` makes as it is evaluated (a lambda's body runs later)."""
+        if isinstance(expr, _NESTED):
+            return []
+        return post_order_calls(expr)
 
     def call(self, call: cst.Call, stmt: cst.CSTNode) -> None:
         self.checker.check_store_call(self, call, stmt)
