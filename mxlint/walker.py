@@ -180,7 +180,10 @@ def _stop_table(stop: tuple[type, ...]) -> dict[type, bool]:
 def _halts(stops: dict[type, bool], typ: type, stop: tuple[type, ...]) -> bool:
     halt = stops.get(typ)
     if halt is None:
-        halt = stops[typ] = issubclass(typ, stop)
+        # By MRO, not issubclass: ABCMeta answers each new (base, type) pair by asking every
+        # subclass of the base (libcst registers no virtual subclasses).
+        mro = typ.__mro__
+        halt = stops[typ] = any(base in mro for base in stop)
     return halt
 
 

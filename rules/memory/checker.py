@@ -25,7 +25,6 @@ from mxlint.rules.memory import (
 )
 from mxlint.rules.memory._analysis import (
     _LOOP_TYPES,
-    _LOOPS,
     _METRIC_WORDS,
     _NESTED,
     _NESTED_TYPES,
@@ -60,7 +59,7 @@ from mxlint.rules.sync.sync_per_element import SyncPerElement
 from mxlint.rules.sync.timing_without_sync import TimingWithoutSync
 from mxlint.rules.sync.unsynced_device_read import UnsyncedDeviceRead
 from mxlint.semantic.effects import Effects, is_sync_call
-from mxlint.walker import iter_nodes, typed_nodes
+from mxlint.walker import children, iter_nodes, typed_nodes
 
 _ASSIGN = (cst.Assign,)
 
@@ -334,13 +333,14 @@ class MemoryChecker(Checker):
         stack: list[cst.CSTNode] = [loop.body]
         while stack:
             node = stack.pop()
-            if isinstance(node, (*_NESTED, *_LOOPS)):
+            typ = type(node)
+            if typ in _NESTED_TYPES or typ in _LOOP_TYPES:
                 continue
-            if isinstance(node, cst.BaseSmallStatement):
+            # By MRO, not isinstance: ABCMeta's first answer for a node type walks every
+            # subclass of the base.
+            if cst.BaseSmallStatement in typ.__mro__:
                 yield node
                 continue
-            from mxlint.walker import children
-
             stack.extend(reversed(list(children(node))))
 
     _accumulation = accumulated_ndarray_without_sync.accumulation
