@@ -155,6 +155,25 @@ def test_taint_flows_through_operators_methods_children_and_slices():
     assert _check(src) == [(11, "MXL103"), (12, "MXL101"), (14, "MXL104"), (15, "MXL101")]
 
 
+def test_arrays_built_from_python_values_are_reported_where_they_are_built():
+    # `nd.linspace(...)` is an NDArray in both modes: the operators, members and reshapes of
+    # what it built receive no Symbol (the creation is the finding); once it meets a block
+    # input, the result is a tensor again.
+    src = HEADER + _dedent("""
+        class Net(nn.HybridBlock):
+            def hybrid_forward(self, F, x):
+                ind = nd.linspace(0, 9, 10, ctx=x.context, dtype="float32")
+                ind = nd.repeat(ind * 2, repeats=3)
+                ind = ind.reshape(3, 10)
+                n = ind.shape[0]
+                if ind[0].sum() > 0:
+                    pass
+                y = nd.relu(x + ind)
+                return y
+        """)
+    assert _check(src) == [(6, "MXL103"), (6, "MXL105"), (12, "MXL105")]
+
+
 def test_messages_suggest_the_rewrite_and_never_cond():
     src = HEADER + _dedent("""
         class Net(nn.HybridBlock):

@@ -36,6 +36,8 @@ from mxlint.rules.hybridization._state import (
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
 from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
 from mxlint.rules.hybridization.imperative_op_in_hybrid import (
+    CONSTANT_ADVICE,
+    CONSTANT_NO_TWIN_ADVICE,
     IMPERATIVE_ADVICE,
     LEGACY_ADVICE,
     NO_TWIN_ADVICE,
@@ -464,9 +466,23 @@ class HybridHooks(Hooks):
             return Kind.PYTHON
         imperative = ("mxnet.nd",) if self.mxnet == "2" else knowledge.IMPERATIVE_NAMESPACES
         if knowledge.in_namespace(name, imperative) and name not in knowledge.IMPERATIVE_TYPES:
-            self._imperative(node, name)
+            op = name.split(".", 2)[2] if name.count(".") >= 2 else name
+            kind = op_kind(op, node)
+            inputs = _array_inputs(args)
+            if self.mxnet == "1" and inputs and all(k is Kind.CONSTANT for k in inputs):
+                # An operator on arrays the method built imperatively: NDArrays in both
+                # modes, no Symbol reaches it (their creation is what is reported).
+                self._out_keyword(node, args)
+                return Kind.CONSTANT if kind is Kind.TENSOR else Kind.UNKNOWN
+            constant = (
+                self.mxnet == "1"
+                and not inputs
+                and kind is Kind.TENSOR
+                and (name in knowledge.ndarray_creators() or op.startswith("random."))
+            )  # `nd.arange(n)`: built from Python values
+            self._imperative(node, name, constant)
             self._out_keyword(node, args)
-            return op_kind(name.split(".", 2)[2] if name.count(".") >= 2 else name, node)
+            return Kind.CONSTANT if constant else kind
         if knowledge.in_namespace(name, knowledge.TENSOR_NAMESPACES):
             return op_kind(name.split(".", 2)[2] if name.count(".") >= 2 else name, node)
         if name in knowledge.NUMPY_CONVERTERS and tensor_args:
@@ -482,7 +498,8 @@ class HybridHooks(Hooks):
         self.pending_calls.append((node, name, _tensor_keys(args), self.fallback))
         return Kind.MAYBE_GROUP if tensor_args else Kind.UNKNOWN
 
-    def _imperative(self, node: cst.Call, name: str) -> None:
+    def _imperative(self, node: cst.Call, name: str, constant: bool = False) -> None:
+        """MXL105 at an `nd.*` call (`constant`: a creator given only Python values)."""
         spelled = self.ctx.code(node.func)
         ns, _, op = name.partition(".")[2].partition(".")
         fix = None
@@ -490,9 +507,12 @@ class HybridHooks(Hooks):
             message = LEGACY_ADVICE.format(call=spelled, op=op)
         else:
             f = self.f_name or "F"
-            message = IMPERATIVE_ADVICE.format(call=spelled, f=f, op=op)
-            if ns == "nd" and op and not _symbolic_twin(op):
-                message = NO_TWIN_ADVICE.format(call=spelled, f=f, op=op)
+            twin = not (ns == "nd" and op and not _symbolic_twin(op))
+            if constant:
+                advice = CONSTANT_ADVICE if twin else CONSTANT_NO_TWIN_ADVICE
+            else:
+                advice = IMPERATIVE_ADVICE if twin else NO_TWIN_ADVICE
+            message = advice.format(call=spelled, f=f, op=op)
             if ns == "nd" and self.f_name is not None and op:
                 creator = name in knowledge.ndarray_creators() or op.split(".")[0] == "random"
                 has_ctx = any(
@@ -887,6 +907,22 @@ class HybridHooks(Hooks):
 _F_SUBSPACES = ("", "contrib", "linalg", "random", "image", "sparse", "np", "npx")
 #: NDArray-only methods that return a tensor (the finding is reported; the flow goes on).
 _TENSOR_RETURNING = frozenset({"as_in_context", "copyto", "detach", "tostype"})
+
+
+#: Kinds of arguments that are no array (sizes, options, contexts, dtypes).
+_NOT_ARRAYS = frozenset({Kind.PYTHON, Kind.NONE, Kind.MAPPING})
+#: Keywords of an `nd.*` call that never take an array.
+_OPTION_KEYWORDS = frozenset({*knowledge.CTX_KEYWORDS, "dtype", "name"})
+
+
+def _array_inputs(args: list[tuple[cst.Arg, Kind]]) -> list[Kind]:
+    """The kinds of the arguments of an `nd.*` call that may be arrays."""
+    return [
+        kind
+        for arg, kind in args
+        if kind not in _NOT_ARRAYS
+        and not (arg.keyword is not None and arg.keyword.value in _OPTION_KEYWORDS)
+    ]
 
 
 def op_kind(op: str, node: cst.Call) -> Kind:

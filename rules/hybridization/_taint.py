@@ -32,10 +32,15 @@ class Kind(Enum):
     PYTHON = "python"  # a Python value: config, shapes, ints, strings
     NONE = "none"
     MAPPING = "dict"  # a dict built here (`{...}`, `dict(...)`): never a tensor
+    #: an NDArray the method builds from Python values with `nd.*` calls (`nd.arange(n)`,
+    #: and operators on such arrays): an NDArray in both modes, never a Symbol
+    CONSTANT = "ndarray-constant"
     UNKNOWN = "unknown"
 
 
 TENSORISH = frozenset({Kind.TENSOR, Kind.MAYBE_GROUP})
+#: What an operator can combine with an NDArray constant and still give one.
+_CONSTANT_OPERANDS = frozenset({Kind.CONSTANT, Kind.PYTHON})
 Env = dict[str, Kind]
 
 
@@ -338,6 +343,8 @@ class Interpreter(Dataflow[Kind]):
                 return Kind.TENSOR
             if left is Kind.PYTHON and right is Kind.PYTHON:
                 return Kind.PYTHON
+            if {left, right} <= _CONSTANT_OPERANDS and Kind.CONSTANT in (left, right):
+                return Kind.CONSTANT
             return Kind.UNKNOWN
         if type(node) is cst.UnaryOperation:
             if type(node.operator) is cst.Not:
@@ -385,8 +392,8 @@ class Interpreter(Dataflow[Kind]):
             for el in node.slice:
                 self.slice(el)
             self.hooks.subscript(node, base, self)
-            if base is Kind.TENSOR:
-                return Kind.TENSOR
+            if base is Kind.TENSOR or base is Kind.CONSTANT:
+                return base
             if base in (Kind.GROUP, Kind.MAYBE_GROUP):
                 return Kind.MAYBE_GROUP
             if base is Kind.PYTHON:

@@ -23,6 +23,18 @@ NO_TWIN_ADVICE = (
     "`{call}(...)` runs imperatively: under hybridize() it receives Symbols and fails; "
     "`mx.sym` has no `{op}`: compute it from the inputs with `{f}.` operators"
 )
+#: The message for an `nd` creator given only Python values (`nd.arange(n)`, `nd.zeros(shape)`):
+#: it receives no Symbol, but what it builds is an NDArray the graph's Symbols cannot take.
+CONSTANT_ADVICE = (
+    "`{call}(...)` builds an NDArray: under hybridize() the Symbols it meets cannot be "
+    "combined with it; use `{f}.{op}(...)`"
+)
+#: The same, for a creator `mx.sym` lacks (`nd.array`, `nd.empty`).
+CONSTANT_NO_TWIN_ADVICE = (
+    "`{call}(...)` builds an NDArray: under hybridize() the Symbols it meets cannot be "
+    "combined with it, and `mx.sym` has no `{op}`: keep it as a constant parameter "
+    "(`self.params.get_constant`) or compute it from the inputs with `{f}.` operators"
+)
 #: The message in MXNet 2 code (deferred compute), with the call and the operator.
 LEGACY_ADVICE = (
     "`{call}` is a legacy imperative NDArray call: deferred compute does not trace it, so "
@@ -86,6 +98,11 @@ class ImperativeOpInHybrid(Rule):
         ),
         Example(_block("noise = nd.random.normal(shape=(2, 4))\nreturn x + noise"), line=_L),
         Example(_block("return x + nd.array([1, 2, 3, 4])"), line=_L),
+        # The creator is reported; the operators on what it built receive no Symbol.
+        Example(
+            _block("ind = nd.arange(4)\nind = nd.tile(ind * 2, reps=(2,))\nreturn x + ind"),
+            line=_L,
+        ),
         Example(
             _block("return helper(x)") + "\n\ndef helper(v):\n    return nd.sigmoid(v)\n", line=_L
         ),
