@@ -1105,7 +1105,9 @@ OTHER_AUTOGRAD_ROOTS = frozenset({"chainer", "paddle", "torch"})
 #: Top-level packages of deep learning frameworks other than MXNet: a file that imports one
 #: and nothing of MXNet is that framework's program (a PyTorch example beside the MXNet ones of
 #: a multi-backend project). Keras is not among them: Keras ran on MXNet too (keras-mxnet).
-OTHER_FRAMEWORK_ROOTS = frozenset({"jax", "mindspore", "oneflow", "paddle", "tensorflow", "torch"})
+OTHER_FRAMEWORK_ROOTS = frozenset(
+    {"chainer", "cntk", "jax", "mindspore", "oneflow", "paddle", "tensorflow", "theano", "torch"}
+)
 
 
 def is_library(name: str) -> bool:
