@@ -1108,6 +1108,12 @@ OTHER_AUTOGRAD_ROOTS = frozenset({"chainer", "paddle", "torch"})
 OTHER_FRAMEWORK_ROOTS = frozenset(
     {"chainer", "cntk", "jax", "mindspore", "oneflow", "paddle", "tensorflow", "theano", "torch"}
 )
+#: Folders a multi-backend project names after another framework (`examples/pytorch/`): a
+#: script there that imports nothing of MXNet (a numpy and scikit-learn evaluation of what a
+#: PyTorch example trained) belongs to that framework's examples.
+OTHER_FRAMEWORK_FOLDERS = frozenset(
+    {*OTHER_FRAMEWORK_ROOTS, "pytorch", "tf", "tf2", "paddlepaddle", "tensorflow2"}
+)
 
 
 def is_library(name: str) -> bool:

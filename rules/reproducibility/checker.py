@@ -114,6 +114,10 @@ class ReproducibilityChecker(Checker):
         ctx = self.ctx
         if ctx.imports.other_framework():  # also where the engine is made to parse (`force`)
             return
+        if not ctx.imports.mentions_mxnet() and _in_other_framework_folder(
+            ctx.settings.relative(ctx.path)
+        ):
+            return
         module = ctx.module
         declared = ctx.is_entry or module_level_training_loop(module, ctx.source)
         # A test module's `__main__` block runs its tests: not a program whose results a seed
@@ -463,3 +467,10 @@ __all__ = [
     "UnseededPythonRandom",
     "UnseededShuffle",
 ]
+
+
+def _in_other_framework_folder(relative: str) -> bool:
+    """Whether a folder of the file's path in its project is named after another framework
+    (`knowledge.OTHER_FRAMEWORK_FOLDERS`)."""
+    folders = relative.replace("\\", "/").split("/")[:-1]
+    return any(folder.lower() in knowledge.OTHER_FRAMEWORK_FOLDERS for folder in folders)
