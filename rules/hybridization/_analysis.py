@@ -34,7 +34,10 @@ from mxlint.rules.hybridization._state import (
     written,
 )
 from mxlint.rules.hybridization._taint import TENSORISH, Env, Hooks, Interpreter, Kind, params_of
-from mxlint.rules.hybridization.autograd_state_in_hybrid import AUTOGRAD_ADVICE
+from mxlint.rules.hybridization.autograd_state_in_hybrid import (
+    AUTOGRAD_ADVICE,
+    mode_selects_inputs,
+)
 from mxlint.rules.hybridization.imperative_op_in_hybrid import (
     CONSTANT_ADVICE,
     CONSTANT_NO_TWIN_ADVICE,
@@ -460,9 +463,18 @@ class HybridHooks(Hooks):
     ) -> Kind | None:
         if name in knowledge.AUTOGRAD_STATE:
             short = name.rsplit(".", 1)[1]
-            self.emit(
-                "MXL108", node, AUTOGRAD_ADVICE.format(fn=short), f"reads `autograd.{short}()`"
-            )
+            forward = self.forward_fn
+            if not (
+                self.mxnet == "1"
+                and forward is not None
+                and mode_selects_inputs(forward, self.ctx.resolve)
+            ):
+                self.emit(
+                    "MXL108",
+                    node,
+                    AUTOGRAD_ADVICE.format(fn=short),
+                    f"reads `autograd.{short}()`",
+                )
             return Kind.PYTHON
         imperative = ("mxnet.nd",) if self.mxnet == "2" else knowledge.IMPERATIVE_NAMESPACES
         if knowledge.in_namespace(name, imperative) and name not in knowledge.IMPERATIVE_TYPES:
