@@ -25,7 +25,12 @@ from mxlint.rules.hybridization import (
     reshape_varargs,
     unknown_mxnet_member,
 )
-from mxlint.rules.hybridization._outputs import MAPPING_TYPES, non_tensor_output, record_types
+from mxlint.rules.hybridization._outputs import (
+    MAPPING_TYPES,
+    non_tensor_output,
+    placeholder_forward,
+    record_types,
+)
 from mxlint.rules.hybridization._state import (
     Forward,
     block_attribute,
@@ -901,7 +906,7 @@ class HybridHooks(Hooks):
         return super().makes_mapping(node, interp) or self.ctx.resolve(node.func) in MAPPING_TYPES
 
     def returned(self, node: cst.Return, kind: Kind, interp: Interpreter) -> None:
-        if self.forward_fn is None:
+        if self.forward_fn is None or placeholder_forward(self.forward_fn):
             return
         found = non_tensor_output(
             node,

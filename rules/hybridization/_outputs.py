@@ -23,6 +23,7 @@ from mxlint.rules.hybridization.non_tensor_output import (
     OUTPUT_ADVICE,
     VALUE_ERROR,
 )
+from mxlint.walker import NESTED_SCOPES, typed_nodes
 
 #: Classes whose instances are dicts.
 MAPPING_TYPES = frozenset({"collections.OrderedDict", "collections.defaultdict"})
@@ -58,6 +59,20 @@ def record_types(module: cst.Module, resolve: Resolve) -> dict[str, str]:
                 ):
                     out[small.targets[0].target.value] = "namedtuple"
     return out
+
+
+def placeholder_forward(fn: cst.FunctionDef) -> bool:
+    """Whether every `return` of the forward pass returns None: a block with no output by
+    design (a break in an hourglass's skip path, whose parent reads None as "no branch").
+    Hybridized with its parent, the None stays a Python value of the trace; such a block is
+    never hybridized alone."""
+    returns = [r for r in typed_nodes(fn.body, _RETURN, NESTED_SCOPES) if type(r) is cst.Return]
+    return bool(returns) and all(
+        r.value is None or (type(r.value) is cst.Name and r.value.value == "None") for r in returns
+    )
+
+
+_RETURN = frozenset({cst.Return})
 
 
 def non_tensor_output(

@@ -62,7 +62,9 @@ class NonTensorOutput(Rule):
         `forward`) that returns something other than tensors and (nested) lists or tuples of
         them: a dict (`return {'loss': l, 'out': y}`, `dict(...)`, a name bound to one), a
         number, a bool or a string, an instance of a dataclass or namedtuple defined in the
-        file, or, in MXNet 1.x, `None` among the outputs (`return out, None`).
+        file, or, in MXNet 1.x, `None` among the outputs (`return out, None`). A forward
+        that returns None on every path is a placeholder by design (a break in an hourglass's
+        skip path, which its parent reads as "no branch"), and is not reported.
     """
     why = """
         A hybridized block flattens what its forward returns into the outputs of one graph,
@@ -108,6 +110,8 @@ class NonTensorOutput(Rule):
     )
     valid = (
         _block("y = self.dense(x)\nreturn y, F.sum(y)"),
+        # No output by design: a placeholder its parent reads as "no branch".
+        _block("return None"),
         _block(
             "outs = []\nfor i in range(self.units):\n    outs.append(F.relu(x) * i)\nreturn outs"
         ),
