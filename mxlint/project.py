@@ -280,6 +280,8 @@ class ProjectIndex:
     def _unhybridized(self, fate: tuple[object, ...]) -> bool:
         if fate == ("free",):
             return True
+        if len(fate) == 2 and fate[0] == "child" and isinstance(fate[1], str):
+            return self.never_hybridized(fate[1])  # a child meets hybridize() with its owner
         if len(fate) == 4 and fate[0] == "hand" and fate[1] == "project":
             callee, slot = fate[2], fate[3]
             if isinstance(callee, str) and isinstance(slot, (int, str)):

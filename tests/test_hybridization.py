@@ -785,6 +785,54 @@ def test_a_block_built_as_a_child_follows_its_parent():
     assert _loss_findings(train) == [(6, "MXL102")]
 
 
+_MODEL = """
+    from mxnet import gluon
+    from losses import GatedLoss
+
+    class Model(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.loss = GatedLoss()
+            self.heads = gluon.nn.HybridSequential()
+            self.heads.add(GatedLoss())
+            {extra}
+
+        def hybrid_forward(self, F, x, y):
+            return self.loss(x, y) + self.heads(x, y)
+
+    def score(model, x, y):
+        return model(x, y).asscalar()
+
+    def report(model, x, y):
+        print(score(model, x, y))
+
+    def main(x, y):
+        model = Model()
+        model.initialize()
+        {use}
+        report(model, x, y)
+        return score(model, x, y)
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "use", "expected"),
+    [
+        # the owner is built, handed to two helpers that call it, never hybridized
+        ("", "", []),
+        # the owner is hybridized: so are the children it keeps
+        ("", "model.hybridize()", [(6, "MXL102")]),
+        # the owner's code hybridizes the child it keeps
+        ("self.loss.hybridize()", "", [(6, "MXL102")]),
+        # the owner hands its child on
+        ("gluon.utils.register(self.loss)", "", [(6, "MXL102")]),
+    ],
+)
+def test_a_child_block_meets_hybridize_only_with_its_owner(extra, use, expected):
+    train = _MODEL.format(extra=extra, use=use)
+    assert _loss_findings(train) == expected
+
+
 def test_a_block_no_file_of_the_run_builds_is_still_checked():
     assert _loss_findings("import losses\n") == [(6, "MXL102")]
 

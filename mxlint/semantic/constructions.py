@@ -6,9 +6,11 @@ calls and never hybridizes, a reference layer a test builds and runs on arrays, 
 imperatively: what would break under `hybridize()` never does. Each place a file builds an
 object of a class of its project (`loss = YoloLoss(...)`, `Layer(...)(x)`) is kept with what
 the code around it does with the object: keeps it to call it (`FREE`), hybridizes or exports
-it (`HYBRIDIZED`), hands it to a function (which the run asks: `hand`), or lets it go where
-one file cannot follow (`UNKNOWN`: returned, stored, built inside a class as a child). Other
-mentions of the class (a table of classes, `partial(Layer, ...)`) are `UNKNOWN` too.
+it (`HYBRIDIZED`), hands it to a function (which the run asks: `hand`), keeps it as a child
+(`self.conv = Conv(...)` in a method of a class of the file: `child`, whose fate is that
+class's objects'), or lets it go where one file cannot follow (`UNKNOWN`: returned, stored
+elsewhere). Other mentions of the class (a table of classes, `partial(Layer, ...)`) are
+`UNKNOWN` too.
 `ProjectIndex.never_hybridized` reads them from every file of the run.
 """
 
@@ -25,8 +27,9 @@ from mxlint.semantic.effects import argument_slot, call_origin
 from mxlint.walker import TreeIndex, locate
 
 #: What became of one object built (`FileFacts.builds`): ("free",), ("hybridized",),
-#: ("unknown",), or ("hand", kind, callee, slot): handed to a callee of that `Origin` kind
-#: ("project": a resolved name the run asks `param_hybridized` of; "library").
+#: ("unknown",), ("hand", kind, callee, slot): handed to a callee of that `Origin` kind
+#: ("project": a resolved name the run asks `param_hybridized` of; "library"), or ("child",
+#: owner): kept by the objects of the project class `owner` as a child.
 Fate = tuple[object, ...]
 FREE: Fate = ("free",)
 HYBRIDIZED: Fate = ("hybridized",)
@@ -94,6 +97,8 @@ class _Reader:
         self.functions = functions
         self.index = index
         self.out: dict[str, list[Fate]] = {}
+        #: Per class of the file (by id): the `self.<name>`s its code lets go (`_let_go`).
+        self._owners: dict[int, frozenset[str]] = {}
 
     def read(self) -> dict[str, tuple[Fate, ...]]:
         # Only a name the file binds to a class of its own or to something a project module
@@ -135,12 +140,9 @@ class _Reader:
                 names.extend(f"{module}.{node.value}" for module in starred)
             if not names or not self._mention(expr, parent):
                 continue
-            if type(parent) is cst.Call and parent.func is expr:
-                fate = self._built(parent)
-            else:
-                fate = UNKNOWN
+            fates = self._built(parent) if type(parent) is cst.Call and parent.func is expr else ()
             for name in names:
-                self.out.setdefault(name, []).append(fate)
+                self.out.setdefault(name, []).extend(fates or (UNKNOWN,))
         return {name: tuple(dict.fromkeys(fates)) for name, fates in self.out.items()}
 
     def _mention(self, expr: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
@@ -163,37 +165,128 @@ class _Reader:
 
     # -- one object --------------------------------------------------------------------------
 
-    def _built(self, call: cst.Call) -> Fate:
+    def _built(self, call: cst.Call) -> tuple[Fate, ...]:
+        """What becomes of the object `call` builds: every fate it may meet (it meets
+        `hybridize()` if one of them does)."""
         scope = self.bindings.scope_at(call)
         if _in_class(scope):
-            return UNKNOWN  # a child or member of another object: its fate is that object's
+            return (self._child(call, scope),)
         parent = self.parent(call)
         if type(parent) is cst.Call and parent.func is call:
-            return FREE  # `Layer(...)(x)`
+            return (FREE,)  # `Layer(...)(x)`
         if type(parent) is cst.Arg:
-            return self._handed(parent)
-        if type(parent) is cst.AssignTarget:
-            return UNKNOWN
+            return (self._handed(parent),)
         if type(parent) is cst.Assign and len(parent.targets) == 1:
             target = parent.targets[0].target
             if type(target) is cst.Name:
                 return self._kept(target.value, scope, parent)
-        return UNKNOWN
+        return (UNKNOWN,)
 
-    def _kept(self, name: str, scope: Scope, assign: cst.Assign) -> Fate:
-        """What the code does with `name`, bound to a new object in `scope`."""
+    def _child(self, call: cst.Call, scope: Scope) -> Fate:
+        """An object built in a method of a class of this file and kept as `self.<name>`
+        (`self.conv = Conv(...)`): a child block, whose fate is its owner's (`("child",
+        owner)`: it meets `hybridize()` only when an object of the owner does), unless the
+        owner's code hybridizes, exports or lets go of what it keeps under that name."""
+        method, owner = scope.node, scope.parent
+        if (
+            scope.kind != "function"
+            or owner is None
+            or owner.kind != "class"
+            or type(owner.node) is not cst.ClassDef
+            or owner.node.name.value not in self.own  # type: ignore[attr-defined]
+            or owner.parent is None
+            or owner.parent.parent is not None  # a class nested in a function or class
+        ):
+            return UNKNOWN
+        params = method.params.params if type(method) is cst.FunctionDef else ()  # type: ignore[attr-defined]
+        receiver = params[0].name.value if params else None
+        if receiver != "self":
+            return UNKNOWN  # a static or class method, or a receiver spelled otherwise
+        attr = self._kept_as(call)
+        if attr is None:
+            return UNKNOWN
+        cls: cst.ClassDef = owner.node  # type: ignore[assignment]
+        if attr in self._let_go(cls):
+            return UNKNOWN
+        return ("child", self.own[cls.name.value])
+
+    def _kept_as(self, call: cst.Call) -> str | None:
+        """The name under which a method keeps the object `call` builds: `self.conv = C(...)`
+        ("conv"), `self.body.add(C(...))` ("body", a container the owner keeps), `self.add(C(...))`
+        ("": the owner itself is the container); None for anything else."""
+        parent = self.parent(call)
+        if type(parent) is cst.Assign:
+            if len(parent.targets) == 1:
+                return _attribute_of(parent.targets[0].target, "self")
+            return None
+        if type(parent) is not cst.Arg or parent.keyword is not None or parent.star:
+            return None
+        outer = self.parent(parent)
+        if not (
+            type(outer) is cst.Call
+            and type(outer.func) is cst.Attribute
+            and outer.func.attr.value in _REGISTERING
+        ):
+            return None
+        holder = outer.func.value
+        if type(holder) is cst.Name and holder.value == "self":
+            return ""
+        return _attribute_of(holder, "self")
+
+    def _let_go(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The names `x.<name>` of which the class's code does more than bind, call or ask
+        (returns, hands on, hybridizes); every name when it hybridizes something itself
+        (`self.hybridize()`). Read once per class."""
+        found = self._owners.get(id(cls))
+        if found is not None:
+            return found
+        let_go: set[str] = set()
+        start = self.index.index_of(cls)
+        nodes = self.index.typed(start, _ATTRIBUTE) if start is not None else []
+        for node in nodes:
+            if type(node) is not cst.Attribute or type(node.value) is not cst.Name:
+                continue
+            if node.attr.value in _HYBRIDIZING:
+                let_go.add("*")  # the owner hybridizes something of its own
+            elif node.value.value == "self" and self._owner_use(node) is not FREE:
+                let_go.add(node.attr.value)
+        found = self._owners[id(cls)] = frozenset(let_go) if "*" not in let_go else _EVERY
+        return found
+
+    def _owner_use(self, node: cst.Attribute) -> Fate:
+        """What the owner's code does with `self.<name>` at `node` (as `_use` reads a name)."""
+        parent = self.parent(node)
+        if type(parent) is cst.AssignTarget:
+            return FREE  # (re)bound: the object built there is read on its own
+        if type(parent) is cst.Call and parent.func is node:
+            return FREE  # called: a forward pass
+        if type(parent) is cst.Attribute and parent.value is node:
+            top: cst.CSTNode = parent
+            up = self.parent(top)
+            while type(up) is cst.Attribute and up.value is top:
+                top, up = up, self.parent(up)
+            method = top.attr.value  # type: ignore[attr-defined]
+            if type(up) is cst.Call and up.func is top:
+                if method in _HYBRIDIZING:
+                    return HYBRIDIZED
+                if top is parent and method not in _KEEPING:
+                    return UNKNOWN
+            return FREE
+        return UNKNOWN  # returned, handed on, put in a container
+
+    def _kept(self, name: str, scope: Scope, assign: cst.Assign) -> tuple[Fate, ...]:
+        """What the code does with `name`, bound to a new object in `scope`: each callee it
+        is handed to is a fate of its own."""
         fates: list[Fate] = []
         for node in self._uses(name, scope):
             if node is assign.targets[0].target:
                 continue
             fate = self._use(node)
             if fate is HYBRIDIZED or fate is UNKNOWN:
-                return fate
+                return (fate,)
             if fate is not FREE:
                 fates.append(fate)
-        if len(fates) > 1:
-            return UNKNOWN  # handed to several callees: one fact per object keeps it simple
-        return fates[0] if fates else FREE
+        return tuple(dict.fromkeys(fates)) or (FREE,)
 
     def _uses(self, name: str, scope: Scope) -> Iterator[cst.Name]:
         index = self.index
@@ -269,6 +362,30 @@ class _Reader:
         while j >= 0 and end[j] <= i:
             j -= 1
         return index.order[j] if j >= 0 else None
+
+
+class _Every(frozenset):  # type: ignore[type-arg]
+    """Every name."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERY: frozenset[str] = _Every()
+#: Container methods that register a block as a child (`Sequential.add`).
+_REGISTERING = frozenset({"add", "register_child"})
+_ATTRIBUTE = frozenset({cst.Attribute})
+
+
+def _attribute_of(target: cst.BaseExpression, receiver: str) -> str | None:
+    """`name` of a target `receiver.name` (`self.conv`)."""
+    if (
+        type(target) is cst.Attribute
+        and type(target.value) is cst.Name
+        and target.value.value == receiver
+    ):
+        return target.attr.value
+    return None
 
 
 def _in_class(scope: Scope) -> bool:
