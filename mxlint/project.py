@@ -441,6 +441,27 @@ class ProjectIndex:
         """Whether calling the project function `name` hybridizes the network in `slot`."""
         return self._ask_hybridized(name, slot)
 
+    def method_hybridized(self, method: str) -> bool | None:
+        """Whether `x.<method>(...)`, on a network of a class the caller does not know, can
+        hybridize it: a method of that name of a project class that hybridizes its `self` or
+        hands it on. None when a file the run did not read names the method; False when no
+        class of the project defines one (then it is one of MXNet's `Block`, whose methods
+        other than `hybridize`, `export` and `optimize_for` leave the block as it is)."""
+        if method in _HYBRIDIZING_METHODS:
+            return True
+        if named_outside(self._unread_paths(), method):
+            return None
+        defined = [
+            q
+            for f in self.files
+            for q in f.functions
+            if q.rsplit(".", 1)[-1] == method and q.rsplit(".", 1)[0] in self.classes
+        ]
+        verdicts = [self.param_hybridized(q, 0) for q in dict.fromkeys(defined)]
+        if any(verdicts):
+            return True
+        return None if None in verdicts else False
+
     def _ask_hybridized(self, name: str, slot: Slot | None) -> bool | None:
         qual, files = self._function_files_of(name)
         is_class = False
@@ -612,6 +633,10 @@ def python_files_under(root: Path) -> tuple[str, ...] | None:
         if len(found) > MAX_UNREAD_FILES:
             return None
     return tuple(found)
+
+
+#: Methods that make a block run as a graph (`export` needs a hybridized one).
+_HYBRIDIZING_METHODS = frozenset({"hybridize", "export", "optimize_for"})
 
 
 def named_outside(paths: Iterable[str] | None, name: str) -> bool:

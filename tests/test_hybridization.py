@@ -833,6 +833,38 @@ def test_a_child_block_meets_hybridize_only_with_its_owner(extra, use, expected)
     assert _loss_findings(train) == expected
 
 
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [
+        ("return self(x, y)", []),  # a method of the owner's class that only calls it
+        ("self.hybridize()\n            return self(x, y)", [(6, "MXL102")]),
+    ],
+)
+def test_a_method_called_on_a_handed_network_is_asked_of_the_project(method, expected):
+    train = f"""
+        from mxnet import gluon
+        from losses import GatedLoss
+
+        class Model(gluon.HybridBlock):
+            def __init__(self):
+                super().__init__()
+                self.loss = GatedLoss()
+
+            def hybrid_forward(self, F, x, y):
+                return self.loss(x, y)
+
+            def predict(self, x, y):
+                {method}
+
+        def evaluate(model, x, y):
+            return model.predict(x, y)
+
+        def main(x, y):
+            return evaluate(Model(), x, y)
+    """
+    assert _loss_findings(train) == expected
+
+
 def test_a_block_no_file_of_the_run_builds_is_still_checked():
     assert _loss_findings("import losses\n") == [(6, "MXL102")]
 

@@ -30,8 +30,9 @@ _METRIC_READS = frozenset({"update_metric", "get_name_value"})
 #: Where a value comes from, or the function a value is handed to: ("local", name) a function
 #: or method (`Class.method`) of the same file, ("class", name) a class of the same file
 #: constructed, ("project", resolved name) a function or class of another file of the run,
-#: ("library", resolved name) a library's, ("unknown", "") anything no summary shows (a
-#: parameter, an attribute, a callable it cannot resolve).
+#: ("library", resolved name) a library's, ("method", name) a method of that name called on
+#: an object of unknown class (the run asks the project's classes), ("unknown", "") anything
+#: no summary shows (a parameter, an attribute, a callable it cannot resolve).
 Origin = tuple[str, str]
 UNKNOWN: Origin = ("unknown", "")
 #: A slot of a callee: its positional parameter index, or the keyword an argument is passed by.
@@ -360,7 +361,7 @@ def _note_hands(
             if bound:  # `self.setup()`: the method's own first parameter
                 handed.append((func.value.value, origin, 0))
             elif origin[0] != "local":  # `Class.create(...)` is a call, not a method of it
-                handed.append((func.value.value, UNKNOWN, 0))
+                handed.append((func.value.value, ("method", method), 0))
     if not any(type(arg.value) is cst.Name for arg in call.args):
         return
     origin, bound = call_origin(call, imports, local, methods, cls)
@@ -542,6 +543,8 @@ class HybridizedAcrossFiles(Protocol):
 
     def param_hybridized(self, name: str, slot: Slot) -> bool | None: ...
 
+    def method_hybridized(self, method: str) -> bool | None: ...
+
 
 def _any(verdicts: Iterable[bool | None]) -> bool | None:
     """True if one is True; else None if one is None or there are none; else False."""
@@ -606,6 +609,8 @@ class _Resolver:
             return self.project.param_hybridized(name, slot)
         if kind == "library":
             return False
+        if kind == "method":
+            return self.project.method_hybridized(name) if self.project is not None else None
         return None
 
     def param(self, name: str, slot: Slot) -> bool | None:
