@@ -76,7 +76,8 @@ class ProjectIndex:
         #: Class -> the classes that list it among their bases, in `classes` order.
         self._subclass_index: dict[str, list[str]] | None = None
         self._never: dict[str, bool] = {}
-        self._built: dict[str, list[tuple[object, ...]]] | None = None
+        #: class -> (what became of an object of it, the file that built it)
+        self._built: dict[str, list[tuple[tuple[object, ...], FileFacts]]] | None = None
         #: `_unread_paths()`, once per index (carried to the next when the run's files are the
         #: same): `_UNSET` until asked.
         self._unread: list[str] | None | object = _UNSET
@@ -262,22 +263,25 @@ class ProjectIndex:
             subclasses = self._subclasses(found)
             answer = (
                 bool(fates or subclasses)
-                and all(self._unhybridized(fate) for fate in fates)
+                and all(self._unhybridized(fate, file) for fate, file in fates)
                 and all(self.never_hybridized(c, _seen | {found}) for c in subclasses)
                 and not named_outside(self._unread_paths(), found.rsplit(".", 1)[-1])
             )
         self._never[found] = answer
         return answer
 
-    def _fates(self) -> dict[str, list[tuple[object, ...]]]:
+    def _fates(self) -> dict[str, list[tuple[tuple[object, ...], FileFacts]]]:
         if self._built is None:
             self._built = {}
             for f in self.files:
                 for key, fates in f.builds.items():
-                    self._built.setdefault(self._lookup(key) or key, []).extend(fates)
+                    entry = self._built.setdefault(self._lookup(key) or key, [])
+                    entry.extend((fate, f) for fate in fates)
         return self._built
 
-    def _unhybridized(self, fate: tuple[object, ...]) -> bool:
+    def _unhybridized(self, fate: tuple[object, ...], file: FileFacts) -> bool:
+        """Whether an object `file` built meets no `hybridize()` by that fate (a callee of
+        several modules of one name is the one beside `file`, as Python imports it)."""
         if fate == ("free",):
             return True
         if len(fate) == 2 and fate[0] == "child" and isinstance(fate[1], str):
@@ -285,7 +289,8 @@ class ProjectIndex:
         if len(fate) == 4 and fate[0] == "hand" and fate[1] == "project":
             callee, slot = fate[2], fate[3]
             if isinstance(callee, str) and isinstance(slot, (int, str)):
-                return self.param_hybridized(callee, slot) is False
+                with self._following(file):
+                    return self.param_hybridized(callee, slot) is False
         return False
 
     def _unread_paths(self) -> list[str] | None:
@@ -444,12 +449,12 @@ class ProjectIndex:
     def method_hybridized(self, method: str) -> bool | None:
         """Whether `x.<method>(...)`, on a network of a class the caller does not know, can
         hybridize it: a method of that name of a project class that hybridizes its `self` or
-        hands it on. None when a file the run did not read names the method; False when no
+        hands it on. None when a file the run did not read defines one; False when no
         class of the project defines one (then it is one of MXNet's `Block`, whose methods
         other than `hybridize`, `export` and `optimize_for` leave the block as it is)."""
         if method in _HYBRIDIZING_METHODS:
             return True
-        if named_outside(self._unread_paths(), method):
+        if named_outside(self._unread_paths(), method, defines=True):
             return None
         defined = [
             q
@@ -614,7 +619,7 @@ MAX_UNREAD_FILES = 20_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
 #: Whether a file names a word, by (path, modification time, size, word): a server asks again
 #: after every edit.
-_NAMED: dict[tuple[str, int, int, str], bool] = {}
+_NAMED: dict[tuple[str, int, int, str, bool], bool] = {}
 
 
 def python_files_under(root: Path) -> tuple[str, ...] | None:
@@ -639,12 +644,14 @@ def python_files_under(root: Path) -> tuple[str, ...] | None:
 _HYBRIDIZING_METHODS = frozenset({"hybridize", "export", "optimize_for"})
 
 
-def named_outside(paths: Iterable[str] | None, name: str) -> bool:
-    """Whether one of the files names `name` as a word (a file that cannot be read might; so
-    might one of more files than can be listed: `paths` None)."""
+def named_outside(paths: Iterable[str] | None, name: str, *, defines: bool = False) -> bool:
+    """Whether one of the files names `name` as a word (with `defines`: has a `def name`) (a
+    file that cannot be read might; so might one of more files than can be listed: `paths`
+    None)."""
     if paths is None:
         return True
-    pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    word = re.escape(name.encode()) + rb"\b"
+    pattern = re.compile(rb"\bdef\s+" + word if defines else rb"\b" + word)
     count = 0
     for path in paths:
         count += 1
@@ -654,7 +661,7 @@ def named_outside(paths: Iterable[str] | None, name: str) -> bool:
             stat = os.stat(path)
         except OSError:
             continue
-        key = (path, stat.st_mtime_ns, stat.st_size, name)
+        key = (path, stat.st_mtime_ns, stat.st_size, name, defines)
         named = _NAMED.get(key)
         if named is None:
             try:
