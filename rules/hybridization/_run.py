@@ -269,6 +269,24 @@ def _refuses_hybridize(fn: cst.FunctionDef | None) -> bool:
     )
 
 
+def _drives_hybridized_children(methods: dict[str, cst.FunctionDef]) -> bool:
+    """A block whose own code hybridizes a child it keeps (`self._updater.hybridize()`, as
+    gluon-nlp's beam search sampler does around its Python loop): its author chose which
+    parts run as graphs, and the loop that calls them runs imperatively by design."""
+    for fn in methods.values():
+        for node in iter_nodes(fn.body):
+            if (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value == "hybridize"
+                and type(node.func.value) is cst.Attribute
+                and type(node.func.value.value) is cst.Name
+                and node.func.value.value.value == "self"
+            ):
+                return True
+    return False
+
+
 def _relax(fallback: bool):  # type: ignore[no-untyped-def]
     """A filter of breaks: in a None fallback, shape reads are the documented way."""
     return lambda raw: not (fallback and raw.code == "MXL103")
@@ -449,6 +467,8 @@ class HybridAnalysis(Checker):
     ) -> tuple[cst.FunctionDef, int, str | None, str] | None:
         if _refuses_hybridize(methods.get("hybridize")):
             return None  # hybridize() is overridden to raise or to do nothing: never hybridized
+        if _drives_hybridized_children(methods):
+            return None  # it hybridizes parts of itself: a driver that runs imperatively
         fn = methods.get("hybrid_forward")
         if fn is not None:
             params = params_of(fn)
