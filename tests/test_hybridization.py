@@ -865,6 +865,32 @@ def test_a_method_called_on_a_handed_network_is_asked_of_the_project(method, exp
     assert _loss_findings(train) == expected
 
 
+def test_a_name_bound_again_is_followed_from_where_it_is_bound():
+    # `net.hybridize()` hybridized the backbone the name held before; the wrapper built next
+    # under the same name is called and never hybridized.
+    straight = """
+        from losses import GatedLoss
+        from zoo import backbone
+
+        net = backbone()
+        net.hybridize()
+        net = GatedLoss()
+        print(net(1, 2))
+    """
+    assert _loss_findings(straight) == []
+    # in a loop, the earlier line runs again on the object built by the later one
+    looped = """
+        from losses import GatedLoss
+
+        net = None
+        for _ in range(2):
+            if net is not None:
+                net.hybridize()
+            net = GatedLoss()
+    """
+    assert _loss_findings(looped) == [(6, "MXL102")]
+
+
 def test_a_block_no_file_of_the_run_builds_is_still_checked():
     assert _loss_findings("import losses\n") == [(6, "MXL102")]
 

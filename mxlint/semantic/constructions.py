@@ -278,8 +278,14 @@ class _Reader:
         """What the code does with `name`, bound to a new object in `scope`: each callee it
         is handed to is a fate of its own."""
         fates: list[Fate] = []
+        # Uses earlier in the scope's own code read what the name held before (`net.hybridize()`
+        # on the backbone, then `net = Wrapper(net.features)`), unless a loop runs them after.
+        bound_at = self.index.index_of(assign)
+        straight = bound_at is not None and not self._in_loop(assign, scope)
         for node in self._uses(name, scope):
             if node is assign.targets[0].target:
+                continue
+            if straight and self._before(node, bound_at, scope):  # type: ignore[arg-type]
                 continue
             fate = self._use(node)
             if fate is HYBRIDIZED or fate is UNKNOWN:
@@ -287,6 +293,22 @@ class _Reader:
             if fate is not FREE:
                 fates.append(fate)
         return tuple(dict.fromkeys(fates)) or (FREE,)
+
+    def _in_loop(self, node: cst.CSTNode, scope: Scope) -> bool:
+        """Whether `node` sits in a loop of `scope`'s own code (a scope's nested functions
+        and classes are scopes of their own)."""
+        up = self.parent(node)
+        while up is not None and up is not scope.node:
+            if type(up) in (cst.For, cst.While):
+                return True
+            up = self.parent(up)
+        return False
+
+    def _before(self, node: cst.Name, at: int, scope: Scope) -> bool:
+        """`node` comes before index `at` in `scope`'s own code (not in a function it defines,
+        which runs when called)."""
+        i = self.index.index_of(node)
+        return i is not None and i < at and self.bindings.scope_at(node) is scope
 
     def _uses(self, name: str, scope: Scope) -> Iterator[cst.Name]:
         index = self.index
