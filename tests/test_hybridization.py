@@ -891,6 +891,17 @@ def test_a_name_bound_again_is_followed_from_where_it_is_bound():
     assert _loss_findings(looped) == [(6, "MXL102")]
 
 
+def test_members_and_keywords_of_the_same_name_are_not_uses_of_the_object():
+    train = """
+        import zoo
+        from losses import GatedLoss
+
+        loss_fn = GatedLoss()
+        print(loss_fn(1, 2), zoo.loss_fn, dict(loss_fn=3))
+    """
+    assert _loss_findings(train) == []
+
+
 def test_a_block_no_file_of_the_run_builds_is_still_checked():
     assert _loss_findings("import losses\n") == [(6, "MXL102")]
 

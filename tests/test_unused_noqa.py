@@ -38,6 +38,7 @@ net = Net()  # noqa: MXL302, E501
 
 
 def main():
+    net.hybridize()
     for batch in loader:
         net(batch)
 

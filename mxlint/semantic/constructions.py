@@ -324,9 +324,18 @@ class _Reader:
             if (
                 i is not None
                 and start <= i < stop
+                and not self._member_name(node)
                 and self.bindings.scope_at(node).lookup(name) is scope
             ):
                 yield node
+
+    def _member_name(self, node: cst.Name) -> bool:
+        """`node` names a member or a module, not the variable: `x.net`, `from models.net import`,
+        `f(net=...)`."""
+        parent = self.parent(node)
+        return (type(parent) is cst.Attribute and parent.attr is node) or (
+            type(parent) is cst.Arg and parent.keyword is node
+        )
 
     def _use(self, node: cst.Name) -> Fate:
         parent = self.parent(node)
