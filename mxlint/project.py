@@ -81,6 +81,8 @@ class ProjectIndex:
         #: `_unread_paths()`, once per index (carried to the next when the run's files are the
         #: same): `_UNSET` until asked.
         self._unread: list[str] | None | object = _UNSET
+        #: The words and `def` names of those files (`outside_words`), read on first need.
+        self._outside: tuple[frozenset[bytes], frozenset[bytes]] | None | object = _UNSET
         #: The previous pass's resolver of function names (reused when the names are the same).
         self._previous_names: ProjectNames | None = None
         #: Per file: its functions that return an array made without `ctx`.
@@ -265,7 +267,7 @@ class ProjectIndex:
                 bool(fates or subclasses)
                 and all(self._unhybridized(fate, file) for fate, file in fates)
                 and all(self.never_hybridized(c, _seen | {found}) for c in subclasses)
-                and not named_outside(self._unread_paths(), found.rsplit(".", 1)[-1])
+                and not self._named_outside(found.rsplit(".", 1)[-1])
             )
         self._never[found] = answer
         return answer
@@ -292,6 +294,15 @@ class ProjectIndex:
                 with self._following(file):
                     return self.param_hybridized(callee, slot) is False
         return False
+
+    def _named_outside(self, name: str, *, defines: bool = False) -> bool:
+        """`named_outside` of the files the run did not read, their words read once."""
+        if self._outside is _UNSET:
+            self._outside = outside_words(self._unread_paths())
+        words = self._outside
+        if not isinstance(words, tuple):
+            return True  # the files could not all be read, or are too many to
+        return name.encode() in words[1 if defines else 0]
 
     def _unread_paths(self) -> list[str] | None:
         """The project's Python files this run did not parse: skimmed ones, and those under
@@ -454,7 +465,7 @@ class ProjectIndex:
         other than `hybridize`, `export` and `optimize_for` leave the block as it is)."""
         if method in _HYBRIDIZING_METHODS:
             return True
-        if named_outside(self._unread_paths(), method, defines=True):
+        if self._named_outside(method, defines=True):
             return None
         defined = [
             q
@@ -617,9 +628,11 @@ _UNSET = object()
 #: A project this large is not searched for the names of its classes (`named_outside`).
 MAX_UNREAD_FILES = 20_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
-#: Whether a file names a word, by (path, modification time, size, word): a server asks again
-#: after every edit.
-_NAMED: dict[tuple[str, int, int, str, bool], bool] = {}
+#: The words and `def` names of the files the run does not read, by the files' (path,
+#: modification time, size): a server asks again after every edit (`outside_words`).
+_WORDS: dict[tuple[tuple[str, int, int], ...], tuple[frozenset[bytes], frozenset[bytes]]] = {}
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_DEFINED = re.compile(rb"\bdef\s+(\w+)")
 
 
 def python_files_under(root: Path) -> tuple[str, ...] | None:
@@ -648,27 +661,44 @@ def named_outside(paths: Iterable[str] | None, name: str, *, defines: bool = Fal
     """Whether one of the files names `name` as a word (with `defines`: has a `def name`) (a
     file that cannot be read might; so might one of more files than can be listed: `paths`
     None)."""
-    if paths is None:
+    words = outside_words(paths)
+    if words is None:
         return True
-    word = re.escape(name.encode()) + rb"\b"
-    pattern = re.compile(rb"\bdef\s+" + word if defines else rb"\b" + word)
-    count = 0
+    named, defined = words
+    return name.encode() in (defined if defines else named)
+
+
+def outside_words(
+    paths: Iterable[str] | None,
+) -> tuple[frozenset[bytes], frozenset[bytes]] | None:
+    """Every word of the files, and every name they define with `def`: read once for the
+    files as they are now (a run asks about many classes and methods; a server asks again
+    after each edit, of files that seldom change). None when the files cannot all be read."""
+    if paths is None:
+        return None
+    stamps: list[tuple[str, int, int]] = []
     for path in paths:
-        count += 1
-        if count > MAX_UNREAD_FILES:
-            return True
+        if len(stamps) >= MAX_UNREAD_FILES:
+            return None
         try:
             stat = os.stat(path)
         except OSError:
-            continue
-        key = (path, stat.st_mtime_ns, stat.st_size, name, defines)
-        named = _NAMED.get(key)
-        if named is None:
-            try:
-                with open(path, "rb") as fh:
-                    named = _NAMED[key] = pattern.search(fh.read()) is not None
-            except OSError:
-                return True
-        if named:
-            return True
-    return False
+            continue  # gone since it was listed
+        stamps.append((path, stat.st_mtime_ns, stat.st_size))
+    key = tuple(stamps)
+    found = _WORDS.get(key)
+    if found is not None:
+        return found
+    named: set[bytes] = set()
+    defined: set[bytes] = set()
+    for path, _, _ in stamps:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        named.update(_WORD.findall(data))
+        defined.update(_DEFINED.findall(data))
+    _WORDS.clear()  # one set of files at a time: the run's, or the server's project's
+    found = _WORDS[key] = (frozenset(named), frozenset(defined))
+    return found
