@@ -81,6 +81,8 @@ class ProjectIndex:
         #: `_unread_paths()`, once per index (carried to the next when the run's files are the
         #: same): `_UNSET` until asked.
         self._unread: list[str] | None | object = _UNSET
+        #: Method name -> the project's methods of that name (`_methods`).
+        self._method_index: dict[str, list[str]] | None = None
         #: The words and `def` names of those files (`outside_words`), read on first need.
         self._outside: tuple[frozenset[bytes], frozenset[bytes]] | None | object = _UNSET
         #: The previous pass's resolver of function names (reused when the names are the same).
@@ -296,7 +298,9 @@ class ProjectIndex:
         return False
 
     def _named_outside(self, name: str, *, defines: bool = False) -> bool:
-        """`named_outside` of the files the run did not read, their words read once."""
+        """Whether a file the run did not read names `name` as a word (with `defines`: has a
+        `def name`), as far as the run can tell (a file that cannot be read might; so might one
+        of more files than can be listed). Their words are read once (`outside_words`)."""
         if self._outside is _UNSET:
             self._outside = outside_words(self._unread_paths())
         words = self._outside
@@ -463,20 +467,26 @@ class ProjectIndex:
         hands it on. None when a file the run did not read defines one; False when no
         class of the project defines one (then it is one of MXNet's `Block`, whose methods
         other than `hybridize`, `export` and `optimize_for` leave the block as it is)."""
-        if method in _HYBRIDIZING_METHODS:
+        if method in knowledge.HYBRIDIZING_METHODS:
             return True
         if self._named_outside(method, defines=True):
             return None
-        defined = [
-            q
-            for f in self.files
-            for q in f.functions
-            if q.rsplit(".", 1)[-1] == method and q.rsplit(".", 1)[0] in self.classes
-        ]
-        verdicts = [self.param_hybridized(q, 0) for q in dict.fromkeys(defined)]
+        verdicts = [self.param_hybridized(q, 0) for q in self._methods().get(method, ())]
         if any(verdicts):
             return True
         return None if None in verdicts else False
+
+    def _methods(self) -> dict[str, list[str]]:
+        """The methods of the project's classes by their name (qualified), indexed once."""
+        if self._method_index is None:
+            index: dict[str, dict[str, None]] = {}
+            for f in self.files:
+                for qual in f.functions:
+                    owner, _, name = qual.rpartition(".")
+                    if owner in self.classes:
+                        index.setdefault(name, {})[qual] = None
+            self._method_index = {name: list(quals) for name, quals in index.items()}
+        return self._method_index
 
     def _ask_hybridized(self, name: str, slot: Slot | None) -> bool | None:
         qual, files = self._function_files_of(name)
@@ -625,7 +635,7 @@ def _module_file_exists(root: Path, name: str) -> bool:
 
 
 _UNSET = object()
-#: A project this large is not searched for the names of its classes (`named_outside`).
+#: A project this large is not searched for the names of its classes (`outside_words`).
 MAX_UNREAD_FILES = 20_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
 #: The words and `def` names of the files the run does not read, by the files' (path,
@@ -651,21 +661,6 @@ def python_files_under(root: Path) -> tuple[str, ...] | None:
         if len(found) > MAX_UNREAD_FILES:
             return None
     return tuple(found)
-
-
-#: Methods that make a block run as a graph (`export` needs a hybridized one).
-_HYBRIDIZING_METHODS = frozenset({"hybridize", "export", "optimize_for"})
-
-
-def named_outside(paths: Iterable[str] | None, name: str, *, defines: bool = False) -> bool:
-    """Whether one of the files names `name` as a word (with `defines`: has a `def name`) (a
-    file that cannot be read might; so might one of more files than can be listed: `paths`
-    None)."""
-    words = outside_words(paths)
-    if words is None:
-        return True
-    named, defined = words
-    return name.encode() in (defined if defines else named)
 
 
 def outside_words(

@@ -1216,6 +1216,9 @@ def ndarray_only_methods() -> frozenset[str]:
 
 # --- Lifecycle (MXL7xx) ----------------------------------------------------------------------
 
+#: Methods that make a block run as a graph (`export` needs a hybridized one): what the
+#: semantic model asks of an object to know whether it meets `hybridize()`.
+HYBRIDIZING_METHODS = frozenset({"hybridize", "export", "optimize_for"})
 #: Calls on a network that neither run it nor let it escape.
 INERT_BLOCK_METHODS = BLOCK_METHODS | {
     "export",

@@ -84,10 +84,10 @@ class Api:
     init_at_once: Mapping[str, tuple[str, ...]]
     #: `mxnet.nd.zeros_like`, `mxnet.np.random.uniform_like`...: arrays made on their
     #: argument's context (see `like_creators`).
-    like_creators: frozenset[str] = frozenset()
+    like_creators: frozenset[str]
     #: `mxnet.nd.zeros`, `mxnet.np.array`...: arrays made on `ctx=` or the default context
     #: (see `ndarray_creators`).
-    ndarray_creators: frozenset[str] = frozenset()
+    ndarray_creators: frozenset[str]
 
     def names(self, namespace: str) -> frozenset[str]:
         """Public names of a namespace key (`nd`, `sym.contrib`, `npx`...); empty if unknown."""

@@ -35,10 +35,10 @@ FREE: Fate = ("free",)
 HYBRIDIZED: Fate = ("hybridized",)
 UNKNOWN: Fate = ("unknown",)
 
-#: Methods that make a block run as a graph (`export` needs a hybridized block).
-_HYBRIDIZING = frozenset({"hybridize", "export", "optimize_for"})
 #: Methods called on an object that neither hybridize it nor let it go anywhere.
-_KEEPING = (knowledge.INERT_BLOCK_METHODS | knowledge.FORWARD_METHODS) - _HYBRIDIZING
+_KEEPING = (
+    knowledge.INERT_BLOCK_METHODS | knowledge.FORWARD_METHODS
+) - knowledge.HYBRIDIZING_METHODS
 #: Calls that read a class without building or handing on an object of it.
 _ASKING = frozenset({"isinstance", "issubclass", "super", "type"})
 
@@ -98,7 +98,7 @@ class _Reader:
         self.index = index
         self.out: dict[str, list[Fate]] = {}
         #: Per class of the file (by id): the `self.<name>`s its code lets go (`_let_go`).
-        self._owners: dict[int, frozenset[str]] = {}
+        self._owners: dict[int, frozenset[str] | None] = {}
 
     def read(self) -> dict[str, tuple[Fate, ...]]:
         # Only a name the file binds to a class of its own or to something a project module
@@ -206,7 +206,8 @@ class _Reader:
         if attr is None:
             return UNKNOWN
         cls: cst.ClassDef = owner.node  # type: ignore[assignment]
-        if attr in self._let_go(cls):
+        let_go = self._let_go(cls)
+        if let_go is None or attr in let_go:
             return UNKNOWN
         return ("child", self.own[cls.name.value])
 
@@ -233,24 +234,23 @@ class _Reader:
             return ""
         return _attribute_of(holder, "self")
 
-    def _let_go(self, cls: cst.ClassDef) -> frozenset[str]:
-        """The names `x.<name>` of which the class's code does more than bind, call or ask
-        (returns, hands on, hybridizes); every name when it hybridizes something itself
+    def _let_go(self, cls: cst.ClassDef) -> frozenset[str] | None:
+        """The names `self.<name>` of which the class's code does more than bind, call or ask
+        (returns, hands on, hybridizes); None (every name) when it hybridizes something itself
         (`self.hybridize()`). Read once per class."""
-        found = self._owners.get(id(cls))
-        if found is not None:
-            return found
+        if id(cls) in self._owners:
+            return self._owners[id(cls)]
         let_go: set[str] = set()
         start = self.index.index_of(cls)
-        nodes = self.index.typed(start, _ATTRIBUTE) if start is not None else []
-        for node in nodes:
+        for node in self.index.typed(start, _ATTRIBUTE) if start is not None else []:
             if type(node) is not cst.Attribute or type(node.value) is not cst.Name:
                 continue
-            if node.attr.value in _HYBRIDIZING:
-                let_go.add("*")  # the owner hybridizes something of its own
-            elif node.value.value == "self" and self._owner_use(node) is not FREE:
+            if node.attr.value in knowledge.HYBRIDIZING_METHODS:
+                self._owners[id(cls)] = None  # the owner hybridizes something of its own
+                return None
+            if node.value.value == "self" and self._owner_use(node) is not FREE:
                 let_go.add(node.attr.value)
-        found = self._owners[id(cls)] = frozenset(let_go) if "*" not in let_go else _EVERY
+        found = self._owners[id(cls)] = frozenset(let_go)
         return found
 
     def _owner_use(self, node: cst.Attribute) -> Fate:
@@ -261,18 +261,23 @@ class _Reader:
         if type(parent) is cst.Call and parent.func is node:
             return FREE  # called: a forward pass
         if type(parent) is cst.Attribute and parent.value is node:
-            top: cst.CSTNode = parent
-            up = self.parent(top)
-            while type(up) is cst.Attribute and up.value is top:
-                top, up = up, self.parent(up)
-            method = top.attr.value  # type: ignore[attr-defined]
-            if type(up) is cst.Call and up.func is top:
-                if method in _HYBRIDIZING:
-                    return HYBRIDIZED
-                if top is parent and method not in _KEEPING:
-                    return UNKNOWN
-            return FREE
+            return self._chain(parent)
         return UNKNOWN  # returned, handed on, put in a container
+
+    def _chain(self, first: cst.Attribute) -> Fate:
+        """What an attribute chain on the object does with it (`x.hybridize()`,
+        `x.weight.data()`): `first` is the chain's first attribute."""
+        top: cst.Attribute = first
+        up = self.parent(top)
+        while type(up) is cst.Attribute and up.value is top:
+            top, up = up, self.parent(up)
+        method = top.attr.value
+        if type(up) is cst.Call and up.func is top:
+            if method in knowledge.HYBRIDIZING_METHODS:
+                return HYBRIDIZED
+            if top is first and method not in _KEEPING:
+                return UNKNOWN  # a method of its own class, which may hand it on
+        return FREE  # `x.weight.data()`, `x.collect_params()`
 
     def _kept(self, name: str, scope: Scope, assign: cst.Assign) -> tuple[Fate, ...]:
         """What the code does with `name`, bound to a new object in `scope`: each callee it
@@ -344,20 +349,7 @@ class _Reader:
         if type(parent) is cst.Arg:
             return self._handed(parent)
         if type(parent) is cst.Attribute and parent.value is node:
-            top: cst.CSTNode = parent
-            while True:
-                up = self.parent(top)
-                if type(up) is cst.Attribute and up.value is top:
-                    top = up
-                    continue
-                break
-            method = top.attr.value  # type: ignore[attr-defined]
-            if type(up) is cst.Call and up.func is top:
-                if method in _HYBRIDIZING:
-                    return HYBRIDIZED
-                if top is parent and method not in _KEEPING:
-                    return UNKNOWN  # a method of its own class, which may hand it on
-            return FREE  # `x.weight.data()`, `x.collect_params()`
+            return self._chain(parent)
         if type(parent) in (cst.Del, cst.Global, cst.Nonlocal):
             return FREE
         return UNKNOWN  # returned, stored, aliased, put in a container
@@ -395,14 +387,6 @@ class _Reader:
         return index.order[j] if j >= 0 else None
 
 
-class _Every(frozenset):  # type: ignore[type-arg]
-    """Every name."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-
-_EVERY: frozenset[str] = _Every()
 #: Container methods that register a block as a child (`Sequential.add`).
 _REGISTERING = frozenset({"add", "register_child"})
 _ATTRIBUTE = frozenset({cst.Attribute})

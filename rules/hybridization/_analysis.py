@@ -468,12 +468,7 @@ class HybridHooks(Hooks):
     ) -> Kind | None:
         if name in knowledge.AUTOGRAD_STATE:
             short = name.rsplit(".", 1)[1]
-            forward = self.forward_fn
-            if not (
-                self.mxnet == "1"
-                and forward is not None
-                and mode_selects_inputs(forward, self.ctx.resolve)
-            ):
+            if not self._mode_selects_inputs():
                 self.emit(
                     "MXL108",
                     node,
@@ -851,6 +846,25 @@ class HybridHooks(Hooks):
             self._forward = Forward.of(self.forward_fn)
         return self._forward
 
+    _mode_selected: bool | None = None
+    _placeholder_forward: bool | None = None
+
+    def _mode_selects_inputs(self) -> bool:
+        """`mode_selects_inputs` of the 1.x hybridized method, read once."""
+        if self._mode_selected is None:
+            fn = self.forward_fn
+            self._mode_selected = (
+                self.mxnet == "1" and fn is not None and mode_selects_inputs(fn, self.ctx.resolve)
+            )
+        return self._mode_selected
+
+    def _placeholder(self) -> bool:
+        """`placeholder_forward` of the hybridized method, read once."""
+        if self._placeholder_forward is None:
+            fn = self.forward_fn
+            self._placeholder_forward = fn is not None and placeholder_forward(fn)
+        return self._placeholder_forward
+
     _modes_shown: bool | None = None
 
     def _shows_modes(self) -> bool:
@@ -906,7 +920,7 @@ class HybridHooks(Hooks):
         return super().makes_mapping(node, interp) or self.ctx.resolve(node.func) in MAPPING_TYPES
 
     def returned(self, node: cst.Return, kind: Kind, interp: Interpreter) -> None:
-        if self.forward_fn is None or placeholder_forward(self.forward_fn):
+        if self.forward_fn is None or self._placeholder():
             return
         found = non_tensor_output(
             node,

@@ -472,5 +472,5 @@ __all__ = [
 def _in_other_framework_folder(relative: str) -> bool:
     """Whether a folder of the file's path in its project is named after another framework
     (`knowledge.OTHER_FRAMEWORK_FOLDERS`)."""
-    folders = relative.replace("\\", "/").split("/")[:-1]
+    folders = relative.split("/")[:-1]  # `Settings.relative` gives a POSIX path
     return any(folder.lower() in knowledge.OTHER_FRAMEWORK_FOLDERS for folder in folders)
